@@ -1,0 +1,1 @@
+"""Backend of the interpretability and decoding dashboard: plain Python, no Streamlit."""

@@ -1,0 +1,40 @@
+"""Entry point of `python -m backend`."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from backend.cli import models_cmd, runs_cmd
+from backend.cli.output import emit
+from backend.errors import UserError
+
+COMMAND_MODULES = (models_cmd, runs_cmd)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m backend", description=__doc__)
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    features = parser.add_subparsers(dest="feature", required=True)
+    for module in COMMAND_MODULES:
+        module.add_commands(features)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--json" in argv:  # accept --json anywhere on the line, as the docs show it last
+        argv.remove("--json")
+        argv.insert(0, "--json")
+    args = build_parser().parse_args(argv)
+    try:
+        result = args.handler(args)
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if result != {}:
+        emit(result, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

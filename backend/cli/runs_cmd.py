@@ -1,0 +1,42 @@
+"""`python -m backend runs list|export`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from backend.store import RunFilter, export_runs, list_runs
+from backend.store.runs import EXPORT_FORMATS
+
+
+def _filter(args: argparse.Namespace) -> RunFilter:
+    return RunFilter(feature=args.feature, model_id=args.model, limit=args.limit)
+
+
+def cmd_list(args: argparse.Namespace) -> list[dict]:
+    frame = list_runs(_filter(args))
+    frame["created"] = frame["created"].astype(str)
+    return frame.drop(columns=["params"]).to_dict(orient="records") if not args.json else frame.to_dict(orient="records")
+
+
+def cmd_export(args: argparse.Namespace) -> dict:
+    data = export_runs(list_runs(_filter(args)), args.format)
+    if args.output == "-":
+        sys.stdout.buffer.write(data)
+        return {}
+    Path(args.output).write_bytes(data)
+    return {"written": args.output, "bytes": len(data)}
+
+
+def add_commands(subparsers) -> None:
+    parser = subparsers.add_parser("runs", help="run history of the artifact store")
+    actions = parser.add_subparsers(dest="action", required=True)
+    for name, handler in (("list", cmd_list), ("export", cmd_export)):
+        sub = actions.add_parser(name)
+        sub.add_argument("--feature")
+        sub.add_argument("--model")
+        sub.add_argument("--limit", type=int, default=1000)
+        if name == "export":
+            sub.add_argument("--format", choices=EXPORT_FORMATS, default="csv")
+            sub.add_argument("--output", "-o", required=True, help="file path, or - for stdout")
+        sub.set_defaults(handler=handler)

@@ -1,0 +1,8 @@
+"""Model layer: allowlist, loading (incl. the embedded SmolLM2), hooks, incremental decoding, fingerprints.
+
+The only package that touches transformers internals.
+"""
+from backend.models.loading import ModelHandle, load, loaded_ids
+from backend.models.registry import ModelSpec, default_model_id, get_spec, list_models
+
+__all__ = ["ModelHandle", "ModelSpec", "default_model_id", "get_spec", "list_models", "load", "loaded_ids"]

@@ -1,0 +1,56 @@
+"""Plain greedy or sampled text generation on the incremental decoder (the smallest end-to-end use of a model)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from backend.errors import UserError
+from backend.models.decoding import IncrementalDecoder
+from backend.models.loading import ModelHandle
+
+
+def encode_prompt(handle: ModelHandle, prompt: str, chat: bool = True) -> torch.Tensor:
+    """Token ids `[1, T]`; chat models get their chat template with a generation prompt."""
+    if not prompt.strip():
+        raise UserError("The prompt is empty.")
+    tok = handle.tokenizer
+    if chat and tok.chat_template:
+        ids = tok.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
+                                      return_tensors="pt", return_dict=True)["input_ids"]
+    else:
+        ids = tok(prompt, return_tensors="pt")["input_ids"]
+    return ids
+
+
+@dataclass(frozen=True)
+class Generation:
+    prompt: str
+    text: str
+    token_ids: tuple[int, ...]
+    forward_passes: int
+
+
+@torch.no_grad()
+def generate(handle: ModelHandle, prompt: str, max_new_tokens: int = 64, temperature: float = 0.0,
+             seed: int = 0, chat: bool = True) -> Generation:
+    """Greedy (temperature 0) or ancestral sampling at `temperature`, stopping at EOS."""
+    if max_new_tokens <= 0:
+        raise UserError("max_new_tokens must be positive.")
+    generator = torch.Generator().manual_seed(seed)
+    decoder = IncrementalDecoder(handle.model)
+    logits = decoder.prefill(encode_prompt(handle, prompt, chat))
+    eos = handle.tokenizer.eos_token_id
+    new: list[int] = []
+    for _ in range(max_new_tokens):
+        if temperature > 0:
+            probs = torch.softmax(logits[0] / temperature, dim=-1).cpu()
+            token = int(torch.multinomial(probs, 1, generator=generator))
+        else:
+            token = int(logits[0].argmax())
+        if token == eos:
+            break
+        new.append(token)
+        logits = decoder.step(torch.tensor([token]))
+    text = handle.tokenizer.decode(new, skip_special_tokens=True)
+    return Generation(prompt, text, tuple(new), decoder.forward_passes)

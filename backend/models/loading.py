@@ -1,0 +1,137 @@
+"""Loading allowlisted causal LMs, once per process.
+
+Safetensors only, trust_remote_code=False always, fp32 on CPU (CUDA when available). A model is
+loaded at most once per process: switching back to it in the UI is free. Models whose parameter
+count exceeds the budget are refused before any weight is read.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+from backend.config import settings
+from backend.errors import UserError
+from backend.models import embedded
+from backend.models.architecture import ArchInfo, arch_info
+from backend.models.fingerprint import fingerprint_dir
+from backend.models.registry import EMBEDDED_PREFIX, ModelSpec, get_spec
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class ModelHandle:
+    """A loaded model with what every feature needs to know about it."""
+
+    spec: ModelSpec
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    fingerprint: str
+    n_params: int
+    load_seconds: float
+    device: str
+    info: ArchInfo
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def display_name(self) -> str:
+        return self.spec.display_name
+
+    def summary(self) -> dict:
+        return {"id": self.id, "display_name": self.display_name, "fingerprint": self.fingerprint,
+                "parameters": self.n_params, "load_seconds": round(self.load_seconds, 2),
+                "device": self.device, "architecture": self.info.model_type,
+                "layers": self.info.n_layers, "heads": self.info.n_heads, "kv_heads": self.info.n_kv_heads}
+
+
+_loaded: dict[str, ModelHandle] = {}
+_lock = threading.Lock()
+
+
+def pick_device() -> str:
+    wanted = settings().device
+    if wanted == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return wanted
+
+
+def resolve_directory(spec: ModelSpec, progress: Progress | None = None) -> Path:
+    """A local directory holding config.json and safetensors for the spec (downloading hub ids if online)."""
+    if spec.is_embedded:
+        return embedded.prepare(spec.source[len(EMBEDDED_PREFIX):], progress)
+    if Path(spec.source).is_dir():
+        return Path(spec.source)
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(spec.source, allow_patterns=["*.json", "*.safetensors", "*.model", "*.txt"],
+                                      local_files_only=os.environ.get("HF_HUB_OFFLINE") == "1"))
+    except Exception as err:  # offline, gated, or missing: one clear message instead of a hub traceback
+        raise UserError(f"Model {spec.id!r} ({spec.source}) is not available here: {type(err).__name__}. "
+                        "It needs the Hugging Face hub or a local copy.") from err
+
+
+def count_parameters(config) -> int:
+    """Parameter count from a config alone, on the meta device (no memory, no weights read)."""
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config, trust_remote_code=False)
+    return sum(p.numel() for p in model.parameters())
+
+
+def _config_of(spec: ModelSpec):
+    try:
+        return AutoConfig.from_pretrained(spec.source, trust_remote_code=False)
+    except Exception as err:
+        raise UserError(f"Model {spec.id!r} ({spec.source}) is not available here: {type(err).__name__}. "
+                        "It needs the Hugging Face hub or a local copy.") from err
+
+
+def check_budget(spec: ModelSpec, config) -> int:
+    """The parameter count, or a UserError when it exceeds DASH_MAX_PARAMS."""
+    n_params = count_parameters(config)
+    budget = settings().max_params
+    if n_params > budget:
+        raise UserError(f"{spec.display_name} has {n_params / 1e6:,.0f}M parameters, over this dashboard's "
+                        f"budget of {budget / 1e6:,.0f}M (set DASH_MAX_PARAMS to change it).")
+    return n_params
+
+
+def load(model_id: str, progress: Progress | None = None) -> ModelHandle:
+    """Load (or return the already loaded) allowlisted model `model_id`."""
+    with _lock:
+        if model_id in _loaded:
+            return _loaded[model_id]
+        spec = get_spec(model_id)
+        report = progress or (lambda fraction, message: None)
+        start = time.perf_counter()
+        if not spec.is_embedded:  # check the budget from the config before any weight is fetched
+            check_budget(spec, _config_of(spec))
+        directory = resolve_directory(spec, progress)
+        n_params = check_budget(spec, AutoConfig.from_pretrained(directory, trust_remote_code=False))
+        report(0.9, f"Loading {spec.display_name}")
+        device = pick_device()
+        model = AutoModelForCausalLM.from_pretrained(
+            directory, dtype=torch.float32 if device == "cpu" else torch.bfloat16,
+            use_safetensors=True, trust_remote_code=False).to(device).eval()
+        # Generation defaults (top_k, repetition penalty, ...) must never leak into our samplers.
+        model.generation_config.do_sample = False
+        tokenizer = AutoTokenizer.from_pretrained(directory, trust_remote_code=False)
+        handle = ModelHandle(spec, model, tokenizer, fingerprint_dir(directory), n_params,
+                             time.perf_counter() - start, device, arch_info(model))
+        _loaded[model_id] = handle
+        report(1.0, f"{spec.display_name} loaded")
+        return handle
+
+
+def loaded_ids() -> list[str]:
+    return list(_loaded)

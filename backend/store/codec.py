@@ -1,0 +1,83 @@
+"""Lossless JSON codec for result dataclasses (with numpy arrays and tuples inside).
+
+JSON rather than pickle: the store is shared between processes and exported, and decoding must
+never execute code. Dataclass types are resolved by name, and only inside the `backend` package.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import importlib
+import io
+import json
+from typing import Any
+
+import numpy as np
+
+_ALLOWED_PREFIX = "backend."
+
+
+def to_jsonable(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        fields = {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {"__dataclass__": f"{type(obj).__module__}:{type(obj).__qualname__}", "fields": fields}
+    if isinstance(obj, np.ndarray):
+        buf = io.BytesIO()
+        np.save(buf, obj, allow_pickle=False)
+        return {"__ndarray__": base64.b64encode(buf.getvalue()).decode("ascii")}
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, tuple):
+        return {"__tuple__": [to_jsonable(v) for v in obj]}
+    if isinstance(obj, list):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, dict):
+        if not all(isinstance(k, str) for k in obj):
+            return {"__items__": [[to_jsonable(k), to_jsonable(v)] for k, v in obj.items()]}
+        return {k: to_jsonable(v) for k, v in obj.items()}
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise TypeError(f"cannot store a value of type {type(obj).__name__}")
+
+
+def _resolve(type_name: str) -> type:
+    module_name, qualname = type_name.split(":")
+    if not module_name.startswith(_ALLOWED_PREFIX):
+        raise ValueError(f"refusing to decode type {type_name!r} from outside the backend package")
+    obj: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    if not dataclasses.is_dataclass(obj):
+        raise ValueError(f"{type_name!r} is not a dataclass")
+    return obj
+
+
+def from_jsonable(data: Any) -> Any:
+    if isinstance(data, list):
+        return [from_jsonable(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if "__dataclass__" in data:
+        cls = _resolve(data["__dataclass__"])
+        return cls(**{k: from_jsonable(v) for k, v in data["fields"].items()})
+    if "__ndarray__" in data:
+        return np.load(io.BytesIO(base64.b64decode(data["__ndarray__"])), allow_pickle=False)
+    if "__tuple__" in data:
+        return tuple(from_jsonable(v) for v in data["__tuple__"])
+    if "__items__" in data:
+        return {from_jsonable(k): from_jsonable(v) for k, v in data["__items__"]}
+    return {k: from_jsonable(v) for k, v in data.items()}
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(to_jsonable(obj), separators=(",", ":"))
+
+
+def loads(text: str) -> Any:
+    return from_jsonable(json.loads(text))
+
+
+def canonical_params(config: Any) -> str:
+    """Stable text of a config for cache keys: sorted keys, no whitespace, no type markers."""
+    plain = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else config
+    return json.dumps(plain, sort_keys=True, separators=(",", ":"), default=str)

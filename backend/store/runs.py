@@ -1,0 +1,84 @@
+"""Run history: list, filter, reopen, export and delete runs."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from backend.errors import UserError
+from backend.store import codec
+from backend.store.db import connect
+
+EXPORT_FORMATS = ("csv", "parquet", "json")
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    feature: str | None = None
+    model_id: str | None = None
+    cached: bool | None = None
+    limit: int = 1000
+
+
+def list_runs(filt: RunFilter = RunFilter()) -> pd.DataFrame:
+    """Runs, newest first, as a DataFrame (columns of the `runs` table)."""
+    clauses, args = [], []
+    for column, value in (("feature", filt.feature), ("model_id", filt.model_id), ("cached", filt.cached)):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            args.append(value)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    with connect() as con:
+        return con.execute(f"SELECT * FROM runs {where} ORDER BY created DESC LIMIT ?", [*args, filt.limit]).df()
+
+
+def reopen(run_id: str) -> tuple[dict, Any]:
+    """(run row, decoded result) of a past run."""
+    with connect() as con:
+        cur = con.execute("SELECT r.*, a.payload FROM runs r JOIN artifacts a ON a.key = r.artifact_key "
+                          "WHERE r.run_id = ?", [run_id])
+        row = cur.fetchone()
+        columns = [d[0] for d in cur.description]
+    if row is None:
+        raise UserError(f"No stored result for run {run_id!r} (it may have been deleted).")
+    record = dict(zip(columns, row))
+    return record, codec.loads(record.pop("payload"))
+
+
+def delete_runs(run_ids: list[str]) -> int:
+    """Delete runs, and artifacts no remaining run refers to. Returns the number of runs deleted."""
+    if not run_ids:
+        return 0
+    with connect() as con:
+        before = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+        con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest(?))", [run_ids])
+        con.execute("DELETE FROM artifacts WHERE key NOT IN (SELECT artifact_key FROM runs)")
+        after = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    return before - after
+
+
+def export_runs(frame: pd.DataFrame, fmt: str) -> bytes:
+    """The given runs as CSV, Parquet or JSON bytes (for download buttons and the CLI)."""
+    if fmt not in EXPORT_FORMATS:
+        raise UserError(f"Unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}.")
+    frame = frame.copy()
+    if "created" in frame:
+        frame["created"] = frame["created"].astype(str)
+    if fmt == "csv":
+        return frame.to_csv(index=False).encode()
+    if fmt == "json":
+        return json.dumps(frame.to_dict(orient="records"), indent=1, default=str).encode()
+    import io
+
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def export_result(run_id: str) -> bytes:
+    """One run's full result as readable JSON."""
+    record, value = reopen(run_id)
+    return json.dumps({"run": {k: str(v) for k, v in record.items()}, "result": codec.to_jsonable(value)},
+                      indent=1).encode()
