@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-_ALLOWED_PREFIX = "backend."
+ALLOWED_MODULE_PREFIXES: tuple[str, ...] = ("backend.",)
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -42,7 +42,7 @@ def to_jsonable(obj: Any) -> Any:
 
 def _resolve(type_name: str) -> type:
     module_name, qualname = type_name.split(":")
-    if not module_name.startswith(_ALLOWED_PREFIX):
+    if not module_name.startswith(ALLOWED_MODULE_PREFIXES):
         raise ValueError(f"refusing to decode type {type_name!r} from outside the backend package")
     obj: Any = importlib.import_module(module_name)
     for part in qualname.split("."):

@@ -1,0 +1,1 @@
+"""Streamlit front end: navigation, shared widgets and plotly figures. No computation lives here."""

@@ -1,0 +1,1 @@
+"""Pure functions from backend results to plotly figures (testable without Streamlit)."""

@@ -1,0 +1,28 @@
+"""Streamlit entry point: `streamlit run app/main.py`."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `streamlit run` puts app/ on the path, not the repository root
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from app.ui.model_picker import model_picker  # noqa: E402
+from app.views import FEATURES, HOME, TOOLS  # noqa: E402
+
+st.set_page_config(page_title="Interpretability & decoding dashboard", page_icon=":material/biotech:", layout="wide")
+
+
+def _page(view, default=False):
+    return st.Page(view.path, title=view.title, icon=view.icon, default=default,
+                   url_path=view.script.removesuffix(".py"))
+
+
+navigation = st.navigation({"": [_page(HOME, default=True)], "Views": [_page(v) for v in FEATURES],
+                            "Tools": [_page(v) for v in TOOLS]} if FEATURES else
+                           {"": [_page(HOME, default=True)], "Tools": [_page(v) for v in TOOLS]})
+model_picker()
+navigation.run()

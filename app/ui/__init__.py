@@ -1,0 +1,1 @@
+"""Small reusable widgets: model picker, guarded runs with progress, downloads."""

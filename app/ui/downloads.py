@@ -1,0 +1,16 @@
+"""Export buttons: the same table as CSV, Parquet and JSON."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from backend.store.runs import EXPORT_FORMATS, export_runs
+
+MIME = {"csv": "text/csv", "parquet": "application/octet-stream", "json": "application/json"}
+
+
+def table_downloads(frame: pd.DataFrame, stem: str, key: str) -> None:
+    columns = st.columns(len(EXPORT_FORMATS))
+    for column, fmt in zip(columns, EXPORT_FORMATS):
+        column.download_button(f"Export {fmt.upper()}", export_runs(frame, fmt), file_name=f"{stem}.{fmt}",
+                               mime=MIME[fmt], key=f"{key}-{fmt}", width="stretch")

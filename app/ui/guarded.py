@@ -1,0 +1,29 @@
+"""Run a backend call so that a user's mistake shows as a message, never as a traceback."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+import streamlit as st
+
+from backend.errors import UserError
+
+T = TypeVar("T")
+log = logging.getLogger("dashboard")
+
+
+def guarded(call: Callable[[], T]) -> T | None:
+    try:
+        return call()
+    except UserError as err:
+        st.error(str(err))
+    except Exception as err:  # a bug: say so plainly, keep the details in the server log
+        log.exception("unexpected error")
+        st.error(f"Something went wrong ({type(err).__name__}: {err}). The details are in the server log.")
+    return None
+
+
+def show_provenance(computed) -> None:
+    """'cached' or 'computed in N s' under a result."""
+    st.caption(f"{computed.provenance} · run {computed.run_id}")

@@ -1,0 +1,1 @@
+"""Base vs. reasoning model: training the reasoning adapter and measuring where the two disagree."""

@@ -1,0 +1,54 @@
+"""Runs: list, filter, reopen, export and delete stored computations."""
+import json
+
+import streamlit as st
+
+from app.figures.runs import runs_timeline
+from app.ui.downloads import table_downloads
+from app.ui.guarded import guarded
+from backend.store import RunFilter, delete_runs, export_result, list_runs, reopen
+from backend.store.codec import to_jsonable
+
+st.title("Runs")
+st.caption("Every request is a run; identical requests share one stored artifact and are served from DuckDB.")
+
+if "runs-flash" in st.session_state:
+    st.success(st.session_state.pop("runs-flash"))
+
+everything = guarded(lambda: list_runs(RunFilter(limit=100_000)))
+if everything is None:
+    st.stop()
+
+c1, c2, c3 = st.columns(3)
+feature = c1.selectbox("Feature", ["(all)", *sorted(everything["feature"].unique())])
+model_id = c2.selectbox("Model", ["(all)", *sorted(everything["model_id"].unique())])
+source = c3.selectbox("Source", ["(all)", "computed", "cached"])
+runs = list_runs(RunFilter(feature=None if feature == "(all)" else feature,
+                           model_id=None if model_id == "(all)" else model_id,
+                           cached=None if source == "(all)" else source == "cached", limit=100_000))
+
+st.plotly_chart(runs_timeline(runs), width="stretch", key="runs-timeline")
+st.dataframe(runs, hide_index=True, width="stretch",
+             column_config={"params": st.column_config.TextColumn(width="large")})
+table_downloads(runs, "runs", key="runs-export")
+
+if not runs.empty:
+    st.subheader("Reopen a run")
+    by_id = runs.set_index("run_id")
+    run_id = st.selectbox("Run", runs["run_id"],
+                          format_func=lambda r: f"{r} · {by_id.loc[r, 'feature']} · {by_id.loc[r, 'created']}")
+    opened = guarded(lambda: reopen(run_id))
+    if opened is not None:
+        record, value = opened
+        origin = "cached" if record["cached"] else f"computed in {record['seconds']:.2f} s"
+        st.markdown(f"**{record['feature']} / {record['action']}** on `{record['model_id']}` ({origin})")
+        st.json(json.loads(record["params"]), expanded=False)
+        with st.expander("Result", expanded=False):
+            st.json(to_jsonable(value), expanded=1)
+        st.download_button("Download result (JSON)", export_result(run_id), file_name=f"run-{run_id}.json",
+                           mime="application/json")
+    with st.expander("Delete runs"):
+        doomed = st.multiselect("Runs to delete", runs["run_id"])
+        if st.button("Delete selected", type="primary", disabled=not doomed):
+            st.session_state["runs-flash"] = f"Deleted {delete_runs(list(doomed))} run(s)."
+            st.rerun()

@@ -1,0 +1,24 @@
+"""Running the real app entry point under Streamlit's AppTest, on a given page."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+MAIN = str(ROOT / "app" / "main.py")
+
+
+def run_page(script: str | None = None, timeout: float = 120) -> AppTest:
+    """Run app/main.py, switching to pages/<script> when given; fails on any exception element."""
+    at = AppTest.from_file(MAIN, default_timeout=timeout)
+    at.run()
+    if script is not None:
+        at.switch_page(str(ROOT / "pages" / script))
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def plotly_charts(at: AppTest) -> list:
+    return at.get("plotly_chart")

@@ -1,0 +1,66 @@
+import torch
+
+from backend.models.decoding import IncrementalDecoder
+from backend.models.hooks import Hooks
+
+
+def _prompt(handle):
+    return handle.tokenizer("Once upon a time", return_tensors="pt")["input_ids"]
+
+
+def _full_logits(handle, tokens):
+    with torch.no_grad():
+        return handle.model(input_ids=tokens).logits[:, -1, :].float()
+
+
+def test_incremental_logits_match_full_forward(tiny_handle):
+    decoder = IncrementalDecoder(tiny_handle.model)
+    decoder.prefill(_prompt(tiny_handle), n=3)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(5):
+        tokens = torch.randint(0, tiny_handle.info.vocab_size, (3,), generator=gen)
+        decoder.step(tokens)
+    torch.testing.assert_close(decoder.logits, _full_logits(tiny_handle, decoder.tokens), atol=1e-5, rtol=1e-5)
+    assert decoder.forward_passes == 6
+
+
+def test_reorder_rows_keeps_cache_coherent(tiny_handle):
+    """After resampling ancestors, each row's cached next-token logits equal a recomputation of its prefix."""
+    decoder = IncrementalDecoder(tiny_handle.model)
+    decoder.prefill(_prompt(tiny_handle), n=4)
+    gen = torch.Generator().manual_seed(1)
+    for step in range(6):
+        decoder.step(torch.randint(0, tiny_handle.info.vocab_size, (4,), generator=gen))
+        if step == 2:
+            decoder.reorder(torch.tensor([3, 3, 0, 1]))
+    torch.testing.assert_close(decoder.logits, _full_logits(tiny_handle, decoder.tokens), atol=1e-5, rtol=1e-5)
+    assert decoder.tokens.shape == (4, _prompt(tiny_handle).shape[1] + 6)
+
+
+def test_steering_at_last_position_applies_on_every_step(tiny_handle):
+    from backend.models.hooks import OutputAdd
+
+    info = tiny_handle.info
+    vector = torch.randn(info.hidden_size)
+    plain = IncrementalDecoder(tiny_handle.model)
+    plain.prefill(_prompt(tiny_handle))
+    steered = IncrementalDecoder(tiny_handle.model)
+    with Hooks(tiny_handle.model, output_adds=[OutputAdd(0, vector, position=-1, scale=3.0)]):
+        steered.prefill(_prompt(tiny_handle))
+        first = steered.logits.clone()
+        steered.step(torch.tensor([5]))
+    plain.step(torch.tensor([5]))
+    assert not torch.allclose(first, _full_logits(tiny_handle, _prompt(tiny_handle)))
+    assert not torch.allclose(steered.logits, plain.logits)
+
+
+def test_extend_equals_steps(tiny_handle):
+    a, b = IncrementalDecoder(tiny_handle.model), IncrementalDecoder(tiny_handle.model)
+    a.prefill(_prompt(tiny_handle))
+    b.prefill(_prompt(tiny_handle))
+    chunk = torch.tensor([[5, 6, 7]])
+    a.extend(chunk)
+    for t in chunk[0]:
+        b.step(t.view(1))
+    torch.testing.assert_close(a.logits, b.logits, atol=1e-5, rtol=1e-5)
+    assert a.forward_passes == 2 and b.forward_passes == 4

@@ -1,0 +1,87 @@
+import torch
+
+from backend.models.hooks import HeadEdit, Hooks, OutputAdd, trace
+
+
+def _ids(handle, text="The cat sat on the mat."):
+    return handle.tokenizer(text, return_tensors="pt")["input_ids"]
+
+
+def test_reading_heads_leaves_logits_bit_identical(tiny_handle):
+    ids = _ids(tiny_handle)
+    info = tiny_handle.info
+    with torch.no_grad():
+        plain = tiny_handle.model(input_ids=ids).logits
+    traced = trace(tiny_handle.model, ids, heads=range(info.n_layers), mlp_up=range(info.n_layers))
+    assert torch.equal(plain, traced.logits)
+    for layer in range(info.n_layers):
+        assert traced.head_outputs[layer].shape == (1, ids.shape[1], info.n_heads, info.head_dim)
+        assert traced.mlp_up[layer].shape == (1, ids.shape[1], info.intermediate_size)
+    assert len(traced.residual) == info.n_layers + 1
+    assert traced.residual[0].shape == (1, ids.shape[1], info.hidden_size)
+
+
+def test_attention_probabilities_are_distributions(tiny_handle):
+    ids = _ids(tiny_handle)
+    implementation = tiny_handle.model.config._attn_implementation
+    traced = trace(tiny_handle.model, ids, attentions=True)
+    assert tiny_handle.model.config._attn_implementation == implementation  # restored afterwards
+    info = tiny_handle.info
+    assert len(traced.attentions) == info.n_layers
+    probs = traced.attentions[0]
+    assert probs.shape == (1, info.n_heads, ids.shape[1], ids.shape[1])
+    torch.testing.assert_close(probs.sum(-1), torch.ones_like(probs.sum(-1)))
+    assert torch.all(probs.triu(diagonal=1) == 0)  # causal
+
+
+def test_zeroing_all_heads_equals_zero_o_proj_input(tiny_handle):
+    """Zeroing every head of a layer must equal a model whose o_proj sees zeros: check via replace-with-zeros."""
+    ids = _ids(tiny_handle)
+    info = tiny_handle.info
+    all_heads = tuple(range(info.n_heads))
+    zeroed = trace(tiny_handle.model, ids, heads=[0], head_edits=[HeadEdit(0, all_heads, "zero")])
+    replaced = trace(tiny_handle.model, ids, head_edits=[
+        HeadEdit(0, all_heads, "replace", torch.zeros(info.n_heads, info.head_dim))])
+    assert torch.count_nonzero(zeroed.head_outputs[0]) == 0
+    assert torch.equal(zeroed.logits, replaced.logits)
+    plain = trace(tiny_handle.model, ids)
+    assert not torch.allclose(zeroed.logits, plain.logits)
+
+
+def test_replace_one_head_at_last_position_changes_only_last_position(tiny_handle):
+    ids = _ids(tiny_handle)
+    info = tiny_handle.info
+    value = torch.randn(1, info.head_dim)
+    plain = trace(tiny_handle.model, ids)
+    edited = trace(tiny_handle.model, ids, heads=[1],
+                   head_edits=[HeadEdit(1, (2,), "replace", value, position=-1)])
+    assert torch.equal(plain.logits[:, :-1], edited.logits[:, :-1])
+    assert not torch.allclose(plain.logits[:, -1], edited.logits[:, -1])
+    torch.testing.assert_close(edited.head_outputs[1][0, -1, 2], value[0])
+
+
+def test_add_to_heads_is_linear_in_o_proj(tiny_handle):
+    """Adding delta to head h before o_proj equals adding o_proj's weight slice times delta after it."""
+    ids = _ids(tiny_handle)
+    info = tiny_handle.info
+    delta = torch.randn(1, info.head_dim)
+    from backend.models.architecture import attention_out_proj
+
+    proj = attention_out_proj(tiny_handle.model, 0)
+    weight = proj.weight if info.family != "gpt2" else proj.weight.T  # GPT-2's Conv1D stores (in, out)
+    h = 1
+    vector = weight[:, h * info.head_dim:(h + 1) * info.head_dim] @ delta[0]
+    via_heads = trace(tiny_handle.model, ids, head_edits=[HeadEdit(0, (h,), "add", delta)])
+    with torch.no_grad(), Hooks(tiny_handle.model, output_adds=[OutputAdd(0, vector, position=None)]):
+        via_output = tiny_handle.model(input_ids=ids).logits
+    torch.testing.assert_close(via_heads.logits, via_output, atol=1e-5, rtol=1e-5)
+
+
+def test_hooks_are_removed_after_use(tiny_handle):
+    ids = _ids(tiny_handle)
+    with torch.no_grad():
+        before = tiny_handle.model(input_ids=ids).logits
+    trace(tiny_handle.model, ids, head_edits=[HeadEdit(0, (0, 1), "zero")])
+    with torch.no_grad():
+        after = tiny_handle.model(input_ids=ids).logits
+    assert torch.equal(before, after)

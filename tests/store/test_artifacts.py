@@ -1,0 +1,83 @@
+from dataclasses import dataclass
+
+import numpy as np
+
+from backend.store import ModelRef, cached, status
+from backend.store.codec import dumps, loads
+
+MODEL = ModelRef("tiny", "f00d")
+
+
+@dataclass(frozen=True)
+class Config:
+    n: int
+    alpha: float = 1.0
+
+
+def test_second_request_is_served_from_duckdb_without_recompute(fresh_store):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"values": np.arange(3.0)}
+
+    first = cached("demo", "run", MODEL, Config(3), compute)
+    second = cached("demo", "run", MODEL, Config(3), compute)
+    assert len(calls) == 1
+    assert not first.cached and second.cached
+    np.testing.assert_array_equal(second.value["values"], np.arange(3.0))
+    assert second.key == first.key and second.run_id != first.run_id
+    assert second.provenance == "cached" and first.provenance.startswith("computed in")
+
+
+def test_key_depends_on_config_model_and_code_version(fresh_store):
+    keys = {
+        cached("demo", "run", MODEL, Config(3), lambda: 1).key,
+        cached("demo", "run", MODEL, Config(4), lambda: 1).key,
+        cached("demo", "run", ModelRef("tiny", "beef"), Config(3), lambda: 1).key,
+        cached("demo", "run", MODEL, Config(3), lambda: 1, code_version="2").key,
+        cached("demo", "other", MODEL, Config(3), lambda: 1).key,
+    }
+    assert len(keys) == 5
+
+
+def test_failed_compute_stores_nothing(fresh_store):
+    def boom():
+        raise RuntimeError("no")
+
+    try:
+        cached("demo", "run", MODEL, Config(1), boom)
+    except RuntimeError:
+        pass
+    assert status().artifacts == 0 and status().runs == 0
+
+
+@dataclass(frozen=True)
+class Nested:
+    name: str
+    matrix: np.ndarray
+    pair: tuple[int, float]
+    inner: Config
+    by_layer: dict
+
+
+def test_codec_round_trips_dataclasses_arrays_tuples_and_int_keys(monkeypatch):
+    from backend.store import codec
+
+    monkeypatch.setattr(codec, "ALLOWED_MODULE_PREFIXES", ("backend.", "tests."))
+    value = Nested("x", np.eye(2, dtype=np.float32), (1, 2.5), Config(2), {0: [1, 2], 1: None})
+    back = loads(dumps(value))
+    assert isinstance(back, Nested) and isinstance(back.inner, Config)
+    assert back.matrix.dtype == np.float32
+    np.testing.assert_array_equal(back.matrix, value.matrix)
+    assert back.pair == (1, 2.5) and back.by_layer == {0: [1, 2], 1: None}
+
+
+def test_codec_refuses_types_outside_backend():
+    import json
+
+    import pytest
+
+    evil = json.dumps({"__dataclass__": "os:system", "fields": {}})
+    with pytest.raises(ValueError):
+        loads(evil)

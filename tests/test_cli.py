@@ -1,0 +1,54 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from backend.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_models_list_json_includes_embedded_default(capsys):
+    assert main(["models", "list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    embedded = [r for r in rows if r["id"] == "smollm2-135m-instruct"]
+    assert embedded and embedded[0]["embedded"]
+    assert any(r["default"] for r in rows)
+
+
+def test_models_info_and_generate_on_tiny_model(capsys):
+    assert main(["models", "info", "--model", "tiny-qwen3", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["architecture"] == "qwen3" and info["kv_heads"] == 2
+    assert main(["--json", "models", "generate", "Hi", "--model", "tiny-qwen3", "--max-new-tokens", "3"]) == 0
+    assert "text" in json.loads(capsys.readouterr().out)
+
+
+def test_user_errors_exit_2_with_a_message(capsys):
+    assert main(["models", "info", "--model", "nope"]) == 2
+    assert "Unknown model" in capsys.readouterr().err
+
+
+def test_runs_list_and_export(tmp_path, fresh_store, capsys):
+    from dataclasses import dataclass
+
+    from backend.store import ModelRef, cached
+
+    @dataclass(frozen=True)
+    class Cfg:
+        x: int
+
+    cached("cli", "run", ModelRef("m", "f"), Cfg(1), lambda: 1)
+    assert main(["runs", "list", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 1
+    out = tmp_path / "runs.parquet"
+    assert main(["runs", "export", "--format", "parquet", "-o", str(out)]) == 0
+    assert out.stat().st_size > 0
+
+
+def test_cli_runs_as_a_module():
+    result = subprocess.run([sys.executable, "-m", "backend", "models", "list"], cwd=ROOT, capture_output=True,
+                            text=True, env=os.environ, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "smollm2-135m-instruct" in result.stdout
