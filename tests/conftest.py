@@ -18,7 +18,8 @@ TINY_DIRS = {arch: build_tiny_model(arch, _SESSION_DIR / "models" / arch) for ar
 
 os.environ["DASH_STORE"] = str(_SESSION_DIR / "store.duckdb")
 os.environ["DASH_EXTRA_MODELS"] = ";".join(f"tiny-{arch}={path}" for arch, path in TINY_DIRS.items())
-os.environ["DASH_DEFAULT_MODEL"] = "tiny-llama"
+if os.environ.get("DASH_E2E_REAL_MODEL") != "1":  # `make screenshots` keeps the embedded default model
+    os.environ["DASH_DEFAULT_MODEL"] = "tiny-llama"
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 

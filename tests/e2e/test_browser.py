@@ -1,0 +1,98 @@
+"""Real browser: start the app on a free localhost port, open every page in headless Chromium,
+check it renders with no exception box, and take a screenshot of each page.
+
+Screenshots go to $DASH_SCREENSHOT_DIR (the README's come from `make screenshots`, which runs this
+test on the embedded model), else to a temporary folder.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from app.views import FEATURES, HOME, TOOLS
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic",
+         "--no-first-run", "--disable-component-update", "--disable-sync"]
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() and os.environ.get("CI") != "true",
+                                reason="Debian chromium is not installed (CI installs it)")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    port = _free_port()
+    log = open(Path(tempfile.gettempdir()) / f"streamlit-{port}.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("streamlit did not start")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        yield browser
+        browser.close()
+
+
+def _wait_until_idle(page, timeout_s: float = 180) -> None:
+    """Streamlit shows a 'running' status widget while the script runs; wait for it to go away."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_s * 1000)
+    deadline = time.monotonic() + timeout_s
+    time.sleep(1.0)
+    while time.monotonic() < deadline:
+        if page.locator('[data-testid="stStatusWidget"]').count() == 0:
+            time.sleep(0.5)
+            if page.locator('[data-testid="stStatusWidget"]').count() == 0:
+                return
+        time.sleep(0.5)
+    raise AssertionError("page kept running")
+
+
+@pytest.mark.parametrize("view", [HOME, *FEATURES, *TOOLS], ids=lambda v: v.title)
+def test_page_renders_without_exception(app_url, browser, view):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    slug = "" if view is HOME else view.script.removesuffix(".py")
+    page.goto(f"{app_url}/{slug}")
+    _wait_until_idle(page)
+    page.wait_for_selector("h1", timeout=60_000)
+    assert page.locator('[data-testid="stException"]').count() == 0, page.inner_text("body")[:2000]
+    assert view.title.split()[0].lower() in page.inner_text("h1").lower() or view is HOME
+    shots = Path(os.environ.get("DASH_SCREENSHOT_DIR", tempfile.gettempdir()))
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / f"{view.script.removesuffix('.py')}.png"), full_page=True)
+    page.close()
