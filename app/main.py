@@ -17,12 +17,10 @@ st.set_page_config(page_title="Interpretability & decoding dashboard", page_icon
 
 
 def _page(view, default=False):
-    return st.Page(view.path, title=view.title, icon=view.icon, default=default,
-                   url_path=view.script.removesuffix(".py"))
+    return st.Page(view.path, title=view.title, icon=view.icon, default=default, url_path=view.url_path)
 
 
-navigation = st.navigation({"": [_page(HOME, default=True)], "Views": [_page(v) for v in FEATURES],
-                            "Tools": [_page(v) for v in TOOLS]} if FEATURES else
-                           {"": [_page(HOME, default=True)], "Tools": [_page(v) for v in TOOLS]})
+sections = {"": [_page(HOME, default=True)], "Views": [_page(v) for v in FEATURES], "Tools": [_page(v) for v in TOOLS]}
+navigation = st.navigation({name: pages for name, pages in sections.items() if pages})
 model_picker()
 navigation.run()

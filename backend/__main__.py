@@ -2,20 +2,31 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import sys
 
 from backend.cli import models_cmd, runs_cmd
 from backend.cli.output import emit
 from backend.errors import UserError
 
-COMMAND_MODULES = (models_cmd, runs_cmd)
+# Each feature package that has a `cli` module contributes `add_commands(subparsers)`.
+FEATURE_PACKAGES = ("mt", "nag", "disagreement", "decoding", "watermark", "fp8")
+
+
+def command_modules() -> list:
+    modules = [models_cmd, runs_cmd]
+    for name in FEATURE_PACKAGES:
+        if importlib.util.find_spec(f"backend.{name}") and importlib.util.find_spec(f"backend.{name}.cli"):
+            modules.append(importlib.import_module(f"backend.{name}.cli"))
+    return modules
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m backend", description=__doc__)
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     features = parser.add_subparsers(dest="feature", required=True)
-    for module in COMMAND_MODULES:
+    for module in command_modules():
         module.add_commands(features)
     return parser
 

@@ -34,7 +34,7 @@ Log = Callable[[str], None]
 @dataclass(frozen=True)
 class TrainConfig:
     seed: int = 0
-    n_train: int = 2000
+    n_train: int = 3000
     difficulty: int | None = None  # None: a uniform mix of 1-3 steps
     lora_r: int = 16
     lora_alpha: int = 32
@@ -42,16 +42,16 @@ class TrainConfig:
     target_modules: tuple[str, ...] = ALL_LINEAR
     lr: float = 1e-3
     weight_decay: float = 0.0
-    warmup_steps: int = 10
+    warmup_steps: int = 15
     batch_size: int = 8
     grad_accum: int = 1
-    max_steps: int = 250
+    max_steps: int = 350
     checkpoint_every: int = 10
     log_every: int = 1
     eval_n: int = 200
     eval_seed: int = 1234
     eval_batch_size: int = 20
-    max_new_tokens: int = 96
+    max_new_tokens: int = 256
     run_dir: str = "data/cache/adapter_runs/smollm2-135m-arith-lora"
     output_dir: str = "data/models/smollm2-135m-arith-lora"
 
@@ -209,7 +209,7 @@ def train(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, cfg: Train
 
 @torch.no_grad()
 def greedy_completions(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, problems: Sequence[Problem],
-                       max_new_tokens: int = 96, batch_size: int = 20) -> list[str]:
+                       max_new_tokens: int = 256, batch_size: int = 20) -> list[str]:
     """Batched greedy replies (left padding + attention mask), special tokens stripped."""
     model.eval()
     side, tokenizer.padding_side = tokenizer.padding_side, "left"
@@ -227,7 +227,7 @@ def greedy_completions(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBas
 
 
 def evaluate_exact_match(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, problems: Sequence[Problem],
-                         max_new_tokens: int = 96, batch_size: int = 20) -> float:
+                         max_new_tokens: int = 256, batch_size: int = 20) -> float:
     """Share of problems whose greedy reply's answer is exactly right."""
     replies = greedy_completions(model, tokenizer, problems, max_new_tokens, batch_size)
     return sum(check_answer(p, r) for p, r in zip(problems, replies)) / max(1, len(problems))

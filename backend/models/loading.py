@@ -6,6 +6,7 @@ count exceeds the budget are refused before any weight is read.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
@@ -106,6 +107,21 @@ def check_budget(spec: ModelSpec, config) -> int:
     return n_params
 
 
+def _merge_adapter(model: PreTrainedModel, spec: ModelSpec, base_fingerprint: str) -> tuple[PreTrainedModel, str]:
+    """Merge a LoRA adapter into the weights (no per-token adapter cost); the fingerprint covers both."""
+    adapter = spec.adapter_dir
+    if not (adapter / "adapter_config.json").exists():
+        raise UserError(f"The adapter of {spec.id!r} is missing at {adapter}; train it with "
+                        "`python scripts/train_reasoning_adapter.py`.")
+    from peft import PeftModel
+
+    merged = PeftModel.from_pretrained(model, adapter).merge_and_unload().eval()
+    digest = hashlib.sha256(base_fingerprint.encode())
+    for path in sorted(adapter.glob("adapter_*")):
+        digest.update(path.read_bytes())
+    return merged, digest.hexdigest()[:16]
+
+
 def load(model_id: str, progress: Progress | None = None) -> ModelHandle:
     """Load (or return the already loaded) allowlisted model `model_id`."""
     with _lock:
@@ -125,8 +141,11 @@ def load(model_id: str, progress: Progress | None = None) -> ModelHandle:
             use_safetensors=True, trust_remote_code=False).to(device).eval()
         # Generation defaults (top_k, repetition penalty, ...) must never leak into our samplers.
         model.generation_config.do_sample = False
+        fingerprint = fingerprint_dir(directory)
+        if spec.adapter_dir is not None:
+            model, fingerprint = _merge_adapter(model, spec, fingerprint)
         tokenizer = AutoTokenizer.from_pretrained(directory, trust_remote_code=False)
-        handle = ModelHandle(spec, model, tokenizer, fingerprint_dir(directory), n_params,
+        handle = ModelHandle(spec, model, tokenizer, fingerprint, n_params,
                              time.perf_counter() - start, device, arch_info(model))
         _loaded[model_id] = handle
         report(1.0, f"{spec.display_name} loaded")

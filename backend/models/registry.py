@@ -21,6 +21,14 @@ class ModelSpec:
     display_name: str
     source: str  # "embedded:<name>", a hub id "org/name", or a local directory
     notes: str = ""
+    adapter: str = ""  # optional LoRA adapter directory (relative to the data dir), merged at load time
+
+    @property
+    def adapter_dir(self) -> Path | None:
+        if not self.adapter:
+            return None
+        path = Path(self.adapter)
+        return path if path.is_absolute() else settings().data_dir / path
 
     @property
     def is_embedded(self) -> bool:
@@ -31,7 +39,8 @@ class ModelSpec:
         return not self.is_embedded and Path(self.source).is_dir()
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "display_name": self.display_name, "source": self.source, "notes": self.notes}
+        return {"id": self.id, "display_name": self.display_name, "source": self.source, "notes": self.notes,
+                "adapter": self.adapter}
 
 
 def _parse_extra(extra: str) -> list[ModelSpec]:

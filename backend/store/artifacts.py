@@ -23,6 +23,11 @@ class ModelRef:
     id: str
     fingerprint: str
 
+    @classmethod
+    def of(cls, handle) -> ModelRef:
+        """From a loaded `backend.models.ModelHandle` (or anything with .id and .fingerprint)."""
+        return cls(handle.id, handle.fingerprint)
+
 
 @dataclass(frozen=True)
 class Computed(Generic[T]):

@@ -86,7 +86,7 @@ def _wait_until_idle(page, timeout_s: float = 180) -> None:
 @pytest.mark.parametrize("view", [HOME, *FEATURES, *TOOLS], ids=lambda v: v.title)
 def test_page_renders_without_exception(app_url, browser, view):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    slug = "" if view is HOME else view.script.removesuffix(".py")
+    slug = "" if view is HOME else view.url_path
     page.goto(f"{app_url}/{slug}")
     _wait_until_idle(page)
     page.wait_for_selector("h1", timeout=60_000)

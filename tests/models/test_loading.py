@@ -68,3 +68,31 @@ def test_prompt_longer_than_context_is_refused(tiny_handle):
 
     with pytest.raises(UserError, match="context"):
         generate(tiny_handle, "word " * 400, max_new_tokens=2)
+
+
+def test_adapter_is_merged_and_changes_fingerprint(tmp_path, monkeypatch):
+    """A LoRA adapter listed in the registry is merged at load; the fingerprint covers base + adapter."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    from backend.models import loading
+
+    base = load("tiny-llama")
+    peft_model = get_peft_model(loading.AutoModelForCausalLM.from_pretrained(os.environ["DASH_EXTRA_MODELS"]
+                                .split("tiny-llama=")[1].split(";")[0]),
+                                LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
+    peft_model.save_pretrained(tmp_path / "adapter")
+    registry = tmp_path / "models" / "registry.json"
+    registry.parent.mkdir()
+    registry.write_text(json.dumps({"models": [{"id": "tiny-llama-lora", "display_name": "tiny + lora",
+                                                 "source": base.spec.source, "adapter": str(tmp_path / "adapter")}]}))
+    monkeypatch.setenv("DASH_DATA_DIR", str(tmp_path))
+    merged = load("tiny-llama-lora")
+    assert merged.fingerprint != base.fingerprint
+    ids = base.tokenizer("abc", return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        assert not torch.allclose(merged.model(input_ids=ids).logits, base.model(input_ids=ids).logits)
+    monkeypatch.setattr(loading, "_loaded", {})
+    (tmp_path / "adapter" / "adapter_config.json").unlink()
+    with pytest.raises(UserError, match="adapter"):
+        load("tiny-llama-lora")
