@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
 from torch import nn
 
 from backend.errors import UserError
@@ -66,3 +67,80 @@ def mlp_up_proj(model: nn.Module, layer: int) -> nn.Module:
     """The MLP's first (up) projection: `up_proj` for Llama-like models, `c_fc` for GPT-2."""
     block = decoder_layers(model)[layer]
     return block.mlp.c_fc if model.config.model_type == "gpt2" else block.mlp.up_proj
+
+
+@dataclass(frozen=True)
+class QKWeights:
+    """The query/key side of one attention layer (fp32 copies, weights as stored: (out, in)).
+
+    w_q `[n_heads * head_dim, hidden]`, w_k `[n_kv_heads * head_dim, hidden]`, b_q/b_k `[out]` or None.
+    norm_*: the layer's input norm ("rms" or "layer"), gain and bias `[hidden]` (bias None for RMSNorm).
+    q_norm/k_norm: QK-norm gains (`[head_dim]` per head, or `[heads * head_dim]` over the whole projection), or None.
+    rope_scaling: the factor the rotary module multiplies cos/sin by (1 for plain RoPE); scaling: q.k multiplier.
+    """
+
+    w_q: torch.Tensor
+    w_k: torch.Tensor
+    b_q: torch.Tensor | None
+    b_k: torch.Tensor | None
+    norm_kind: str
+    norm_weight: torch.Tensor
+    norm_bias: torch.Tensor | None
+    norm_eps: float
+    q_norm: torch.Tensor | None
+    k_norm: torch.Tensor | None
+    rope: bool
+    rope_scaling: float
+    scaling: float
+
+
+def attention_input_norm(model: nn.Module, layer: int) -> nn.Module:
+    """The norm applied to the residual stream before attention (`input_layernorm` / GPT-2 `ln_1`)."""
+    block = decoder_layers(model)[layer]
+    return block.ln_1 if model.config.model_type == "gpt2" else block.input_layernorm
+
+
+def _copy(t: torch.Tensor | None) -> torch.Tensor | None:
+    return None if t is None else t.detach().float().clone()
+
+
+def attention_qk_weights(model: nn.Module, layer: int) -> QKWeights:
+    attn, norm = attention_module(model, layer), attention_input_norm(model, layer)
+    if model.config.model_type == "gpt2":  # Conv1D stores (in, out): transpose, then split q | k | v
+        w, b, d = attn.c_attn.weight.detach().float().T, attn.c_attn.bias, model.config.n_embd
+        return QKWeights(w[:d].clone(), w[d:2 * d].clone(), _copy(b[:d]), _copy(b[d:2 * d]), "layer",
+                         _copy(norm.weight), _copy(norm.bias), float(norm.eps), None, None, False, 1.0,
+                         float(attn.scaling))
+    q_norm, k_norm = getattr(attn, "q_norm", None), getattr(attn, "k_norm", None)
+    rotary = getattr(model.model, "rotary_emb", None)
+    return QKWeights(_copy(attn.q_proj.weight), _copy(attn.k_proj.weight), _copy(attn.q_proj.bias),
+                     _copy(attn.k_proj.bias), "rms", _copy(norm.weight), None,
+                     float(getattr(norm, "variance_epsilon", getattr(norm, "eps", 1e-6))),
+                     None if q_norm is None else _copy(q_norm.weight), None if k_norm is None else _copy(k_norm.weight),
+                     rotary is not None, float(getattr(rotary, "attention_scaling", 1.0) or 1.0), float(attn.scaling))
+
+
+@torch.no_grad()
+def attention_qk_states(model: nn.Module, layer: int, residual: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Queries `[batch, heads, seq, head_dim]` and keys `[batch, kv_heads, seq, head_dim]` of a layer, computed with
+    the model's own modules (input norm, projections, QK-norm, rotary) from the layer's input `[batch, seq, hidden]`.
+    Keys are not expanded to the query heads; positions are 0..seq-1 (no padding)."""
+    import sys
+
+    attn, info = attention_module(model, layer), arch_info(model)
+    h = attention_input_norm(model, layer)(residual)
+    if model.config.model_type == "gpt2":
+        q, k, _ = attn.c_attn(h).split(info.hidden_size, dim=2)
+        return (q.view(*h.shape[:2], -1, info.head_dim).transpose(1, 2),
+                k.view(*h.shape[:2], -1, info.head_dim).transpose(1, 2))
+    q = attn.q_proj(h).view(*h.shape[:2], -1, info.head_dim)
+    k = attn.k_proj(h).view(*h.shape[:2], -1, info.head_dim)
+    if getattr(attn, "q_norm", None) is not None:
+        q, k = attn.q_norm(q), attn.k_norm(k)
+    q, k = q.transpose(1, 2), k.transpose(1, 2)
+    rotary = getattr(model.model, "rotary_emb", None)
+    if rotary is not None:
+        positions = torch.arange(h.shape[1], device=h.device).unsqueeze(0).expand(h.shape[0], -1)
+        cos, sin = rotary(h, positions)
+        q, k = sys.modules[type(attn).__module__].apply_rotary_pos_emb(q, k, cos, sin)
+    return q, k
