@@ -10,7 +10,7 @@ prepare: install
 run: prepare
 	HF_HUB_OFFLINE=1 .venv/bin/python -m streamlit run app/main.py --server.port 8501
 
-test: install
+test: prepare
 	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q tests
 
 # Screenshots for the README: the browser test on the embedded default model.
