@@ -12,6 +12,7 @@ from torch import nn
 from transformers import DynamicCache
 
 from backend.errors import UserError
+from backend.models.locks import model_lock
 
 
 def context_limit(model: nn.Module) -> int | None:
@@ -48,7 +49,8 @@ class IncrementalDecoder:
         if limit is not None and prompt_ids.shape[1] >= limit:
             raise UserError(f"The prompt has {prompt_ids.shape[1]} tokens; the model's context is {limit}.")
         prompt_ids = prompt_ids.to(self.model.device)
-        out = self.model(input_ids=prompt_ids, cache=self.cache, use_cache=True)
+        with model_lock(self.model):
+            out = self.model(input_ids=prompt_ids, cache=self.cache, use_cache=True)
         self.forward_passes += 1
         if n > 1:
             self.cache.batch_repeat_interleave(n)
@@ -63,7 +65,8 @@ class IncrementalDecoder:
         if limit is not None and self.length >= limit:
             raise UserError(f"Reached the model's context length ({limit} tokens).")
         next_tokens = next_tokens.to(self.model.device).view(-1, 1)
-        out = self.model(input_ids=next_tokens, cache=self.cache, use_cache=True)
+        with model_lock(self.model):
+            out = self.model(input_ids=next_tokens, cache=self.cache, use_cache=True)
         self.forward_passes += 1
         self.tokens = torch.cat([self.tokens, next_tokens], dim=1)
         self.logits = out.logits[:, -1, :].float()
@@ -73,7 +76,8 @@ class IncrementalDecoder:
     def extend(self, chunk: torch.Tensor) -> torch.Tensor:
         """Append several tokens per row `[batch, k]` in one forward (catching a cache up)."""
         chunk = chunk.to(self.model.device)
-        out = self.model(input_ids=chunk, cache=self.cache, use_cache=True)
+        with model_lock(self.model):
+            out = self.model(input_ids=chunk, cache=self.cache, use_cache=True)
         self.forward_passes += 1
         self.tokens = torch.cat([self.tokens, chunk], dim=1)
         self.logits = out.logits[:, -1, :].float()

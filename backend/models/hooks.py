@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from backend.models.architecture import arch_info, attention_out_proj, mlp_up_proj
+from backend.models.locks import model_lock
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class Hooks:
         return {layer: torch.cat(chunks, dim=1) for layer, chunks in self._mlp.items()}
 
     def __enter__(self) -> Hooks:
+        model_lock(self.model).acquire()  # released in __exit__; see backend/models/locks.py
         info = arch_info(self.model)
         edits: dict[int, list[HeadEdit]] = {}
         for edit in self.head_edits:
@@ -94,6 +96,7 @@ class Hooks:
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+        model_lock(self.model).release()
 
     def _head_hook(self, layer: int, edits: list[HeadEdit], read: bool, n_heads: int):
         def hook(module, args):
@@ -134,14 +137,15 @@ class Hooks:
 @contextmanager
 def eager_attention(model: nn.Module) -> Iterator[None]:
     """Temporarily switch to eager attention, the only implementation that returns probabilities."""
-    previous = model.config._attn_implementation
-    if previous != "eager":
-        model.set_attn_implementation("eager")
-    try:
-        yield
-    finally:
+    with model_lock(model):
+        previous = model.config._attn_implementation
         if previous != "eager":
-            model.set_attn_implementation(previous)
+            model.set_attn_implementation("eager")
+        try:
+            yield
+        finally:
+            if previous != "eager":
+                model.set_attn_implementation(previous)
 
 
 @dataclass(frozen=True)

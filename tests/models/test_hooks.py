@@ -85,3 +85,28 @@ def test_hooks_are_removed_after_use(tiny_handle):
     with torch.no_grad():
         after = tiny_handle.model(input_ids=ids).logits
     assert torch.equal(before, after)
+
+
+def test_a_hooked_computation_in_one_thread_does_not_leak_into_another(tiny_handle):
+    """Hooks hold the model's lock, so a concurrent decoding step sees the unhooked model."""
+    import threading
+
+    from backend.models.decoding import IncrementalDecoder
+
+    ids = _ids(tiny_handle)
+    with torch.no_grad():
+        expected = tiny_handle.model(input_ids=ids).logits[:, -1].float()
+    inside, seen = threading.Event(), {}
+
+    def plain_decode():
+        inside.wait()
+        seen["logits"] = IncrementalDecoder(tiny_handle.model).prefill(ids)
+
+    worker = threading.Thread(target=plain_decode)
+    worker.start()
+    with Hooks(tiny_handle.model, head_edits=[HeadEdit(0, (0, 1, 2, 3), "zero")]):
+        inside.set()
+        worker.join(timeout=0.5)  # blocked on the lock while the ablation is installed
+        assert worker.is_alive()
+    worker.join()
+    torch.testing.assert_close(seen["logits"], expected)
