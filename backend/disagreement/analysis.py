@@ -1,0 +1,139 @@
+"""The two analysis verbs: one problem traced token by token, and a batch's concentration and failure study."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from backend.disagreement.categories import categorize
+from backend.disagreement.concentration import Concentration, concentration
+from backend.disagreement.divergences import DIVERGENCES
+from backend.disagreement.eopd import EopdParams, at_temperature, eopd_signals
+from backend.disagreement.failure import FailurePrediction, predict_failures
+from backend.disagreement.pair import Pair
+from backend.disagreement.rollout import ProblemSet, prompt_ids, rollout_logprobs, typed_problem
+from backend.disagreement.scoring import RolloutConfig, ScoredRollout, generate_one, rollouts
+from backend.errors import UserError
+from backend.progress import Progress, scaled, silent
+from backend.store import Computed, cached
+from backend.tasks.arithmetic import Problem
+
+CODE_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class TraceConfig:
+    question: str
+    answer: int | None = None  # None: the rollouts are not scored
+    max_new_tokens: int = 96
+    eopd: EopdParams = EopdParams()
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    """Greedy rollouts of both models on one problem, each scored under both; EOPD signals
+    (student = base, teacher = reasoning) along the base rollout."""
+
+    base: ScoredRollout
+    reasoning: ScoredRollout
+    eopd: dict[str, np.ndarray]  # EOPD_SIGNALS -> [L_base]
+
+
+def problem_of(config: TraceConfig) -> Problem:
+    return typed_problem(config.question, config.answer)
+
+
+def trace(pair: Pair, config: TraceConfig, progress: Progress = silent) -> Computed[TraceResult]:
+    problem = problem_of(config)
+    if config.max_new_tokens <= 0:
+        raise UserError("The number of new tokens must be positive.")
+    config.eopd.check()
+
+    def compute() -> TraceResult:
+        runs = []
+        for i, source in enumerate(("base", "reasoning")):
+            progress(i / 2, f"{source} rollout")
+            runs.append(generate_one(pair, problem, RolloutConfig(ProblemSet(1), source, config.max_new_tokens)))
+        base = runs[0]
+        prompt = prompt_ids(pair.base, problem)
+        tokens = list(base.token_ids)
+        student = at_temperature(rollout_logprobs(pair.base, prompt, tokens), 1.0)
+        teacher = at_temperature(rollout_logprobs(pair.reasoning, prompt, tokens), 1.0)
+        signals = eopd_signals(student, teacher, torch.tensor(tokens, dtype=torch.long), config.eopd)
+        progress(1.0, "traced")
+        return TraceResult(base, runs[1], signals)
+
+    return cached("disagreement", "trace", pair.ref, config, compute, code_version=CODE_VERSION)
+
+
+@dataclass(frozen=True)
+class AnalysisConfig:
+    problems: ProblemSet = ProblemSet(n=100)
+    max_new_tokens: int = 96
+    signal: str = "ce"  # the divergence whose concentration is measured
+    sources: tuple[str, ...] = ("base", "reasoning")
+    top_fraction: float = 0.01
+    high_entropy_quantile: float = 0.8
+    top_k: int = 8  # failure prediction: mean of the top-k divergences per rollout
+
+
+@dataclass(frozen=True)
+class SourceAnalysis:
+    source: str
+    n_rollouts: int
+    accuracy: float
+    concentration: Concentration
+    failure: FailurePrediction | None  # None when every rollout is right (or every one wrong)
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    signal: str
+    per_source: tuple[SourceAnalysis, ...]
+    skipped: tuple[str, ...]
+
+    def source(self, name: str) -> SourceAnalysis:
+        return next(s for s in self.per_source if s.source == name)
+
+
+def analyse_batch(pair: Pair, batch: tuple[ScoredRollout, ...], config: AnalysisConfig) -> SourceAnalysis:
+    special = frozenset(pair.base.tokenizer.all_special_ids)
+    values, positions, lengths, ent, cats = [], [], [], [], []
+    for r in batch:
+        if not r.length:
+            continue
+        values.append(r.signals[config.signal])
+        positions.append(np.arange(r.length))
+        lengths.append(np.full(r.length, r.length))
+        ent.append(r.signals["entropy_base"])
+        cats.extend(categorize(r.tokens, special, r.token_ids))
+    if not values:
+        raise UserError("Every rollout is empty; nothing to analyse.")
+    conc = concentration(config.signal, np.concatenate(values), np.concatenate(positions), np.concatenate(lengths),
+                         np.concatenate(ent), cats, config.top_fraction, config.high_entropy_quantile)
+    scored = [r for r in batch if r.correct is not None]
+    correct = [bool(r.correct) for r in scored]
+    failure = None
+    if scored and 0 < sum(correct) < len(correct):
+        failure = predict_failures([r.signals[config.signal] for r in scored],
+                                   [r.signals["entropy_base"] for r in scored], correct, config.top_k)
+    accuracy = float(np.mean(correct)) if correct else float("nan")
+    return SourceAnalysis(batch[0].source if batch else "", len(batch), accuracy, conc, failure)
+
+
+def analyze(pair: Pair, config: AnalysisConfig, progress: Progress = silent) -> Computed[AnalysisResult]:
+    """Rollouts of each source on the problem set; concentration and failure prediction per source."""
+    if config.signal not in (*DIVERGENCES, "entropy_base"):
+        raise UserError(f"Unknown signal {config.signal!r}; choose one of {', '.join(DIVERGENCES)}.")
+
+    def compute() -> AnalysisResult:
+        parts, skipped = [], ()
+        for i, source in enumerate(config.sources):
+            step = scaled(progress, i / len(config.sources), (i + 1) / len(config.sources))
+            batch = rollouts(pair, RolloutConfig(config.problems, source, config.max_new_tokens), step).value
+            skipped = batch.skipped
+            parts.append(analyse_batch(pair, batch.rollouts, config))
+        return AnalysisResult(config.signal, tuple(parts), skipped)
+
+    return cached("disagreement", "analyze", pair.ref, config, compute, code_version=CODE_VERSION)

@@ -1,0 +1,129 @@
+"""Entropy-aware on-policy distillation (EOPD) signals on a student (base) rollout with a teacher (reasoning).
+
+Per token t of the student's own rollout, with distributions at the rollout temperature:
+  H_T(t)       teacher entropy over the full vocabulary (nats)
+  g_t          [H_T(t) >= tau]
+  RKL(t)       KL(pi_S || pi_T) exactly, and its sampled k1 estimate log pi_S(y_t) - log pi_T(y_t)
+  FKL_k(t)     sum_{v in TopK_T} p~_T(v) (log p~_T(v) - log pi_S(v)), p~_T = teacher renormalised on its top k
+  EOPD term    k1(t) + alpha * g_t * FKL_k(t);  plain on-policy distillation keeps k1(t) alone.
+Batch means divide by all valid tokens (gated or not), as the loss does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from backend.disagreement.divergences import entropy, kl
+from backend.disagreement.pair import Pair
+from backend.disagreement.rollout import ProblemSet, prompt_ids, rollout_logprobs
+from backend.disagreement.scoring import RolloutConfig, rollouts
+from backend.errors import UserError
+from backend.progress import Progress, scaled, silent
+from backend.store import Computed, cached
+
+CODE_VERSION = "1"
+EOPD_SIGNALS = ("teacher_entropy", "gate", "reverse_kl", "reverse_kl_k1", "forward_kl_topk", "eopd_term",
+                "plain_term")
+
+
+@dataclass(frozen=True)
+class EopdParams:
+    tau: float = 0.8  # teacher-entropy gate, nats
+    top_k: int = 16
+    alpha: float = 1.0
+
+    def check(self) -> None:
+        if self.top_k < 1:
+            raise UserError("top-k must be at least 1.")
+        if self.tau < 0 or self.alpha < 0:
+            raise UserError("tau and alpha must be non-negative.")
+
+
+def at_temperature(logp: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Log-probs of the distribution at `temperature` (greedy rollouts use temperature 1)."""
+    t = temperature if temperature > 0 else 1.0
+    return torch.log_softmax(logp / t, dim=-1)
+
+
+def eopd_signals(logp_student: torch.Tensor, logp_teacher: torch.Tensor, tokens: torch.Tensor,
+                 params: EopdParams) -> dict[str, np.ndarray]:
+    """Every EOPD_SIGNALS entry `[L]` for log-probs `[L, V]` and generated tokens `[L]`."""
+    params.check()
+    h_teacher = entropy(logp_teacher)
+    g = (h_teacher >= params.tau).float()
+    index = tokens.long().view(-1, 1)
+    k1 = (logp_student.gather(1, index) - logp_teacher.gather(1, index)).view(-1)
+    k = min(params.top_k, logp_teacher.shape[-1])
+    top_logp, top_idx = logp_teacher.topk(k, dim=-1)
+    renorm = torch.log_softmax(top_logp, dim=-1)
+    fkl = (renorm.exp() * (renorm - logp_student.gather(1, top_idx))).sum(-1)
+    out = {"teacher_entropy": h_teacher, "gate": g, "reverse_kl": kl(logp_student, logp_teacher).clamp_min(0),
+           "reverse_kl_k1": k1, "forward_kl_topk": fkl, "eopd_term": k1 + params.alpha * g * fkl,
+           "plain_term": k1}
+    return {name: v.numpy().astype(np.float32) for name, v in out.items()}
+
+
+@dataclass(frozen=True)
+class EopdSummary:
+    n_tokens: int
+    gated_share: float
+    mean_teacher_entropy: float
+    mean_reverse_kl: float
+    mean_forward_kl_topk_gated: float  # over gated tokens only
+    loss_eopd: float  # mean of the EOPD term over all valid tokens
+    loss_plain: float  # mean of the plain reverse-KL (k1) term
+
+
+def summarise(signals: list[dict[str, np.ndarray]]) -> EopdSummary:
+    pooled = {name: np.concatenate([s[name] for s in signals]) if signals else np.zeros(0) for name in EOPD_SIGNALS}
+    n = len(pooled["gate"])
+    gated = pooled["gate"] > 0
+    mean = (lambda x: float(x.mean()) if len(x) else float("nan"))
+    return EopdSummary(n, mean(pooled["gate"]), mean(pooled["teacher_entropy"]), mean(pooled["reverse_kl"]),
+                       mean(pooled["forward_kl_topk"][gated]), mean(pooled["eopd_term"]), mean(pooled["plain_term"]))
+
+
+@dataclass(frozen=True)
+class EopdConfig:
+    problems: ProblemSet = ProblemSet(n=20)
+    params: EopdParams = EopdParams()
+    max_new_tokens: int = 96
+    temperature: float = 1.0  # rollout temperature (0: greedy, signals at temperature 1)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class EopdResult:
+    problem_ids: tuple[str, ...]
+    tokens: tuple[tuple[str, ...], ...]  # per rollout, the student's tokens
+    signals: tuple[dict[str, np.ndarray], ...]  # per rollout, EOPD_SIGNALS -> [L]
+    summary: EopdSummary
+
+
+def rollout_eopd(pair: Pair, problem, token_ids: tuple[int, ...], params: EopdParams,
+                 temperature: float) -> dict[str, np.ndarray]:
+    prompt = prompt_ids(pair.base, problem)
+    tokens = list(token_ids)
+    student = at_temperature(rollout_logprobs(pair.base, prompt, tokens), temperature)
+    teacher = at_temperature(rollout_logprobs(pair.reasoning, prompt, tokens), temperature)
+    return eopd_signals(student, teacher, torch.tensor(tokens, dtype=torch.long), params)
+
+
+def eopd(pair: Pair, config: EopdConfig, progress: Progress = silent) -> Computed[EopdResult]:
+    """EOPD signals on the base model's own rollouts over a problem set, and their batch summary."""
+    config.params.check()
+
+    def compute() -> EopdResult:
+        batch = rollouts(pair, RolloutConfig(config.problems, "base", config.max_new_tokens, config.temperature,
+                                             config.seed), scaled(progress, 0.0, 0.8)).value
+        by_id = {p.id: p for p in config.problems.problems()}
+        signals = []
+        for i, r in enumerate(batch.rollouts):
+            progress(0.8 + 0.2 * i / len(batch.rollouts), f"teacher signals {i + 1}/{len(batch.rollouts)}")
+            signals.append(rollout_eopd(pair, by_id[r.problem_id], r.token_ids, config.params, config.temperature))
+        return EopdResult(tuple(r.problem_id for r in batch.rollouts), tuple(r.tokens for r in batch.rollouts),
+                          tuple(signals), summarise(signals))
+
+    return cached("disagreement", "eopd", pair.ref, config, compute, code_version=CODE_VERSION)

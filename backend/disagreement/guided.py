@@ -1,0 +1,77 @@
+"""The `intervene` verb: one problem decoded by one policy at one budget, every takeover marked."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from backend.disagreement.calibration import CalibrationConfig, GateConfig, calibration
+from backend.disagreement.gate import Threshold
+from backend.disagreement.intervention import POLICIES, decode
+from backend.disagreement.pair import Pair
+from backend.disagreement.rollout import answer_correct, decode_tokens, prompt_ids, typed_problem
+from backend.disagreement.sweep import policy_for
+from backend.errors import UserError
+from backend.progress import Progress, scaled, silent
+from backend.store import Computed, cached
+
+CODE_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class InterveneConfig:
+    question: str
+    answer: int | None = None
+    policy: str = "guided"
+    budget: float = 0.10  # r: the gate's calibration budget (controls match guided's count)
+    gate: GateConfig = GateConfig()
+    calibration: CalibrationConfig = CalibrationConfig()
+    max_new_tokens: int = 96
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class InterveneResult:
+    policy: str
+    budget: float
+    threshold: Threshold | None  # None for the controls and references
+    token_ids: tuple[int, ...]
+    tokens: tuple[str, ...]
+    text: str
+    correct: bool | None
+    intervened: np.ndarray  # [L] bool: token written by the reasoning model
+    signal: np.ndarray  # [L] the gate's signal (NaN when the policy computes none)
+    base_passes: int
+    reasoning_passes: int
+
+    @property
+    def rate(self) -> float:
+        return float(self.intervened.mean()) if len(self.token_ids) else 0.0
+
+
+def intervene(pair: Pair, config: InterveneConfig, progress: Progress = silent) -> Computed[InterveneResult]:
+    if config.policy not in POLICIES:
+        raise UserError(f"Unknown policy {config.policy!r}; choose one of {', '.join(POLICIES)}.")
+    if not 0 <= config.budget <= 1:
+        raise UserError("The budget must lie between 0 and 1 (e.g. 0.05 for 5%).")
+    config.gate.check()
+    problem = typed_problem(config.question, config.answer)
+
+    def compute() -> InterveneResult:
+        cal = calibration(pair, config.calibration, scaled(progress, 0.0, 0.7))
+        prompt = prompt_ids(pair.base, problem)
+        count = length = 0
+        if config.policy in ("random", "early"):
+            progress(0.7, "guided run (for the matched count)")
+            ref = decode(pair, prompt, policy_for("guided", config.gate, cal, config.budget), config.max_new_tokens)
+            count, length = ref.n_interventions, len(ref.token_ids)
+        progress(0.85, f"{config.policy} decoding")
+        policy = policy_for(config.policy, config.gate, cal, config.budget, count, length,
+                            np.random.default_rng(config.seed))
+        out = decode(pair, prompt, policy, config.max_new_tokens)
+        text, pieces = decode_tokens(pair.base, list(out.token_ids))
+        return InterveneResult(config.policy, config.budget, getattr(policy, "threshold", None), out.token_ids,
+                               pieces, text, answer_correct(problem, text), out.intervened, out.signal,
+                               out.base_passes, out.reasoning_passes)
+
+    return cached("disagreement", "intervene", pair.ref, config, compute, code_version=CODE_VERSION)

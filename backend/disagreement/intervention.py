@@ -1,0 +1,147 @@
+"""Intervention decoding: the base model decodes, the reasoning model takes over single tokens.
+
+Both models always see the same prefix. The base decoder steps every token. The reasoning decoder
+(`Follower`) is either kept in step with it (policies whose gate needs both distributions at every
+step, e.g. cross-entropy) or left behind and caught up in one chunk only when it is asked for a
+token (base-entropy gate, random and earliest-position controls): its first query prefills prompt
+and generated text together, later ones `extend` by the tokens it missed.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from backend.disagreement.divergences import entropy, log_probs, signal_value
+from backend.disagreement.gate import Threshold, gate
+from backend.disagreement.pair import Pair
+from backend.disagreement.rollout import room
+from backend.models.decoding import IncrementalDecoder
+
+# name -> what it does; the sweep, CLI and page list policies from here.
+POLICIES: dict[str, str] = {
+    "guided": "gate on the per-token disagreement signal (both models every step)",
+    "entropy": "gate on base entropy only; the reasoning model is queried only at gated positions",
+    "random": "control: the same number of takeovers at uniformly random positions",
+    "early": "control: the same number of takeovers at the earliest positions",
+    "base": "reference: the base model alone",
+    "reasoning": "reference: the reasoning model alone",
+}
+
+
+@dataclass
+class SignalGate:
+    """Decides from a per-step signal; keeps the signal history of the current sequence."""
+
+    signal: str
+    threshold: Threshold
+    window: int = 8
+    early: str = "partial"
+    history: list[float] = field(default_factory=list)
+
+    @property
+    def eager(self) -> bool:
+        return self.signal != "entropy_base"
+
+    def decide(self, t: int, s: float) -> bool:
+        taken = gate(s, self.history, self.threshold, self.window, self.early)
+        self.history.append(s)
+        return taken
+
+
+@dataclass
+class FixedPositions:
+    """Takes over exactly at the given step indices (controls and the two references)."""
+
+    positions: frozenset[int]
+    every: bool = False  # True: every step (the reasoning model alone)
+    signal: str | None = None
+    eager: bool = False
+
+    def decide(self, t: int, s: float) -> bool:
+        return self.every or t in self.positions
+
+
+class Follower:
+    """The reasoning model's decoder, synchronised with the shared prefix only when read."""
+
+    def __init__(self, model, prompt: torch.Tensor):
+        self.decoder = IncrementalDecoder(model)
+        self.prompt = prompt
+        self.synced = -1  # generated tokens already in the cache; -1: not prefilled yet
+
+    def logits(self, generated: Sequence[int]) -> torch.Tensor:
+        """Next-token logits `[V]` after prompt + generated."""
+        if self.synced < 0:
+            ids = torch.cat([self.prompt, torch.tensor([list(generated)], dtype=self.prompt.dtype)], dim=1)
+            self.decoder.prefill(ids)
+        elif self.synced < len(generated):
+            self.decoder.extend(torch.tensor([list(generated[self.synced:])]))
+        self.synced = len(generated)
+        return self.decoder.logits[0]
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """One intervention-decoded sequence. Arrays are `[L]` over generated tokens (EOS excluded)."""
+
+    token_ids: tuple[int, ...]
+    intervened: np.ndarray  # bool
+    signal: np.ndarray  # the gate's signal at each step, NaN where none was computed
+    base_passes: int
+    reasoning_passes: int
+
+    @property
+    def n_interventions(self) -> int:
+        return int(self.intervened.sum())
+
+    @property
+    def rate(self) -> float:
+        return float(self.intervened.mean()) if len(self.token_ids) else 0.0
+
+
+@torch.no_grad()
+def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, eos_id: int | None = -1) -> Decoded:
+    """Greedy decoding where `policy.decide(t, s_t)` picks the model that writes token t.
+
+    eos_id: -1 (default) stops at the pair's EOS; None never stops (fixed-length runs for benchmarks).
+    """
+    eos = pair.eos_id if eos_id == -1 else eos_id
+    base = IncrementalDecoder(pair.base.model)
+    base_logits = base.prefill(prompt)[0]
+    follower = Follower(pair.reasoning.model, prompt)
+    n = room(pair.base, prompt, max_new_tokens)
+    out: list[int] = []
+    taken: list[bool] = []
+    signals: list[float] = []
+    while len(out) < n:
+        s = float("nan")
+        if policy.signal is not None:
+            logp_base = log_probs(base_logits)
+            if policy.eager:
+                s = float(signal_value(policy.signal, logp_base, log_probs(follower.logits(out))))
+            else:
+                s = float(entropy(logp_base))
+        take = policy.decide(len(out), s)
+        token = int((follower.logits(out) if take else base_logits).argmax())
+        if token == eos:
+            break
+        out.append(token)
+        taken.append(take)
+        signals.append(s)
+        if len(out) < n:
+            base_logits = base.step(torch.tensor([token]))[0]
+    return Decoded(tuple(out), np.array(taken, dtype=bool), np.array(signals, dtype=np.float32),
+                   base.forward_passes, follower.decoder.forward_passes)
+
+
+def matched_positions(policy: str, count: int, length: int, rng: np.random.Generator) -> frozenset[int]:
+    """`count` takeover positions for a control over a sequence of `length` tokens."""
+    count = min(count, length)
+    if policy == "early":
+        return frozenset(range(count))
+    if policy == "random":
+        return frozenset(int(i) for i in rng.choice(length, size=count, replace=False)) if count else frozenset()
+    raise KeyError(policy)

@@ -1,0 +1,106 @@
+"""A base model and a reasoning model that can be compared token by token.
+
+Token-level comparison only makes sense when both models read and write the same token ids, so a
+pair is refused unless the two tokenizers have the identical vocabulary (token -> id), the same
+end-of-sequence id and the same output size.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from backend.errors import UserError
+from backend.models import ModelHandle, get_spec, list_models, load
+from backend.progress import Progress, scaled, silent
+from backend.store import ModelRef
+
+DEFAULT_REASONING_ID = "smollm2-135m-arith-reasoner"
+
+
+@dataclass(frozen=True)
+class Pair:
+    base: ModelHandle
+    reasoning: ModelHandle
+
+    @property
+    def ref(self) -> ModelRef:
+        """One cache identity for the pair: both ids for people, both fingerprints for the key."""
+        digest = hashlib.sha256(f"{self.base.fingerprint}|{self.reasoning.fingerprint}".encode()).hexdigest()
+        return ModelRef(f"{self.base.id} + {self.reasoning.id}", digest[:16])
+
+    @property
+    def label(self) -> str:
+        return f"{self.base.display_name} (base) vs {self.reasoning.display_name} (reasoning)"
+
+    @property
+    def eos_id(self) -> int | None:
+        return self.base.tokenizer.eos_token_id
+
+
+def _output_size(handle: ModelHandle) -> int:
+    return int(handle.model.get_output_embeddings().weight.shape[0])
+
+
+def check_pair(base: ModelHandle, reasoning: ModelHandle) -> Pair:
+    """The pair, or a UserError saying why the two models cannot be compared token by token."""
+    names = f"{base.display_name} and {reasoning.display_name}"
+    vb, vr = base.tokenizer.get_vocab(), reasoning.tokenizer.get_vocab()
+    if vb != vr:
+        differing = len(set(vb.items()) ^ set(vr.items()))
+        raise UserError(f"{names} do not share a tokenizer ({len(vb)} vs {len(vr)} tokens, {differing} "
+                        "token/id entries differ). Token-level disagreement needs the same vocabulary; "
+                        "pick a reasoning model built on the same base (e.g. a fine-tune or its adapter).")
+    if base.tokenizer.eos_token_id != reasoning.tokenizer.eos_token_id:
+        raise UserError(f"{names} use different end-of-sequence tokens "
+                        f"({base.tokenizer.eos_token!r} vs {reasoning.tokenizer.eos_token!r}).")
+    if _output_size(base) != _output_size(reasoning):
+        raise UserError(f"{names} share a vocabulary but their output layers differ in size "
+                        f"({_output_size(base)} vs {_output_size(reasoning)}).")
+    return Pair(base, reasoning)
+
+
+def load_pair(base_id: str, reasoning_id: str, progress: Progress = silent) -> Pair:
+    base = load(base_id, progress=scaled(progress, 0.0, 0.5))
+    reasoning = load(reasoning_id, progress=scaled(progress, 0.5, 1.0))
+    return check_pair(base, reasoning)
+
+
+def reasoning_candidates(base_id: str) -> list[str]:
+    """Allowlisted ids likely to pair with `base_id`, best first, without loading anything.
+
+    An adapter model over the same source comes first (the project's own reasoning model), then
+    other models whose local tokenizer file is byte-identical to the base's.
+    """
+    specs = {s.id: s for s in list_models()}
+    if base_id not in specs:
+        return []
+    base = specs[base_id]
+    adapters = [s.id for s in specs.values() if s.id != base_id and s.adapter and s.source == base.source
+                and s.adapter_dir is not None and (s.adapter_dir / "adapter_config.json").exists()]
+    same_tokenizer = []
+    base_tok = _tokenizer_digest(base.source)
+    if base_tok is not None:
+        same_tokenizer = [s.id for s in specs.values() if s.id != base_id and not s.adapter
+                          and _tokenizer_digest(s.source) == base_tok]
+    return adapters + same_tokenizer
+
+
+def _tokenizer_digest(source: str) -> str | None:
+    from pathlib import Path
+
+    path = Path(source) / "tokenizer.json"
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+def default_reasoning_id(base_id: str) -> str:
+    """The page's default partner for `base_id`: the project's reasoner when it pairs, else a candidate."""
+    candidates = reasoning_candidates(base_id)
+    if DEFAULT_REASONING_ID in candidates:
+        return DEFAULT_REASONING_ID
+    if candidates:
+        return candidates[0]
+    try:
+        get_spec(DEFAULT_REASONING_ID)
+        return DEFAULT_REASONING_ID
+    except UserError:
+        return base_id

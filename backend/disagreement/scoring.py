@@ -1,0 +1,112 @@
+"""Batches of rollouts scored under both models: the shared input of analysis, calibration and the sweep.
+
+Generating is the expensive part (one forward per token); scoring a finished rollout costs one
+teacher-forced forward per model. A batch is cached, so the analysis, the gate calibration and the
+sweep's reference lines reuse the same rollouts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from backend.disagreement.divergences import token_divergences
+from backend.disagreement.pair import Pair
+from backend.disagreement.rollout import (MIN_NEW_TOKENS, ProblemSet, answer_correct, decode_tokens, prompt_ids,
+                                          rollout_logprobs, sample)
+from backend.errors import UserError
+from backend.models.decoding import context_limit
+from backend.progress import Progress, silent
+from backend.store import Computed, cached
+from backend.tasks.arithmetic import Problem
+
+CODE_VERSION = "1"
+SOURCES = ("base", "reasoning")
+
+
+@dataclass(frozen=True)
+class ScoredRollout:
+    """One rollout and, per generated token, every divergence signal `{name: [L]}` (nats) plus the
+    log-probability of the generated token under each model (`logp_base`, `logp_reason`, `[L]`)."""
+
+    problem_id: str
+    question: str
+    answer: int
+    source: str  # which model generated it: "base" | "reasoning"
+    token_ids: tuple[int, ...]
+    tokens: tuple[str, ...]
+    text: str
+    correct: bool | None
+    signals: dict[str, np.ndarray]
+
+    @property
+    def length(self) -> int:
+        return len(self.token_ids)
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    problems: ProblemSet = ProblemSet()
+    source: str = "base"
+    max_new_tokens: int = 96
+    temperature: float = 0.0  # 0: greedy
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class RolloutBatch:
+    rollouts: tuple[ScoredRollout, ...]
+    skipped: tuple[str, ...]  # problem ids whose prompt did not fit the context
+
+    @property
+    def accuracy(self) -> float:
+        scored = [r.correct for r in self.rollouts if r.correct is not None]
+        return float(np.mean(scored)) if scored else float("nan")
+
+
+def score(pair: Pair, problem: Problem, prompt: torch.Tensor, tokens: list[int], source: str) -> ScoredRollout:
+    """Both models' distributions along `tokens` and the signals between them."""
+    logp_base = rollout_logprobs(pair.base, prompt, tokens)
+    logp_reason = rollout_logprobs(pair.reasoning, prompt, tokens)
+    signals = {k: v.numpy().astype(np.float32) for k, v in token_divergences(logp_base, logp_reason).items()}
+    index = torch.tensor(tokens, dtype=torch.long).view(-1, 1)
+    signals["logp_base"] = logp_base.gather(1, index).view(-1).numpy().astype(np.float32)
+    signals["logp_reason"] = logp_reason.gather(1, index).view(-1).numpy().astype(np.float32)
+    text, pieces = decode_tokens(pair.base, tokens)
+    return ScoredRollout(problem.id, problem.question, problem.answer, source, tuple(tokens), pieces, text,
+                         answer_correct(problem, text), signals)
+
+
+def generate_one(pair: Pair, problem: Problem, config: RolloutConfig, index: int = 0) -> ScoredRollout:
+    if config.source not in SOURCES:
+        raise UserError(f"Unknown rollout source {config.source!r}; choose one of {', '.join(SOURCES)}.")
+    handle = pair.base if config.source == "base" else pair.reasoning
+    prompt = prompt_ids(pair.base, problem)
+    tokens = sample(handle, prompt, config.max_new_tokens, pair.eos_id, config.temperature, config.seed + index)
+    return score(pair, problem, prompt, tokens, config.source)
+
+
+def fits(pair: Pair, problem: Problem) -> bool:
+    limit = context_limit(pair.base.model)
+    return limit is None or prompt_ids(pair.base, problem).shape[1] + MIN_NEW_TOKENS <= limit
+
+
+def rollouts(pair: Pair, config: RolloutConfig, progress: Progress = silent) -> Computed[RolloutBatch]:
+    """Rollouts of `config.source` on the problem set, each scored under both models (cached)."""
+
+    def compute() -> RolloutBatch:
+        problems = config.problems.problems()
+        out, skipped = [], []
+        for i, problem in enumerate(problems):
+            progress(i / len(problems), f"{config.source} rollout {i + 1}/{len(problems)}")
+            if not fits(pair, problem):
+                skipped.append(problem.id)
+                continue
+            out.append(generate_one(pair, problem, config, i))
+        if not out:
+            raise UserError("No problem fits in the model's context; use shorter problems or a larger model.")
+        progress(1.0, f"{len(out)} {config.source} rollouts")
+        return RolloutBatch(tuple(out), tuple(skipped))
+
+    return cached("disagreement", "rollouts", pair.ref, config, compute, code_version=CODE_VERSION)
