@@ -69,6 +69,12 @@ def mlp_up_proj(model: nn.Module, layer: int) -> nn.Module:
     return block.mlp.c_fc if model.config.model_type == "gpt2" else block.mlp.up_proj
 
 
+def mlp_down_proj(model: nn.Module, layer: int) -> nn.Module:
+    """The MLP's output (down) projection, whose input is the gated activation: `down_proj` / GPT-2 `c_proj`."""
+    block = decoder_layers(model)[layer]
+    return block.mlp.c_proj if model.config.model_type == "gpt2" else block.mlp.down_proj
+
+
 @dataclass(frozen=True)
 class QKWeights:
     """The query/key side of one attention layer (fp32 copies, weights as stored: (out, in)).
