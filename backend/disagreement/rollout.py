@@ -15,6 +15,7 @@ from backend.errors import UserError
 from backend.models import ModelHandle
 from backend.models.decoding import IncrementalDecoder, context_limit
 from backend.models.generate import encode_prompt
+from backend.models.locks import model_lock
 from backend.tasks.arithmetic import Problem, check_answer, format_prompt, generate_problems
 
 MIN_NEW_TOKENS = 8  # a problem whose prompt leaves less room than this is skipped in batches
@@ -110,7 +111,8 @@ def rollout_logprobs(handle: ModelHandle, prompt: torch.Tensor, tokens: list[int
     if not tokens:
         return torch.zeros(0, handle.model.get_output_embeddings().weight.shape[0])
     ids = torch.cat([prompt, torch.tensor([tokens])], dim=1)[:, :-1].to(handle.model.device)
-    logits = handle.model(input_ids=ids).logits[0, prompt.shape[1] - 1:]
+    with model_lock(handle.model):  # never inside another session's hooked computation
+        logits = handle.model(input_ids=ids).logits[0, prompt.shape[1] - 1:]
     return log_probs(logits).cpu()
 
 

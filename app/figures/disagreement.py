@@ -1,0 +1,165 @@
+"""Figures of the disagreement view: results of backend.disagreement -> plotly figures / HTML snippets."""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+SIGNAL_LABELS = {"ce": "CE(base, reason)", "kl_base_reason": "KL(base‖reason)", "kl_reason_base": "KL(reason‖base)",
+                 "js": "JS", "entropy_base": "H(base)", "entropy_reason": "H(reason)"}
+POLICY_COLORS = {"guided": "#d62728", "entropy": "#ff7f0e", "random": "#7f7f7f", "early": "#2ca02c"}
+
+
+def _display(piece: str) -> str:
+    return piece.replace("\n", "⏎").replace(" ", "·") or "∅"
+
+
+def top_positions(values: np.ndarray, n: int) -> list[int]:
+    return [int(i) for i in np.argsort(-np.asarray(values), kind="stable")[:n]] if len(values) else []
+
+
+def trace_figure(rollout, signals=("ce", "kl_base_reason", "kl_reason_base", "js", "entropy_base"),
+                 highlight: str = "ce", top_n: int = 5) -> go.Figure:
+    """Per-token signals along one rollout, tokens under the x axis, the top `highlight` tokens marked."""
+    x = list(range(rollout.length))
+    fig = go.Figure()
+    for name in signals:
+        fig.add_scatter(x=x, y=rollout.signals[name], mode="lines", name=SIGNAL_LABELS.get(name, name),
+                        customdata=[_display(t) for t in rollout.tokens],
+                        hovertemplate="%{customdata}<br>%{y:.3f} nats<extra>" + SIGNAL_LABELS.get(name, name) +
+                        "</extra>")
+    top = top_positions(rollout.signals[highlight], top_n)
+    fig.add_scatter(x=top, y=[float(rollout.signals[highlight][i]) for i in top], mode="markers+text",
+                    text=[_display(rollout.tokens[i]) for i in top], textposition="top center",
+                    marker=dict(size=11, color="#d62728", symbol="circle-open", line=dict(width=2)),
+                    name=f"top {len(top)} by {SIGNAL_LABELS.get(highlight, highlight)}")
+    fig.update_xaxes(tickmode="array", tickvals=x, ticktext=[_display(t) for t in rollout.tokens], tickangle=-60,
+                     tickfont=dict(size=9))
+    return fig.update_layout(height=420, margin=dict(t=30, b=10), yaxis_title="nats",
+                             legend=dict(orientation="h", y=1.12), title=f"{rollout.source} rollout")
+
+
+def tokens_html(tokens, values, strong) -> str:
+    """Tokens shaded by `values` (red, darker = larger) with the positions in `strong` outlined."""
+    values = np.asarray(values, dtype=float)
+    scale = float(values.max()) if len(values) and values.max() > 0 else 1.0
+    spans = []
+    for i, piece in enumerate(tokens):
+        alpha = 0.06 + 0.6 * max(float(values[i]), 0.0) / scale
+        border = "border:2px solid #d62728;" if i in strong else ""
+        text = html.escape(piece).replace("\n", "⏎<br>")
+        spans.append(f'<span title="{i}: {values[i]:.3f}" style="background:rgba(214,39,40,{alpha:.2f});'
+                     f'{border}border-radius:3px;padding:0 1px">{text}</span>')
+    return '<div style="font-family:monospace;line-height:1.9;white-space:pre-wrap">' + "".join(spans) + "</div>"
+
+
+def rollout_html(rollout, signal: str = "ce", top_n: int = 5) -> str:
+    """The rollout's text, each token shaded by `signal`, the top `top_n` outlined."""
+    values = rollout.signals[signal]
+    return tokens_html(rollout.tokens, values, set(top_positions(values, top_n)))
+
+
+def intervention_html(result) -> str:
+    """An intervention-decoded text: tokens written by the reasoning model shaded and outlined."""
+    marks = np.asarray(result.intervened, dtype=float)
+    return tokens_html(result.tokens, marks, set(np.nonzero(result.intervened)[0].tolist()))
+
+
+def lorenz_figure(analysis) -> go.Figure:
+    fig = go.Figure()
+    fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="#999"), name="equal share")
+    for part in analysis.per_source:
+        c = part.concentration
+        fig.add_scatter(x=c.lorenz_x, y=c.lorenz_y, mode="lines",
+                        name=f"{part.source} rollouts (Gini {c.gini:.2f})")
+    return fig.update_layout(height=360, margin=dict(t=30, b=10), xaxis_title="share of tokens (ascending)",
+                             yaxis_title=f"share of total {SIGNAL_LABELS.get(analysis.signal, analysis.signal)}",
+                             title="Lorenz curve")
+
+
+def position_figure(part) -> go.Figure:
+    """Where the top tokens sit (t / T) against where all tokens sit."""
+    c = part.concentration
+    edges = np.linspace(0, 1, len(c.position_hist) + 1)
+    centers = (edges[:-1] + edges[1:]) / 2
+    fig = go.Figure()
+    fig.add_bar(x=centers, y=c.position_hist, width=edges[1] - edges[0], name=f"top {c.top_fraction:.0%} tokens",
+                marker_color="#d62728")
+    fig.add_scatter(x=centers, y=c.position_hist_all, mode="lines+markers", name="all tokens", line_color="#555")
+    return fig.update_layout(height=320, margin=dict(t=30, b=10), xaxis_title="relative position t / T",
+                             yaxis_title="share of tokens", title=f"Positions ({part.source} rollouts)")
+
+
+def category_figure(part) -> go.Figure:
+    enrichment = part.concentration.category_enrichment()
+    names = sorted(enrichment, key=enrichment.get, reverse=True)
+    counts = part.concentration.categories
+    fig = go.Figure(go.Bar(x=names, y=[enrichment[n] for n in names], marker_color="#4a7ab5",
+                           customdata=[f"{counts[n][0]} of {counts[n][1]}" for n in names],
+                           hovertemplate="%{x}: %{y:.2f}x (%{customdata})<extra></extra>"))
+    fig.add_hline(y=1.0, line_dash="dot", line_color="#999")
+    return fig.update_layout(height=320, margin=dict(t=30, b=10), yaxis_title="enrichment among top tokens",
+                             title=f"Token categories ({part.source} rollouts)")
+
+
+def roc_figure(part) -> go.Figure:
+    fig = go.Figure()
+    fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="#999"), name="chance")
+    if part.failure is not None:
+        for name, (fpr, tpr) in part.failure.roc.items():
+            fig.add_scatter(x=fpr, y=tpr, mode="lines", line_shape="hv",
+                            name=f"{name.replace('topk', f'top-{part.failure.top_k}')} "
+                                 f"(AUROC {part.failure.auroc[name]:.2f})")
+    else:
+        fig.add_annotation(text="needs both right and wrong answers", showarrow=False, x=0.5, y=0.5)
+    return fig.update_layout(height=340, margin=dict(t=30, b=10), xaxis_title="false positive rate",
+                             yaxis_title="true positive rate (wrong answers flagged)",
+                             title=f"Failure prediction ({part.source} rollouts)")
+
+
+def sweep_figure(result) -> go.Figure:
+    """Accuracy vs realised intervention rate per policy, base and reasoning alone as lines."""
+    fig = go.Figure()
+    for policy in dict.fromkeys(p.policy for p in result.points):
+        pts = sorted((p for p in result.points if p.policy == policy), key=lambda p: p.rate)
+        fig.add_scatter(x=[100 * p.rate for p in pts], y=[100 * p.accuracy for p in pts], mode="lines+markers",
+                        name=policy, line_color=POLICY_COLORS.get(policy),
+                        customdata=[f"budget {p.budget:.0%}" for p in pts],
+                        hovertemplate="%{customdata}: rate %{x:.1f}%, accuracy %{y:.1f}%<extra>" + policy +
+                        "</extra>")
+    for name, value, color in (("base alone", result.base_accuracy, "#555"),
+                               ("reasoning alone", result.reasoning_accuracy, "#9467bd")):
+        fig.add_hline(y=100 * value, line_dash="dash", line_color=color, annotation_text=f"{name} {value:.0%}")
+    return fig.update_layout(height=380, margin=dict(t=30, b=10), xaxis_title="intervention rate ρ (% of tokens)",
+                             yaxis_title="exact-match accuracy (%)",
+                             title=f"Budget sweep on {result.n_problems} problems")
+
+
+def eopd_trace_figure(signals: dict, tokens, tau: float) -> go.Figure:
+    """Teacher entropy against the gate, and the per-token loss terms along a student rollout."""
+    x = list(range(len(tokens)))
+    labels = [_display(t) for t in tokens]
+    fig = go.Figure()
+    gated = [i for i in x if signals["gate"][i] > 0]
+    fig.add_bar(x=gated, y=[float(signals["teacher_entropy"][i]) for i in gated], name="gated (H_T ≥ τ)",
+                marker_color="rgba(255,127,14,0.35)")
+    for name, label in (("teacher_entropy", "teacher entropy H_T"), ("reverse_kl", "reverse KL (exact)"),
+                        ("forward_kl_topk", "forward KL on teacher top-k"), ("eopd_term", "EOPD term"),
+                        ("plain_term", "reverse-KL term (k1)")):
+        fig.add_scatter(x=x, y=signals[name], mode="lines", name=label, customdata=labels,
+                        hovertemplate="%{customdata}: %{y:.3f}<extra>" + label + "</extra>")
+    fig.add_hline(y=tau, line_dash="dot", line_color="#ff7f0e", annotation_text=f"τ = {tau}")
+    fig.update_xaxes(tickmode="array", tickvals=x, ticktext=labels, tickangle=-60, tickfont=dict(size=9))
+    return fig.update_layout(height=400, margin=dict(t=30, b=10), yaxis_title="nats",
+                             legend=dict(orientation="h", y=1.14), title="EOPD signals along the base rollout")
+
+
+def eopd_summary_figure(result, tau: float) -> go.Figure:
+    """Teacher entropy over all student tokens, with the gate threshold."""
+    pooled = np.concatenate([s["teacher_entropy"] for s in result.signals]) if result.signals else np.zeros(0)
+    fig = go.Figure(go.Histogram(x=pooled, nbinsx=40, marker_color="#4a7ab5", name="tokens"))
+    fig.add_vline(x=tau, line_dash="dot", line_color="#ff7f0e",
+                  annotation_text=f"τ = {tau}: {result.summary.gated_share:.1%} gated")
+    return fig.update_layout(height=320, margin=dict(t=30, b=10), xaxis_title="teacher entropy (nats)",
+                             yaxis_title="tokens", title=f"Teacher entropy over {result.summary.n_tokens} tokens")

@@ -1,0 +1,172 @@
+"""`python -m backend disagree analyze|intervene|sweep|eopd ... --json`."""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from backend.disagreement.analysis import AnalysisConfig, TraceConfig, analyze, trace
+from backend.disagreement.calibration import CalibrationConfig, GateConfig
+from backend.disagreement.eopd import EopdConfig, EopdParams, eopd
+from backend.disagreement.guided import InterveneConfig, intervene
+from backend.disagreement.intervention import POLICIES
+from backend.disagreement.pair import default_reasoning_id, load_pair
+from backend.disagreement.rollout import ProblemSet
+from backend.disagreement.sweep import SWEEP_POLICIES, SweepConfig, sweep
+from backend.errors import UserError
+from backend.models import default_model_id
+
+
+def _progress(fraction: float, message: str) -> None:
+    print(f"[{fraction:4.0%}] {message}", file=sys.stderr)
+
+
+def _pair(args):
+    base = args.base or default_model_id()
+    return load_pair(base, args.reasoning or default_reasoning_id(base), _progress)
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 6)
+
+
+def _problems(args) -> ProblemSet:
+    return ProblemSet(args.n, args.split, args.seed, args.difficulty)
+
+
+def _calibration(args) -> CalibrationConfig:
+    return CalibrationConfig(ProblemSet(args.cal_n, "train", args.seed + 1, args.difficulty), args.max_new_tokens)
+
+
+def _gate(args) -> GateConfig:
+    return GateConfig(args.signal, args.window, args.early)
+
+
+def _budgets(text: str) -> tuple[float, ...]:
+    """'2,5,10,20' (percent) or '0.02,0.05' (fractions)."""
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise UserError(f"Budgets must be numbers separated by commas, got {text!r}.") from None
+    return tuple(v / 100 if v > 1 else v for v in values)
+
+
+def _rollout_json(r) -> dict:
+    return {"text": r.text, "correct": r.correct, "tokens": len(r.token_ids),
+            "per_token": [{"token": tok, **{k: _num(v[i]) for k, v in r.signals.items()}}
+                          for i, tok in enumerate(r.tokens)]}
+
+
+def cmd_analyze(args) -> dict:
+    pair = _pair(args)
+    if args.question:
+        out = trace(pair, TraceConfig(args.question, args.answer, args.max_new_tokens), _progress)
+        return {"pair": pair.label, "provenance": out.provenance, "base": _rollout_json(out.value.base),
+                "reasoning": _rollout_json(out.value.reasoning)}
+    out = analyze(pair, AnalysisConfig(_problems(args), args.max_new_tokens, args.signal), _progress)
+    parts = []
+    for s in out.value.per_source:
+        c = s.concentration
+        parts.append({"source": s.source, "rollouts": s.n_rollouts, "accuracy": _num(s.accuracy),
+                      "tokens": c.n_tokens, "gini": _num(c.gini), "share_tokens_50": _num(c.share_tokens_50),
+                      "share_tokens_80": _num(c.share_tokens_80), "share_in_top10": _num(c.share_in_top10),
+                      "top1pct_mean_relative_position": _num(c.top_relative_positions.mean()),
+                      "top1pct_high_entropy_share": _num(c.top_high_entropy_share),
+                      "entropy_spearman": _num(c.entropy_correlation),
+                      "category_enrichment": {k: _num(v) for k, v in c.category_enrichment().items()},
+                      "failure_auroc": None if s.failure is None else
+                      {k: _num(v) for k, v in s.failure.auroc.items()}})
+    return {"pair": pair.label, "signal": out.value.signal, "provenance": out.provenance, "sources": parts,
+            "skipped": list(out.value.skipped)}
+
+
+def cmd_intervene(args) -> dict:
+    pair = _pair(args)
+    budget = _budgets(args.budget)[0]
+    out = intervene(pair, InterveneConfig(args.question, args.answer, args.policy, budget, _gate(args),
+                                          _calibration(args), args.max_new_tokens, args.seed), _progress)
+    v = out.value
+    return {"pair": pair.label, "policy": v.policy, "budget": budget, "text": v.text, "correct": v.correct,
+            "tokens": len(v.token_ids), "interventions": int(v.intervened.sum()), "rate": _num(v.rate),
+            "tau": _num(v.threshold.tau) if v.threshold else None,
+            "lambda": _num(v.threshold.lam) if v.threshold else None,
+            "taken_over": [{"position": int(i), "token": v.tokens[i]} for i in v.intervened.nonzero()[0]],
+            "forward_passes": {"base": v.base_passes, "reasoning": v.reasoning_passes},
+            "provenance": out.provenance}
+
+
+def cmd_sweep(args) -> dict:
+    pair = _pair(args)
+    policies = tuple(p.strip() for p in args.policies.split(",") if p.strip())
+    config = SweepConfig(_problems(args), _budgets(args.rates), policies, _gate(args), _calibration(args),
+                         args.max_new_tokens, args.seed)
+    out = sweep(pair, config, _progress)
+    v = out.value
+    return {"pair": pair.label, "problems": v.n_problems, "base_accuracy": _num(v.base_accuracy),
+            "reasoning_accuracy": _num(v.reasoning_accuracy), "provenance": out.provenance,
+            "points": [{"policy": p.policy, "budget": p.budget, "accuracy": _num(p.accuracy), "rate": _num(p.rate),
+                        "mean_length": _num(p.mean_length), "tau": _num(p.tau), "lambda": _num(p.lam)}
+                       for p in v.points]}
+
+
+def cmd_eopd(args) -> dict:
+    pair = _pair(args)
+    config = EopdConfig(_problems(args), EopdParams(args.tau, args.top_k, args.alpha), args.max_new_tokens,
+                        args.temperature, args.seed)
+    out = eopd(pair, config, _progress)
+    s = out.value.summary
+    return {"pair": pair.label, "provenance": out.provenance, "rollouts": len(out.value.problem_ids),
+            "tokens": s.n_tokens, "gated_share": _num(s.gated_share),
+            "mean_teacher_entropy": _num(s.mean_teacher_entropy), "mean_reverse_kl": _num(s.mean_reverse_kl),
+            "mean_forward_kl_topk_gated": _num(s.mean_forward_kl_topk_gated), "loss_eopd": _num(s.loss_eopd),
+            "loss_plain_reverse_kl": _num(s.loss_plain)}
+
+
+def _common(sub, batch: bool = True) -> None:
+    sub.add_argument("--base", help="registry id of the base model (default: the default model)")
+    sub.add_argument("--reasoning", help="registry id of the reasoning model (default: the project's reasoner)")
+    sub.add_argument("--max-new-tokens", type=int, default=96)
+    sub.add_argument("--seed", type=int, default=0)
+    sub.add_argument("--difficulty", type=int, choices=(1, 2, 3), default=None)
+    if batch:
+        sub.add_argument("--n", type=int, default=20, help="number of generated problems")
+        sub.add_argument("--split", choices=("train", "heldout"), default="heldout")
+
+
+def _gate_args(sub) -> None:
+    sub.add_argument("--signal", default="ce", help="gate signal: ce, kl_base_reason, kl_reason_base, js")
+    sub.add_argument("--window", type=int, default=8, help="W: tokens of the local mean")
+    sub.add_argument("--early", default="partial", help="rule for the first W steps: partial, threshold, never")
+    sub.add_argument("--cal-n", type=int, default=32, help="training problems the gate is calibrated on")
+
+
+def add_commands(subparsers) -> None:
+    parser = subparsers.add_parser("disagree", help="base vs reasoning model: disagreement, intervention, EOPD")
+    actions = parser.add_subparsers(dest="action", required=True)
+    sub = actions.add_parser("analyze", help="per-token divergences (one --question) or concentration (a batch)")
+    _common(sub)
+    sub.add_argument("--question", help="trace one typed problem instead of a batch")
+    sub.add_argument("--answer", type=int)
+    sub.add_argument("--signal", default="ce")
+    sub.set_defaults(handler=cmd_analyze)
+    sub = actions.add_parser("intervene", help="decode one problem with a takeover policy")
+    _common(sub, batch=False)
+    _gate_args(sub)
+    sub.add_argument("--question", required=True)
+    sub.add_argument("--answer", type=int)
+    sub.add_argument("--policy", choices=tuple(POLICIES), default="guided")
+    sub.add_argument("--budget", default="0.1", help="r, e.g. 0.1 or 10 (percent)")
+    sub.set_defaults(handler=cmd_intervene)
+    sub = actions.add_parser("sweep", help="accuracy vs intervention rate for guided / entropy / random / early")
+    _common(sub)
+    _gate_args(sub)
+    sub.add_argument("--rates", default="2,5,10,20", help="budgets in percent (or fractions)")
+    sub.add_argument("--policies", default=",".join(SWEEP_POLICIES))
+    sub.set_defaults(handler=cmd_sweep)
+    sub = actions.add_parser("eopd", help="entropy-aware on-policy distillation signals over a batch")
+    _common(sub)
+    sub.add_argument("--tau", type=float, default=0.8)
+    sub.add_argument("--top-k", type=int, default=16)
+    sub.add_argument("--alpha", type=float, default=1.0)
+    sub.add_argument("--temperature", type=float, default=1.0)
+    sub.set_defaults(handler=cmd_eopd)

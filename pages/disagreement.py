@@ -1,0 +1,209 @@
+"""Disagreement: where a base model and a reasoning model part ways, token by token; guided intervention; EOPD."""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app.figures import disagreement as figs
+from app.session import selected_model_id
+from app.ui.downloads import table_downloads
+from app.ui.guarded import guarded
+from app.ui.model_picker import current_model
+from app.ui.run import run_with_progress
+from backend.disagreement.analysis import AnalysisConfig, TraceConfig, analyze, trace
+from backend.disagreement.calibration import CalibrationConfig, GateConfig
+from backend.disagreement.divergences import DIVERGENCES, SIGNALS
+from backend.disagreement.eopd import EopdConfig, EopdParams, eopd
+from backend.disagreement.guided import InterveneConfig, intervene
+from backend.disagreement.intervention import POLICIES
+from backend.disagreement.pair import default_reasoning_id, load_pair
+from backend.disagreement.rollout import ProblemSet
+from backend.disagreement.sweep import SWEEP_POLICIES, SweepConfig, sweep
+from backend.models import list_models
+from backend.tasks.arithmetic import generate_problems
+
+st.title("Disagreement: base vs reasoning model")
+st.caption("Per-token divergence between two models sharing a tokenizer, a one-token takeover by the reasoning "
+           "model where they disagree most, and entropy-aware distillation signals on the same pair.")
+
+if current_model() is None:
+    st.stop()
+ids = [s.id for s in list_models()]
+names = {s.id: s.display_name for s in list_models()}
+c1, c2 = st.columns(2)
+sidebar_id = selected_model_id()
+base_id = c1.selectbox("Base model (student)", ids, index=ids.index(sidebar_id) if sidebar_id in ids else 0,
+                       format_func=names.get, key="dis-base")
+reason_default = default_reasoning_id(base_id)
+reason_id = c2.selectbox("Reasoning model (teacher)", ids,
+                         index=ids.index(reason_default) if reason_default in ids else 0,
+                         format_func=names.get, key=f"dis-reason-{base_id}")
+with st.spinner("Loading the pair …"):
+    pair = guarded(lambda: load_pair(base_id, reason_id))
+if pair is None:
+    st.stop()
+if base_id == reason_id:
+    st.info("Both sides are the same model: every divergence is zero. Pick a reasoning model.")
+
+# ---------------------------------------------------------------- problem
+with st.container(border=True):
+    mode = st.radio("Problem", ["Generated (held-out)", "Typed"], horizontal=True, key="dis-mode")
+    if mode == "Typed":
+        question = st.text_area("Question", "Maya buys 3 pens at $4 each and pays with a $20 bill. "
+                                "How many dollars of change does she get?", key="dis-question")
+        answer_text = st.text_input("Answer (optional, integer)", "8", key="dis-answer").strip()
+        answer = int(answer_text) if answer_text.lstrip("-").isdigit() else None
+        if answer_text and answer is None:
+            st.warning("The answer must be an integer; the rollouts are not scored.")
+    else:
+        p1, p2 = st.columns(2)
+        difficulty = p1.selectbox("Steps", [1, 2, 3], index=1, key="dis-difficulty")
+        index = p2.number_input("Problem #", 0, 999, 0, key="dis-index")
+        problem = generate_problems(int(index) + 1, "heldout", seed=0, difficulty=difficulty)[-1]
+        question, answer = problem.question, problem.answer
+        st.markdown(f"**{question}** (answer: {answer})")
+    max_new = st.slider("Max new tokens", 16, 160, 96, 16, key="dis-max-new")
+
+tab_trace, tab_batch, tab_intervene, tab_eopd = st.tabs(["Trace", "Concentration & failure", "Intervention",
+                                                         "Entropy-aware distillation"])
+
+# ---------------------------------------------------------------- trace (runs on first render)
+eopd_params = EopdParams()
+with tab_trace:
+    traced = run_with_progress("Both rollouts, scored under both models",
+                               lambda progress: trace(pair, TraceConfig(question, answer, max_new, eopd_params),
+                                                      progress))
+    if traced is not None:
+        t = traced.value
+        st.caption(pair.label)
+        signal = st.selectbox("Highlight", list(DIVERGENCES), format_func=figs.SIGNAL_LABELS.get, key="dis-signal")
+        top_n = st.slider("Top tokens", 1, 20, 5, key="dis-top")
+        left, right = st.columns(2)
+        for col, r, who in ((left, t.base, pair.base.display_name), (right, t.reasoning, pair.reasoning.display_name)):
+            verdict = "" if r.correct is None else (" ✅ correct" if r.correct else " ❌ wrong")
+            col.markdown(f"**{r.source.capitalize()} rollout** · {who}{verdict}")
+            col.markdown(figs.rollout_html(r, signal, top_n), unsafe_allow_html=True)
+        which = st.radio("Trace along", ["base", "reasoning"], horizontal=True, key="dis-which")
+        rollout = t.base if which == "base" else t.reasoning
+        st.plotly_chart(figs.trace_figure(rollout, highlight=signal, top_n=top_n), width="stretch",
+                        key="dis-trace-fig")
+        table = pd.DataFrame({"position": range(rollout.length), "token": rollout.tokens,
+                              **{k: v for k, v in rollout.signals.items()}})
+        with st.expander("Per-token table"):
+            st.dataframe(table, hide_index=True, width="stretch")
+            table_downloads(table, f"disagreement-trace-{which}", key="dis-trace-export")
+
+# ---------------------------------------------------------------- batch analysis
+with tab_batch:
+    st.caption(f"Greedy rollouts of both models on generated held-out problems · {pair.label}")
+    b1, b2, b3 = st.columns(3)
+    n_batch = b1.number_input("Problems", 2, 500, 20, key="dis-batch-n")
+    batch_signal = b2.selectbox("Divergence", list(DIVERGENCES), format_func=figs.SIGNAL_LABELS.get,
+                                key="dis-batch-signal")
+    batch_difficulty = b3.selectbox("Steps", ["mixed", 1, 2, 3], key="dis-batch-difficulty")
+    config = AnalysisConfig(ProblemSet(int(n_batch), "heldout", 0,
+                                       None if batch_difficulty == "mixed" else int(batch_difficulty)),
+                            max_new, batch_signal)
+    if st.button("Analyse the batch", key="dis-batch-run"):
+        st.session_state["dis-batch"] = config
+    if st.session_state.get("dis-batch") == config:
+        done = run_with_progress("Batch analysis", lambda progress: analyze(pair, config, progress))
+        if done is not None:
+            result = done.value
+            st.plotly_chart(figs.lorenz_figure(result), width="stretch", key="dis-lorenz")
+            source = st.radio("Rollouts of", [p.source for p in result.per_source], horizontal=True,
+                              key="dis-batch-source")
+            part = result.source(source)
+            c = part.concentration
+            m = st.columns(5)
+            m[0].metric("Gini", f"{c.gini:.2f}")
+            m[1].metric("Tokens carrying 50%", f"{c.share_tokens_50:.1%}")
+            m[2].metric("Tokens carrying 80%", f"{c.share_tokens_80:.1%}")
+            m[3].metric("Share in top 10%", f"{c.share_in_top10:.1%}")
+            m[4].metric("Accuracy", "n/a" if np.isnan(part.accuracy) else f"{part.accuracy:.0%}")
+            st.caption(f"Top {c.top_fraction:.0%} tokens that are high-entropy (base entropy above its "
+                       f"{c.high_entropy_quantile:.0%} quantile): {c.top_high_entropy_share:.0%} "
+                       f"(chance {1 - c.high_entropy_quantile:.0%}); Spearman(divergence, base entropy) = "
+                       f"{c.entropy_correlation:.2f}.")
+            g1, g2 = st.columns(2)
+            g1.plotly_chart(figs.position_figure(part), width="stretch", key="dis-positions")
+            g2.plotly_chart(figs.category_figure(part), width="stretch", key="dis-categories")
+            st.plotly_chart(figs.roc_figure(part), width="stretch", key="dis-roc")
+            if result.skipped:
+                st.caption(f"{len(result.skipped)} problems skipped: their prompt does not fit the context.")
+
+# ---------------------------------------------------------------- intervention
+with tab_intervene:
+    st.caption("Greedy decoding by the base model; at gated steps the reasoning model writes one token. The gate is "
+               "calibrated on base rollouts of training problems: τ = quantile₁₋ᵣ(s), λ = E[s | s > τ] / E[s].")
+    i1, i2, i3, i4 = st.columns(4)
+    policy = i1.selectbox("Policy", list(POLICIES), key="dis-policy", help="\n".join(
+        f"- **{k}**: {v}" for k, v in POLICIES.items()))
+    budget = i2.select_slider("Budget r", [0.0, 0.02, 0.05, 0.10, 0.20, 0.30], 0.10,
+                              format_func=lambda r: f"{r:.0%}", key="dis-budget")
+    gate_signal = i3.selectbox("Gate signal", [s for s in SIGNALS if s != "entropy_reason"],
+                               format_func=figs.SIGNAL_LABELS.get, key="dis-gate-signal")
+    window = i4.number_input("Window W", 1, 64, 8, key="dis-window")
+    cal_n = st.number_input("Calibration problems (train split)", 2, 500, 32, key="dis-cal-n")
+    gate_config = GateConfig(gate_signal, int(window), "partial")
+    calibration = CalibrationConfig(ProblemSet(int(cal_n), "train", 1), max_new)
+    one = InterveneConfig(question, answer, policy, budget, gate_config, calibration, max_new)
+    if st.button("Decode this problem", key="dis-intervene-run"):
+        st.session_state["dis-intervene"] = one
+    if st.session_state.get("dis-intervene") == one:
+        done = run_with_progress("Intervention decoding", lambda progress: intervene(pair, one, progress))
+        if done is not None:
+            v = done.value
+            verdict = "" if v.correct is None else (" ✅ correct" if v.correct else " ❌ wrong")
+            st.markdown(f"**{v.policy}** · {int(v.intervened.sum())} of {len(v.token_ids)} tokens taken over "
+                        f"({v.rate:.1%}){verdict}" + (f" · τ = {v.threshold.tau:.3f}, λ = {v.threshold.lam:.2f}"
+                                                      if v.threshold and np.isfinite(v.threshold.tau) else ""))
+            st.markdown(figs.intervention_html(v), unsafe_allow_html=True)
+            st.caption(f"Forward passes: base {v.base_passes}, reasoning {v.reasoning_passes}.")
+    st.subheader("Budget sweep")
+    s1, s2 = st.columns(2)
+    n_sweep = s1.number_input("Held-out problems", 2, 500, 20, key="dis-sweep-n")
+    rates = s2.multiselect("Budgets r", [0.02, 0.05, 0.10, 0.20], [0.02, 0.05, 0.10, 0.20],
+                           format_func=lambda r: f"{r:.0%}", key="dis-sweep-rates")
+    sweep_config = SweepConfig(ProblemSet(int(n_sweep)), tuple(sorted(rates)), SWEEP_POLICIES, gate_config,
+                               calibration, max_new)
+    if st.button("Run the sweep", key="dis-sweep-run", disabled=not rates):
+        st.session_state["dis-sweep"] = sweep_config
+    if st.session_state.get("dis-sweep") == sweep_config:
+        done = run_with_progress("Budget sweep", lambda progress: sweep(pair, sweep_config, progress))
+        if done is not None:
+            st.plotly_chart(figs.sweep_figure(done.value), width="stretch", key="dis-sweep-fig")
+            points = pd.DataFrame([p.__dict__ for p in done.value.points])
+            st.dataframe(points, hide_index=True, width="stretch")
+            table_downloads(points, "disagreement-sweep", key="dis-sweep-export")
+
+# ---------------------------------------------------------------- EOPD
+with tab_eopd:
+    st.caption("Student = base, teacher = reasoning. Gate H_T ≥ τ on the full-vocabulary teacher entropy; forward KL "
+               "on the teacher's top-k renormalised; EOPD term = reverse-KL (k1) + α · gate · forward KL.")
+    if traced is not None:
+        st.plotly_chart(figs.eopd_trace_figure(traced.value.eopd, traced.value.base.tokens, eopd_params.tau),
+                        width="stretch", key="dis-eopd-trace")
+        share = float(np.mean(traced.value.eopd["gate"])) if len(traced.value.eopd["gate"]) else 0.0
+        st.caption(f"τ = {eopd_params.tau}, k = {eopd_params.top_k}, α = {eopd_params.alpha}: {share:.0%} of this "
+                   "rollout's tokens are gated.")
+    e1, e2, e3, e4, e5 = st.columns(5)
+    tau = e1.number_input("τ (nats)", 0.0, 10.0, 0.8, 0.1, key="dis-eopd-tau")
+    top_k = e2.number_input("top-k", 1, 256, 16, key="dis-eopd-k")
+    alpha = e3.number_input("α", 0.0, 10.0, 1.0, 0.1, key="dis-eopd-alpha")
+    temperature = e4.number_input("Rollout temperature", 0.0, 2.0, 1.0, 0.1, key="dis-eopd-temp")
+    n_eopd = e5.number_input("Problems", 1, 500, 20, key="dis-eopd-n")
+    eopd_config = EopdConfig(ProblemSet(int(n_eopd)), EopdParams(tau, int(top_k), alpha), max_new, temperature)
+    if st.button("Summarise over a batch", key="dis-eopd-run"):
+        st.session_state["dis-eopd"] = eopd_config
+    if st.session_state.get("dis-eopd") == eopd_config:
+        done = run_with_progress("EOPD signals", lambda progress: eopd(pair, eopd_config, progress))
+        if done is not None:
+            s = done.value.summary
+            m = st.columns(4)
+            m[0].metric("Gated tokens", f"{s.gated_share:.1%}")
+            m[1].metric("Mean teacher entropy", f"{s.mean_teacher_entropy:.2f}")
+            m[2].metric("EOPD loss term", f"{s.loss_eopd:.3f}")
+            m[3].metric("Plain reverse-KL term", f"{s.loss_plain:.3f}")
+            st.plotly_chart(figs.eopd_summary_figure(done.value, tau), width="stretch", key="dis-eopd-summary")
+            summary = pd.DataFrame([s.__dict__])
+            table_downloads(summary, "disagreement-eopd", key="dis-eopd-export")

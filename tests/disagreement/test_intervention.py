@@ -1,0 +1,92 @@
+"""Intervention decoding on tiny models: the references are bit-identical to plain greedy decoding,
+the cheap variant catches the reasoning cache up in chunks, and mismatched tokenizers are refused."""
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModelForCausalLM
+
+from backend.disagreement.gate import Threshold, calibrate
+from backend.disagreement.intervention import FixedPositions, SignalGate, decode
+from backend.disagreement.pair import check_pair, load_pair, reasoning_candidates
+from backend.disagreement.rollout import prompt_ids, typed_problem
+from backend.errors import UserError
+from backend.models import load
+from backend.models.generate import generate
+from backend.tasks.arithmetic import format_prompt
+from tests.support.tiny import byte_tokenizer, tiny_config
+
+PROBLEM = typed_problem("Ava has 3 apples and gets 4 more. How many now?", 7)
+N = 24
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return load_pair("tiny-llama", "tiny-qwen2")
+
+
+def _reference(handle):
+    return list(generate(handle, format_prompt(PROBLEM), max_new_tokens=N).token_ids)
+
+
+def test_budget_zero_is_base_greedy_decoding(pair):
+    prompt = prompt_ids(pair.base, PROBLEM)
+    never = calibrate(np.array([1.0, 2.0, 3.0]), 0.0)
+    out = decode(pair, prompt, SignalGate("ce", never), N)
+    assert list(out.token_ids) == _reference(pair.base)
+    assert out.n_interventions == 0
+    assert np.isfinite(out.signal).all()  # the guided gate scored every step
+    assert decode(pair, prompt, FixedPositions(frozenset()), N).reasoning_passes == 0  # base alone: never queried
+
+
+def test_gate_always_on_is_reasoning_greedy_decoding(pair):
+    prompt = prompt_ids(pair.base, PROBLEM)
+    expected = _reference(pair.reasoning)
+    assert expected != _reference(pair.base)  # otherwise the test would prove nothing
+    for policy in (SignalGate("ce", Threshold.always()), SignalGate("entropy_base", Threshold.always()),
+                   FixedPositions(frozenset(), every=True)):
+        out = decode(pair, prompt, policy, N)
+        assert list(out.token_ids) == expected
+        assert out.intervened.all()
+
+
+def test_lazy_follower_catches_up_in_one_chunk(pair):
+    prompt = prompt_ids(pair.base, PROBLEM)
+    out = decode(pair, prompt, FixedPositions(frozenset({5, 9})), 12)
+    assert out.intervened.nonzero()[0].tolist() == [5, 9]
+    assert out.reasoning_passes == 2  # one prefill of prompt + 5 tokens, one extend of 4 tokens
+    # a takeover writes the reasoning model's greedy token for that exact prefix
+    logits = pair.reasoning.model(input_ids=torch.cat([prompt, torch.tensor([out.token_ids[:5]])], 1)).logits
+    assert out.token_ids[5] == int(logits[0, -1].argmax())
+
+
+def test_fixed_length_runs_ignore_eos(pair):
+    out = decode(pair, prompt_ids(pair.base, PROBLEM), FixedPositions(frozenset()), 10, eos_id=None)
+    assert len(out.token_ids) == 10
+
+
+def test_mismatched_tokenizers_are_refused(tmp_path, monkeypatch):
+    tok = byte_tokenizer()
+    tok.add_tokens(["<extra>"])
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(tiny_config("llama", len(tok))).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    import os
+
+    monkeypatch.setenv("DASH_EXTRA_MODELS", os.environ["DASH_EXTRA_MODELS"] + f";tiny-other-vocab={tmp_path}")
+    with pytest.raises(UserError, match="do not share a tokenizer"):
+        load_pair("tiny-llama", "tiny-other-vocab")
+    assert "tiny-other-vocab" not in reasoning_candidates("tiny-llama")
+    assert "tiny-qwen2" in reasoning_candidates("tiny-llama")
+
+
+def test_a_pair_of_one_model_compares_with_itself():
+    handle = load("tiny-llama")
+    assert check_pair(handle, handle).ref.id == "tiny-llama + tiny-llama"
+
+
+def test_over_long_and_empty_prompts_are_user_errors(pair):
+    with pytest.raises(UserError, match="empty"):
+        typed_problem("   ")
+    long = typed_problem("How many? " * 60, 1)
+    with pytest.raises(UserError, match="context"):
+        decode(pair, prompt_ids(pair.base, long), FixedPositions(frozenset()), N)

@@ -1,0 +1,90 @@
+"""The cached verbs on tiny models: trace, batch analysis, intervene, sweep, EOPD, and the CLI."""
+import json
+
+import numpy as np
+import pytest
+
+from backend.__main__ import main
+from backend.disagreement.analysis import AnalysisConfig, TraceConfig, analyze, trace
+from backend.disagreement.calibration import CalibrationConfig
+from backend.disagreement.eopd import EOPD_SIGNALS, EopdConfig, eopd
+from backend.disagreement.guided import InterveneConfig, intervene
+from backend.disagreement.pair import load_pair
+from backend.disagreement.rollout import ProblemSet
+from backend.disagreement.sweep import SweepConfig, sweep
+
+QUESTION = "Ava has 3 apples and gets 4 more. How many now?"
+SMALL = ProblemSet(n=3, split="heldout", seed=0, difficulty=1)
+CAL = CalibrationConfig(ProblemSet(n=3, split="train", seed=1, difficulty=1), max_new_tokens=12)
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return load_pair("tiny-llama", "tiny-qwen2")
+
+
+def test_trace_scores_both_rollouts_and_caches(pair):
+    config = TraceConfig(QUESTION, 7, max_new_tokens=12)
+    first = trace(pair, config)
+    again = trace(pair, config)
+    assert not first.cached and again.cached
+    t = again.value
+    for r in (t.base, t.reasoning):
+        assert r.length == len(r.tokens) == 12 and r.correct is False
+        assert all(v.shape == (12,) for v in r.signals.values())
+        assert (r.signals["ce"] >= r.signals["entropy_base"] - 1e-4).all()  # CE = H + KL
+    assert set(t.eopd) == set(EOPD_SIGNALS) and all(v.shape == (12,) for v in t.eopd.values())
+    assert trace(pair, TraceConfig(QUESTION, None, max_new_tokens=4)).value.base.correct is None
+
+
+def test_batch_analysis(pair):
+    result = analyze(pair, AnalysisConfig(SMALL, max_new_tokens=12)).value
+    base = result.source("base")
+    c = base.concentration
+    assert c.n_tokens == 36 and 0 <= c.gini <= 1 and 0 < c.share_tokens_50 <= c.share_tokens_80 <= 1
+    assert c.lorenz_y[0] == 0 and c.lorenz_y[-1] == pytest.approx(1)
+    assert np.isclose(c.position_hist.sum(), 1) and sum(n for _, n in c.categories.values()) == 36
+    assert base.accuracy == 0.0 and base.failure is None  # random models: all wrong, no AUROC
+
+
+def test_intervene_and_sweep(pair):
+    guided = intervene(pair, InterveneConfig(QUESTION, 7, "guided", 0.3, calibration=CAL, max_new_tokens=12)).value
+    early = intervene(pair, InterveneConfig(QUESTION, 7, "early", 0.3, calibration=CAL, max_new_tokens=12)).value
+    assert guided.threshold is not None and np.isfinite(guided.signal).all()
+    assert early.intervened.sum() == guided.intervened.sum()  # matched count, at the earliest positions
+    assert early.intervened[: int(early.intervened.sum())].all()
+    result = sweep(pair, SweepConfig(SMALL, (0.0, 0.3), calibration=CAL, max_new_tokens=12)).value
+    assert result.n_problems == 3 and len(result.points) == 8
+    zero = [p for p in result.points if p.budget == 0.0]
+    assert all(p.rate == 0.0 for p in zero)  # budget 0: nobody takes over
+    by = {(r.policy, r.budget, r.problem_id): r for r in result.records}
+    for (policy, budget, pid), r in by.items():
+        if policy in ("random", "early"):
+            assert r.n_interventions <= by[("guided", budget, pid)].n_interventions
+        if policy == "entropy":
+            assert r.reasoning_passes <= r.n_interventions  # queried only when gated
+
+
+def test_eopd_batch(pair):
+    result = eopd(pair, EopdConfig(SMALL, max_new_tokens=8, temperature=1.0)).value
+    assert len(result.signals) == 3 and result.summary.n_tokens == 24
+    assert 0 <= result.summary.gated_share <= 1
+
+
+def test_cli_actions(capsys):
+    common = ["--base", "tiny-llama", "--reasoning", "tiny-qwen2", "--max-new-tokens", "6"]
+    assert main(["disagree", "analyze", "--question", QUESTION, "--answer", "7", *common, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["base"]["per_token"]) == 6 and "ce" in out["base"]["per_token"][0]
+    assert main(["disagree", "analyze", "--n", "2", "--difficulty", "1", *common, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sources"][0]["tokens"] == 12
+    assert main(["disagree", "eopd", "--n", "2", "--difficulty", "1", *common, "--json"]) == 0
+    assert "gated_share" in json.loads(capsys.readouterr().out)
+    assert main(["disagree", "intervene", "--question", QUESTION, "--budget", "20", "--cal-n", "2",
+                 "--difficulty", "1", *common, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tokens"] == 6
+    assert main(["disagree", "sweep", "--n", "2", "--rates", "10", "--policies", "guided,early", "--cal-n", "2",
+                 "--difficulty", "1", *common, "--json"]) == 0
+    assert [p["policy"] for p in json.loads(capsys.readouterr().out)["points"]] == ["guided", "early"]
+    assert main(["disagree", "analyze", "--question", " ", *common]) == 2
+    assert "empty" in capsys.readouterr().err
