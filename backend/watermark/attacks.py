@@ -1,0 +1,140 @@
+"""Attacks on watermarked text, registered by name with a strength parameter.
+
+- word_deletion(rate): each word is deleted with probability `rate`.
+- synonym_substitution(rate): `rate` of all words are replaced by a synonym from a hand-written
+  dictionary of ~250 content words (only words that have an entry can change, so the effective rate is
+  capped by the dictionary's coverage; the realised rate is reported).
+- copy_paste(rate): the watermarked sentences are mixed into unwatermarked text so that a `rate`
+  fraction of the sentences come from the other text (IPMark's "copy-paste").
+- sentence_shuffle: the sentences in random order.
+- sentence_truncation(rate): the last `rate` fraction of the sentences are cut.
+- sentence_deletion(rate): each sentence is deleted with probability `rate`.
+- lm_paraphrase: the whole text rewritten by the language model (greedy decoding).
+"""
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from backend.errors import UserError
+from backend.watermark.corpus import DATA
+from backend.watermark.segment import split_units
+
+_WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class AttackContext:
+    seed: int = 0
+    other_text: str = ""  # unwatermarked text for copy_paste
+    paraphrase: Callable[[str], str] | None = None  # sentence -> paraphrase (lm_paraphrase)
+
+
+@dataclass(frozen=True)
+class Attack:
+    name: str
+    description: str
+    apply: Callable[[str, float, AttackContext], str]
+    default_rate: float
+    needs_model: bool = False
+
+
+@lru_cache(maxsize=1)
+def synonyms() -> dict[str, tuple[str, ...]]:
+    table = {}
+    for line in (DATA / "synonyms.txt").read_text(encoding="utf-8").splitlines():
+        if line.startswith("#") or ":" not in line:
+            continue
+        word, alts = line.split(":", 1)
+        table[word.strip().lower()] = tuple(a.strip() for a in alts.split(",") if a.strip())
+    return table
+
+
+def _match_case(original: str, replacement: str) -> str:
+    if original.isupper() and len(original) > 1:
+        return replacement.upper()
+    return replacement.capitalize() if original[:1].isupper() else replacement
+
+
+def word_deletion(text: str, rate: float, ctx: AttackContext) -> str:
+    rng = random.Random(ctx.seed)
+    out = _WORD.sub(lambda m: "" if rng.random() < rate else m.group(), text)
+    return re.sub(r"[ \t]{2,}", " ", re.sub(r" +([,.;:!?])", r"\1", out))
+
+
+def synonym_substitution(text: str, rate: float, ctx: AttackContext) -> str:
+    rng = random.Random(ctx.seed)
+    table = synonyms()
+    words = list(_WORD.finditer(text))
+    eligible = [m for m in words if m.group().lower() in table]
+    n_change = min(len(eligible), round(rate * len(words)))
+    chosen = {m.start() for m in rng.sample(eligible, n_change)} if n_change else set()
+    return _WORD.sub(lambda m: _match_case(m.group(), rng.choice(table[m.group().lower()]))
+                     if m.start() in chosen else m.group(), text)
+
+
+def _sentences(text: str) -> list[str]:
+    return [u.text for u in split_units(text)]
+
+
+def copy_paste(text: str, rate: float, ctx: AttackContext) -> str:
+    """Keep the watermarked sentences as one block inside other text making up `rate` of all sentences."""
+    mine, other = _sentences(text), _sentences(ctx.other_text)
+    if not other or rate <= 0:
+        return text
+    n_other = min(len(other), round(len(mine) * rate / max(1e-9, 1 - rate))) if rate < 1 else len(other)
+    rng = random.Random(ctx.seed)
+    at = rng.randint(0, n_other)
+    return " ".join(other[:at] + mine + other[at:n_other])
+
+
+def sentence_shuffle(text: str, rate: float, ctx: AttackContext) -> str:
+    parts = _sentences(text)
+    random.Random(ctx.seed).shuffle(parts)
+    return " ".join(parts)
+
+
+def sentence_truncation(text: str, rate: float, ctx: AttackContext) -> str:
+    parts = _sentences(text)
+    return " ".join(parts[:max(1, round(len(parts) * (1 - rate)))])
+
+
+def sentence_deletion(text: str, rate: float, ctx: AttackContext) -> str:
+    rng = random.Random(ctx.seed)
+    parts = _sentences(text)
+    kept = [p for p in parts if rng.random() >= rate]
+    return " ".join(kept or parts[:1])
+
+
+def lm_paraphrase(text: str, rate: float, ctx: AttackContext) -> str:
+    if ctx.paraphrase is None:
+        raise UserError("The paraphrase attack needs a language model.")
+    return ctx.paraphrase(text)
+
+
+ATTACKS: dict[str, Attack] = {a.name: a for a in (
+    Attack("word_deletion", "Delete each word with probability rate", word_deletion, 0.1),
+    Attack("synonym_substitution", "Replace rate of the words by dictionary synonyms", synonym_substitution, 0.1),
+    Attack("copy_paste", "Dilute: rate of the sentences come from unwatermarked text", copy_paste, 0.5),
+    Attack("sentence_shuffle", "Shuffle the sentences", sentence_shuffle, 1.0),
+    Attack("sentence_truncation", "Cut the last rate of the sentences", sentence_truncation, 0.5),
+    Attack("sentence_deletion", "Delete each sentence with probability rate", sentence_deletion, 0.3),
+    Attack("lm_paraphrase", "Rewrite the text with the language model", lm_paraphrase, 1.0, needs_model=True),
+)}
+
+
+def get_attack(name: str) -> Attack:
+    if name not in ATTACKS:
+        raise UserError(f"Unknown attack {name!r}; choose one of {', '.join(ATTACKS)}.")
+    return ATTACKS[name]
+
+
+def apply_attack(name: str, text: str, rate: float | None = None, ctx: AttackContext = AttackContext()) -> str:
+    attack = get_attack(name)
+    rate = attack.default_rate if rate is None else float(rate)
+    if not 0 <= rate <= 1:
+        raise UserError("The attack rate must be between 0 and 1.")
+    return attack.apply(text or "", rate, ctx)

@@ -1,0 +1,115 @@
+"""The master secret and the per-identity keys derived from it with HMAC-SHA256.
+
+The master secret comes from DASH_WATERMARK_SECRET (any string, at least 16 characters) or from a
+file created on first use under `<data>/secrets/watermark_master.key` (DASH_WATERMARK_SECRET_FILE
+overrides the path) with owner-only permissions (dir 0700, file 0600). It is never returned to a
+caller, printed, logged, stored in DuckDB or exported: only HMAC outputs leave this module, and the
+key objects redact themselves in repr/str so an accidental log line shows nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets as _random
+import threading
+from pathlib import Path
+
+from backend.config import settings
+from backend.errors import UserError
+
+ENV_SECRET = "DASH_WATERMARK_SECRET"
+ENV_SECRET_FILE = "DASH_WATERMARK_SECRET_FILE"
+_lock = threading.Lock()
+_cache: dict[str, bytes] = {}
+
+
+class Key:
+    """A derived HMAC key. Comparable and hashable; its bytes never appear in repr/str/JSON."""
+
+    __slots__ = ("_raw", "label")
+
+    def __init__(self, raw: bytes, label: str):
+        self._raw = raw
+        self.label = label  # public name of what the key is for, e.g. "model 3"
+
+    def mac(self, message: bytes) -> bytes:
+        return hmac.digest(self._raw, message, "sha256")
+
+    def derive(self, purpose: str, label: str | None = None) -> Key:
+        return Key(self.mac(purpose.encode("utf-8")), label or purpose)
+
+    def __repr__(self) -> str:
+        return f"Key({self.label!r}, <redacted>)"
+
+    __str__ = __repr__
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Key) and hmac.compare_digest(self._raw, other._raw)
+
+    def __hash__(self) -> int:
+        return hash(self._raw)
+
+    def __reduce__(self):  # no pickling into caches or exports
+        raise TypeError("watermark keys cannot be serialised")
+
+
+def secret_file() -> Path:
+    override = os.environ.get(ENV_SECRET_FILE)
+    return Path(override) if override else settings().data_dir / "secrets" / "watermark_master.key"
+
+
+def _create_file(path: Path) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path.parent, 0o700)
+    raw = _random.token_bytes(32)
+    try:  # O_EXCL: two processes starting at once must not overwrite each other's secret
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_bytes()
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(raw)
+    return raw
+
+
+def _load_master() -> bytes:
+    env = os.environ.get(ENV_SECRET)
+    if env is not None:
+        if len(env) < 16:
+            raise UserError(f"{ENV_SECRET} must be at least 16 characters long.")
+        return hashlib.sha256(b"env:" + env.encode("utf-8")).digest()
+    path = secret_file()
+    with _lock:
+        if str(path) in _cache:
+            return _cache[str(path)]
+        raw = path.read_bytes() if path.exists() else _create_file(path)
+        if len(raw) < 16:
+            raise UserError(f"The watermark secret file {path} is damaged (too short); move it away to "
+                            "create a new one (existing watermarks then no longer verify).")
+        if path.stat().st_mode & 0o077:
+            os.chmod(path, 0o600)  # tighten a file someone copied in with loose permissions
+        _cache[str(path)] = raw
+        return raw
+
+
+def master_key() -> Key:
+    """The root of all watermark keys (read or created now)."""
+    return Key(_load_master(), "master")
+
+
+def model_key(model_address: int) -> Key:
+    return master_key().derive(f"ipmark/model/{int(model_address)}", f"model {model_address}")
+
+
+def user_key(model_address: int, user_address: int) -> Key:
+    return master_key().derive(f"ipmark/user/{int(model_address)}.{int(user_address)}",
+                               f"user {model_address}.{user_address}")
+
+
+def kgw_key(model_address: int) -> Key:
+    return master_key().derive(f"kgw/model/{int(model_address)}", f"kgw {model_address}")
+
+
+def secret_tag() -> str:
+    """A short one-way tag of the master secret, for cache keys (results change when the secret does)."""
+    return master_key().mac(b"cache-tag").hex()[:12]

@@ -1,0 +1,121 @@
+"""Who wrote it: hierarchical retrieval over the identity registry, and the flat scan it replaces.
+
+Hierarchical (O(M + U_m) key evaluations): score every registered model on its model-level
+sentences, keep the models whose exact p-value passes alpha / M (Bonferroni), then score only the
+users of those models (plus the users of the best-scoring model, for a best guess) on their
+user-level sentences. Flat (O(M * U)): score every (model, user) pair on all its sentences and take
+the best total z. Both read the same signatures, computed once per text; candidates are ranked by
+cheap z-scores and exact p-values are computed for the winners only.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from backend.watermark.keys import model_key, user_key
+from backend.watermark.scoring import MODEL, USER, bits_of, level_messages
+from backend.watermark.signatures import Signature
+from backend.watermark.stats import LevelScore, level_score
+
+
+@dataclass(frozen=True)
+class Match:
+    """One identity's evidence; `user_address` 0 and `user` None when the model has no users."""
+
+    model_address: int
+    user_address: int
+    model: LevelScore
+    user: LevelScore | None
+    total: LevelScore
+    model_significant: bool
+    user_significant: bool
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    best: Match | None
+    models: tuple[tuple[int, float, float], ...]  # (model address, model-level z, log10 p), best first
+    surviving_models: tuple[int, ...]
+    keys_evaluated: int
+    seconds: float
+    method: str  # "hierarchical" | "flat"
+
+
+def _z(sem: list[int], syn: list[int], w_sem: float, w_syn: float) -> float:
+    var = (w_sem ** 2 * len(sem) + w_syn ** 2 * len(syn)) / 4
+    if var <= 0:
+        return 0.0
+    return (w_sem * (sum(sem) - len(sem) / 2) + w_syn * (sum(syn) - len(syn) / 2)) / math.sqrt(var)
+
+
+def _match(m, u, msgs, model_bits, user_bits, n_users, w_sem, w_syn, alpha, model_ok) -> Match:
+    model = level_score(MODEL, len(msgs[MODEL].sentence_ids), *model_bits, w_sem, w_syn)
+    user = None if user_bits is None else level_score(USER, len(msgs[USER].sentence_ids), *user_bits, w_sem, w_syn)
+    sem = model_bits[0] + (user_bits[0] if user_bits else [])
+    syn = model_bits[1] + (user_bits[1] if user_bits else [])
+    n = model.n_sentences + (user.n_sentences if user else 0)
+    total = level_score("total", n, sem, syn, w_sem, w_syn)
+    user_ok = user is not None and user.p_value <= alpha / max(n_users, 1)
+    return Match(m, u, model, user, total, model_ok, user_ok)
+
+
+def hierarchical(sigs: list[Signature], registry: dict[int, list[int]], w_sem: float, w_syn: float,
+                 alpha: float) -> Retrieval:
+    start = time.perf_counter()
+    per_model = {}
+    for m in registry:
+        mk = model_key(m)
+        msgs = level_messages(sigs, mk)
+        bits = bits_of(mk, msgs[MODEL])
+        per_model[m] = (msgs, bits, level_score(MODEL, len(msgs[MODEL].sentence_ids), *bits, w_sem, w_syn))
+    order = sorted(per_model, key=lambda m: (-per_model[m][2].z, m))
+    threshold = alpha / max(len(registry), 1)
+    surviving = tuple(m for m in order if per_model[m][2].p_value <= threshold and per_model[m][2].n_bits > 0)
+    keys, best = len(registry), None
+    for m in dict.fromkeys(surviving + tuple(order[:1])):
+        msgs, model_bits, _ = per_model[m]
+        top_u, top_bits, top_z = 0, None, -math.inf
+        for u in registry[m]:
+            bits = bits_of(user_key(m, u), msgs[USER])
+            z = _z(*bits, w_sem, w_syn)
+            if z > top_z:
+                top_u, top_bits, top_z = u, bits, z
+        keys += len(registry[m])
+        match = _match(m, top_u, msgs, model_bits, top_bits, len(registry[m]), w_sem, w_syn, alpha, m in surviving)
+        if best is None or _rank(match) > _rank(best):
+            best = match
+    ranking = tuple((m, per_model[m][2].z, per_model[m][2].log10_p) for m in order)
+    return Retrieval(best, ranking, surviving, keys, time.perf_counter() - start, "hierarchical")
+
+
+def _rank(match: Match) -> tuple:
+    return (match.model_significant, -match.total.log10_p, match.total.z)
+
+
+def flat(sigs: list[Signature], registry: dict[int, list[int]], w_sem: float, w_syn: float,
+         alpha: float) -> Retrieval:
+    """Every (model, user) key scored on every sentence of its levels; the best total z wins."""
+    start = time.perf_counter()
+    keys, ranking, top = 0, [], None
+    threshold = alpha / max(len(registry), 1)
+    for m, users in registry.items():
+        mk = model_key(m)
+        msgs = level_messages(sigs, mk)
+        model_bits = bits_of(mk, msgs[MODEL])
+        model = level_score(MODEL, len(msgs[MODEL].sentence_ids), *model_bits, w_sem, w_syn)
+        ranking.append((m, model.z, model.log10_p))
+        keys += 1
+        for u in users:
+            bits = bits_of(user_key(m, u), msgs[USER])
+            z = _z(model_bits[0] + bits[0], model_bits[1] + bits[1], w_sem, w_syn)
+            keys += 1
+            if top is None or z > top[0]:
+                top = (z, m, u, msgs, model_bits, bits, len(users), model.p_value <= threshold)
+    best = None
+    if top is not None:
+        _, m, u, msgs, model_bits, bits, n_users, model_ok = top
+        best = _match(m, u, msgs, model_bits, bits, n_users, w_sem, w_syn, alpha, model_ok)
+    ranking.sort(key=lambda item: (-item[1], item[0]))
+    surviving = tuple(m for m, z, lp in ranking if 10 ** lp <= threshold)
+    return Retrieval(best, tuple(ranking), surviving, keys, time.perf_counter() - start, "flat")

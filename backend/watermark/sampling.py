@@ -1,0 +1,221 @@
+"""Sentence-by-sentence generation on the project's incremental decoder.
+
+For each next sentence, `n` candidate continuations are sampled in one batch (the prompt and the
+accepted text are prefilled once and broadcast to n rows); a row stops as soon as the segmenter
+(backend.watermark.segment) says its first sentence unit is complete, at EOS, or at
+`max_sentence_tokens` (the unit is then closed with "."). Finished rows are dropped from the batch
+(cache rows reordered away). A `choose` callback picks one candidate; `on_sentence` streams it.
+The same loop serves IPMark (n = B, keyed choice), KGW (n = 1, a logits processor) and the
+unwatermarked baseline (n = 1), so all three segment, sample and stop identically.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from backend.models.decoding import IncrementalDecoder, context_limit
+from backend.models.generate import encode_prompt
+from backend.models.loading import ModelHandle
+from backend.progress import Progress, silent
+from backend.watermark.segment import split_units
+
+TERMINAL = ".!?\u2026"
+Processor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (logits [n, V], previous tokens [n]) -> logits
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """How candidates are sampled (shared by all methods; part of every cache key)."""
+
+    max_sentences: int = 6
+    temperature: float = 0.7
+    repetition_penalty: float = 1.1  # on tokens already in the response (CTRL-style)
+    max_sentence_tokens: int = 64
+    seed: int = 0
+    chat: bool = True
+
+
+@dataclass(frozen=True)
+class Candidate:
+    raw: str  # the text appended to the document (leading whitespace included)
+    text: str  # the sentence unit, stripped
+    tokens: int
+    logprob: float  # sum of model log-probabilities (temperature 1) of its tokens
+    ended: str  # "sentence" | "eos" | "limit"
+    valid: bool  # False when it would glue onto the previous sentence (segmentation would change)
+
+    def quality(self, exponent: float = 0.7) -> float:
+        """Length-normalised log-likelihood, IPMark's candidate ranking."""
+        return self.logprob / max(self.tokens, 1) ** exponent
+
+
+def _penalise(logits: torch.Tensor, seen: torch.Tensor, penalty: float) -> torch.Tensor:
+    if penalty == 1.0:
+        return logits
+    hit = torch.where(logits > 0, logits / penalty, logits * penalty)
+    return torch.where(seen, hit, logits)
+
+
+def _finish(tail: str, text: str) -> tuple[str, str, bool] | None:
+    """(raw, unit text, valid) when the candidate's first unit is complete, else None."""
+    units = split_units(tail + text)
+    skip = 1 if tail.strip() else 0
+    if len(units) < skip + 2:
+        return None
+    unit = units[skip]
+    valid = skip == 0 or units[0].end <= len(tail)
+    return (tail + text)[len(tail):unit.end], unit.text, valid
+
+
+def _close(tail: str, text: str) -> tuple[str, str, bool]:
+    """A candidate cut at EOS or the token limit: all of its text is one unit."""
+    units = split_units(tail + text)
+    skip = 1 if tail.strip() else 0
+    valid = len(units) <= skip + 1 and (skip == 0 or units[0].end <= len(tail))
+    raw = text.rstrip()
+    body = units[-1].text if len(units) > skip else raw.strip()
+    return raw, body, valid
+
+
+@torch.no_grad()
+def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: int, cfg: SamplingConfig,
+                      generator: torch.Generator, response_ids: list[int],
+                      processor: Processor | None = None) -> list[Candidate]:
+    """n candidate next sentences after `context` [1, T]; `tail` is the last accepted unit's raw text."""
+    tok = handle.tokenizer
+    eos = tok.eos_token_id
+    decoder = IncrementalDecoder(handle.model)
+    logits = decoder.prefill(context, n=n)
+    vocab = logits.shape[-1]
+    seen = torch.zeros(n, vocab, dtype=torch.bool, device=logits.device)
+    if response_ids:
+        seen[:, torch.tensor(sorted(set(response_ids)), device=logits.device).clamp(max=vocab - 1)] = True
+    rows = list(range(n))  # candidate id of each live decoder row
+    tokens: list[list[int]] = [[] for _ in range(n)]
+    logps: list[list[float]] = [[] for _ in range(n)]
+    done: dict[int, Candidate] = {}
+    limit = context_limit(handle.model)
+    for step in range(cfg.max_sentence_tokens):
+        raw_logp = torch.log_softmax(logits, dim=-1)
+        shaped = _penalise(logits, seen[rows], cfg.repetition_penalty)
+        if processor is not None:
+            shaped = processor(shaped, decoder.tokens[:, -1])
+        probs = torch.softmax(shaped / max(cfg.temperature, 1e-4), dim=-1).cpu()
+        picked = torch.multinomial(probs, 1, generator=generator).view(-1)
+        keep = []
+        for r, cid in enumerate(rows):
+            t = int(picked[r])
+            if t == eos:
+                raw, body, valid = _close(tail, tok.decode(tokens[cid], skip_special_tokens=True))
+                done[cid] = Candidate(raw, body, len(tokens[cid]), sum(logps[cid]), "eos", valid)
+                continue
+            tokens[cid].append(t)
+            logps[cid].append(float(raw_logp[r, t]))
+            seen[cid, t] = True
+            finished = _finish(tail, tok.decode(tokens[cid], skip_special_tokens=True))
+            if finished is not None:
+                raw, body, valid = finished
+                k = _tokens_covering(tok, tokens[cid], len(raw))
+                done[cid] = Candidate(raw, body, k, sum(logps[cid][:k]), "sentence", valid)
+            else:
+                keep.append(r)
+        if not keep:
+            break
+        if limit is not None and decoder.length + 1 >= limit:
+            rows = [rows[r] for r in keep]
+            break
+        if len(keep) < len(rows):
+            decoder.reorder(torch.tensor(keep))
+            picked = picked[keep]
+        rows = [rows[r] for r in keep]
+        logits = decoder.step(picked)
+    for cid in range(n):  # rows that ran out of tokens: close the sentence where it stands
+        if cid not in done:
+            raw, body, valid = _close(tail, tok.decode(tokens[cid], skip_special_tokens=True))
+            if raw.strip() and raw.rstrip()[-1] not in TERMINAL:
+                raw, body = raw + ".", body + "."
+            done[cid] = Candidate(raw, body, len(tokens[cid]), sum(logps[cid]), "limit", valid)
+    return [done[c] for c in range(n)]
+
+
+def _tokens_covering(tok, ids: list[int], n_chars: int) -> int:
+    """How many of the tokens it takes to produce the first n_chars characters (the rest started the next unit)."""
+    k = len(ids)
+    while k > 1 and len(tok.decode(ids[:k - 1], skip_special_tokens=True)) >= n_chars:
+        k -= 1
+    return k
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """What a chooser returns: the index of the candidate to keep and what to report about it."""
+
+    index: int
+    level: str = ""
+    sem_bit: int = -1
+    syn_bit: int = -1
+    tier: int = -1
+
+
+@dataclass(frozen=True)
+class ChosenSentence:
+    """One sentence as it was chosen (streamed to the page)."""
+
+    index: int
+    text: str
+    level: str  # "model" | "user" | "" (not an IPMark sentence)
+    sem_bit: int
+    syn_bit: int
+    tier: int  # IPMark: 3 both bits, 2 semantic only, 1 syntactic only, 0 none; -1 otherwise
+    n_candidates: int
+    quality: float
+    ended: str
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    text: str
+    sentences: tuple[ChosenSentence, ...]
+    candidates_sampled: int
+
+
+def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
+                  choose: Callable[[list[Candidate], list[ChosenSentence]], Chosen],
+                  processor: Processor | None = None,
+                  on_sentence: Callable[[ChosenSentence], None] | None = None,
+                  progress: Progress = silent) -> LoopResult:
+    prompt_ids = encode_prompt(handle, prompt, chat=cfg.chat)
+    generator = torch.Generator().manual_seed(int(cfg.seed))
+    text, tail, chosen, sampled = "", "", [], 0
+    for i in range(cfg.max_sentences):
+        progress(i / cfg.max_sentences, f"Sentence {i + 1} of at most {cfg.max_sentences}")
+        response = handle.tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
+        context = torch.cat([prompt_ids, torch.tensor([response], dtype=prompt_ids.dtype)], dim=1) \
+            if response else prompt_ids
+        candidates = sample_candidates(handle, context, tail, n, cfg, generator, response, processor)
+        sampled += n
+        pick = choose(candidates, chosen)
+        cand = candidates[pick.index]
+        sentence = ChosenSentence(i, cand.text, pick.level, pick.sem_bit, pick.syn_bit, pick.tier, n,
+                                  round(cand.quality(), 4), cand.ended)
+        chosen.append(sentence)
+        text += cand.raw
+        tail = cand.raw
+        if on_sentence is not None:
+            on_sentence(sentence)
+        if cand.ended == "eos" or not cand.raw.strip():
+            break
+    progress(1.0, f"{len(chosen)} sentences")
+    return LoopResult(text.strip(), tuple(chosen), sampled)
+
+
+def first_candidate(candidates: list[Candidate], history: list[ChosenSentence]) -> Chosen:
+    """The unwatermarked / KGW choice: the only (or first) candidate."""
+    return Chosen(0)
+
+
+def finite(value: float) -> float:
+    return value if math.isfinite(value) else -1e9

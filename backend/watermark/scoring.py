@@ -1,0 +1,88 @@
+"""Keyed bits, the level selector and per-level scores of one identity over signed sentences.
+
+bit(key, channel, signature) = last byte of HMAC-SHA256(key, "<channel>|<signature>") & 1.
+level(model key, semantic signature) = "model" if the low nibble of HMAC(model key, "level|sig") is
+below 8 else "user": about half the sentences carry the model key, the rest the model+user key.
+Within one level a repeated message (same channel and signature) is counted once, so the counted
+bits stay independent fair coins under H0 and the p-values in stats.py are exact.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backend.watermark.keys import Key
+from backend.watermark.signatures import Signature
+
+MODEL, USER = "model", "user"
+
+
+def keyed_bit(key: Key, channel: str, signature: str) -> int:
+    return key.mac(f"{channel}|{signature}".encode("utf-8"))[-1] & 1
+
+
+def level_of(model_key: Key, semantic: str) -> str:
+    return MODEL if (model_key.mac(f"level|{semantic}".encode("utf-8"))[-1] & 0x0F) < 8 else USER
+
+
+def sentence_bits(key: Key, sig: Signature) -> tuple[int, int]:
+    return keyed_bit(key, "sem", sig.semantic), keyed_bit(key, "syn", sig.syntactic)
+
+
+@dataclass(frozen=True)
+class LevelMessages:
+    """The distinct messages of one level, ready to be scored under many keys (hierarchical search)."""
+
+    level: str
+    sentence_ids: tuple[int, ...]  # usable sentences assigned to this level
+    sem: tuple[bytes, ...]  # distinct "sem|<sig>" messages
+    syn: tuple[bytes, ...]
+
+
+def level_messages(sigs: list[Signature], model_key: Key) -> dict[str, LevelMessages]:
+    """Split usable sentences by level (under this model's key) and deduplicate their messages."""
+    out = {}
+    levels = [level_of(model_key, s.semantic) if s.usable else None for s in sigs]
+    for level in (MODEL, USER):
+        ids = tuple(i for i, lv in enumerate(levels) if lv == level)
+        sem = tuple(dict.fromkeys(f"sem|{sigs[i].semantic}".encode() for i in ids))
+        syn = tuple(dict.fromkeys(f"syn|{sigs[i].syntactic}".encode() for i in ids))
+        out[level] = LevelMessages(level, ids, sem, syn)
+    return out
+
+
+def bits_of(key: Key, messages: LevelMessages) -> tuple[list[int], list[int]]:
+    return [key.mac(m)[-1] & 1 for m in messages.sem], [key.mac(m)[-1] & 1 for m in messages.syn]
+
+
+@dataclass(frozen=True)
+class SentenceRow:
+    """One sentence of a detection report (under the attributed or best-guess identity)."""
+
+    index: int
+    text: str
+    start: int
+    end: int
+    usable: bool
+    level: str  # "model" | "user" | "" (unusable)
+    sem_bit: int  # -1 when unusable
+    syn_bit: int
+    contribution: float  # w_sem*sem_bit + w_syn*syn_bit of the counted bits (0 for repeats)
+    repeated: bool  # its messages were already counted earlier in this level
+
+
+def sentence_rows(sigs: list[Signature], model_key: Key, user_key: Key | None, w_sem: float,
+                  w_syn: float) -> list[SentenceRow]:
+    rows, seen = [], set()
+    for i, sig in enumerate(sigs):
+        if not sig.usable:
+            rows.append(SentenceRow(i, sig.text, sig.start, sig.end, False, "", -1, -1, 0.0, False))
+            continue
+        level = level_of(model_key, sig.semantic)
+        key = model_key if level == MODEL or user_key is None else user_key
+        sem, syn = sentence_bits(key, sig)
+        sem_new, syn_new = (level, "sem", sig.semantic) not in seen, (level, "syn", sig.syntactic) not in seen
+        seen.update({(level, "sem", sig.semantic), (level, "syn", sig.syntactic)})
+        contribution = w_sem * sem * sem_new + w_syn * syn * syn_new
+        rows.append(SentenceRow(i, sig.text, sig.start, sig.end, True, level, sem, syn, float(contribution),
+                                not (sem_new and syn_new)))
+    return rows

@@ -1,0 +1,83 @@
+"""Exact tail probabilities and z-scores for weighted sums of fair keyed bits.
+
+Under H0 (text written without the key) each counted keyed bit is an independent fair coin: HMAC
+outputs on distinct messages (repeated messages are counted once, see scoring.py). The score of a
+level is S = w_sem * X + w_syn * Y with X ~ Bin(n_sem, 1/2), Y ~ Bin(n_syn, 1/2), so
+E[S] = (w_sem n_sem + w_syn n_syn) / 2 and Var[S] = (w_sem^2 n_sem + w_syn^2 n_syn) / 4: the variance
+of the score actually used (IPMark's reference code uses 0.25 per sentence, which overstates it for
+0.5/0.5 weights). The p-value P(S >= s) is the exact convolution of the two binomials, in log space.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+from scipy.stats import binom
+
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class LevelScore:
+    """One level's evidence: counted bits per channel, score, z and exact one-sided p-value."""
+
+    level: str  # "model" | "user" | "total"
+    n_sentences: int
+    n_sem: int
+    n_syn: int
+    score: float
+    expected: float
+    variance: float
+    z: float
+    p_value: float
+    log10_p: float
+
+    @property
+    def n_bits(self) -> int:
+        return self.n_sem + self.n_syn
+
+
+def log_sf_weighted(score: float, n_sem: int, n_syn: int, w_sem: float, w_syn: float) -> float:
+    """log P(w_sem X + w_syn Y >= score) for independent X ~ Bin(n_sem, .5), Y ~ Bin(n_syn, .5)."""
+    if n_sem + n_syn == 0:
+        return 0.0
+    if w_syn <= 0 or n_syn == 0:
+        return _log_tail(score, n_sem, w_sem)
+    if w_sem <= 0 or n_sem == 0:
+        return _log_tail(score, n_syn, w_syn)
+    x = np.arange(n_sem + 1)
+    need = np.ceil((score - w_sem * x) / w_syn - _EPS)  # smallest y reaching the score
+    # log P(Y >= need) = log sf(need - 1); need <= 0 means certain
+    log_tail_y = np.where(need <= 0, 0.0, binom.logsf(need - 1, n_syn, 0.5))
+    return float(min(0.0, logsumexp(binom.logpmf(x, n_sem, 0.5) + log_tail_y)))
+
+
+def _log_tail(score: float, n: int, w: float) -> float:
+    if n == 0 or w <= 0:
+        return 0.0 if score <= _EPS else -math.inf
+    need = math.ceil(score / w - _EPS)
+    return 0.0 if need <= 0 else float(binom.logsf(need - 1, n, 0.5))
+
+
+def level_score(level: str, n_sentences: int, sem_bits: list[int], syn_bits: list[int],
+                w_sem: float, w_syn: float) -> LevelScore:
+    n_sem, n_syn = len(sem_bits), len(syn_bits)
+    score = w_sem * sum(sem_bits) + w_syn * sum(syn_bits)
+    expected = (w_sem * n_sem + w_syn * n_syn) / 2
+    variance = (w_sem ** 2 * n_sem + w_syn ** 2 * n_syn) / 4
+    z = (score - expected) / math.sqrt(variance) if variance > 0 else 0.0
+    log_p = log_sf_weighted(score, n_sem, n_syn, w_sem, w_syn)
+    return LevelScore(level, n_sentences, n_sem, n_syn, float(score), float(expected), float(variance), float(z),
+                      float(math.exp(log_p)), float(log_p / math.log(10)))
+
+
+def binomial_score(level: str, hits: int, n: int, gamma: float) -> LevelScore:
+    """KGW: hits green tokens out of n, each green with probability gamma under H0."""
+    expected = gamma * n
+    variance = n * gamma * (1 - gamma)
+    z = (hits - expected) / math.sqrt(variance) if variance > 0 else 0.0
+    log_p = 0.0 if hits <= 0 else float(binom.logsf(hits - 1, n, gamma))
+    return LevelScore(level, n, n, 0, float(hits), float(expected), float(variance), float(z),
+                      float(math.exp(log_p)), float(log_p / math.log(10)))
