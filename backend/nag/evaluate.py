@@ -1,0 +1,87 @@
+"""Precision@k of the ranking methods against domain labels, and the cached deactivation check."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from backend.errors import UserError
+from backend.models.loading import ModelHandle
+from backend.nag.corpus import Document, Source
+from backend.nag.deactivate import Deactivation, DeactivationConfig, deactivation
+from backend.nag.extract import ExtractConfig
+from backend.nag.rank import RankConfig, Ranking, rank
+from backend.nag.scorers import SCORERS
+from backend.nag.select import precision_at_k
+from backend.nag.targets import TargetSet, target_profiles
+from backend.progress import Progress, scaled, silent
+from backend.store import Computed, ModelRef, cached
+
+DEFAULT_KS = (5, 10, 20, 50, 100)
+
+
+def relevance(ranking: Ranking, relevant_domains: tuple[str, ...] | None = None) -> np.ndarray:
+    """`[N]` bool: the document's domain is one of the targets' (default: target names that are pool domains)."""
+    wanted = set(relevant_domains or ranking.target_names) & set(ranking.domains)
+    if not ranking.labelled or not wanted:
+        raise UserError("Precision@k needs domain labels in the pool that match the target names.")
+    return np.array([d in wanted for d in ranking.domains])
+
+
+def precision_curve(ranking: Ranking, ks: tuple[int, ...] = DEFAULT_KS,
+                    relevant_domains: tuple[str, ...] | None = None) -> dict[int, float]:
+    return precision_at_k(ranking.order, relevance(ranking, relevant_domains), ks)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """precision `[methods, ks]`: share of target-domain documents among each method's top k."""
+
+    model: str
+    targets: tuple[str, ...]
+    methods: tuple[str, ...]
+    ks: tuple[int, ...]
+    precision: np.ndarray
+    relevant: int  # documents of the target domain(s) in the pool
+
+    def rows(self) -> list[dict]:
+        return [{"method": m, **{f"P@{k}": round(float(p), 4) for k, p in zip(self.ks, row)}}
+                for m, row in zip(self.methods, self.precision)]
+
+
+def compare(handle: ModelHandle, pool: Source, target_sets: list[TargetSet], config: RankConfig = RankConfig(),
+            methods: tuple[str, ...] = tuple(SCORERS), ks: tuple[int, ...] = DEFAULT_KS,
+            pool_name: str | None = None, progress: Progress = silent) -> Comparison:
+    """Rank with each method (each cached on its own) and report precision@k."""
+    rows, relevant = [], 0
+    for i, method in enumerate(methods):
+        ranking = rank(handle, pool, target_sets, RankConfig(**{**config.__dict__, "method": method}), pool_name,
+                       scaled(progress, i / len(methods), (i + 1) / len(methods))).value
+        rows.append([precision_curve(ranking, ks)[k] for k in ks])
+        relevant = int(relevance(ranking).sum())
+    return Comparison(handle.display_name, tuple(t.name for t in target_sets), tuple(methods), tuple(ks),
+                      np.asarray(rows), relevant)
+
+
+@dataclass(frozen=True)
+class DeactivationKey:
+    extract: ExtractConfig
+    config: DeactivationConfig
+    targets: tuple[tuple[str, str], ...]
+    heldout: str
+    target: int
+
+
+def deactivate(handle: ModelHandle, target_sets: list[TargetSet], heldout: list[Document],
+               extract: ExtractConfig = ExtractConfig(), config: DeactivationConfig = DeactivationConfig(),
+               target: int = 0, progress: Progress = silent) -> Computed[Deactivation]:
+    """Cached deactivation check of target set number `target`."""
+    digest = hashlib.sha256("|".join(f"{d.domain}:{d.digest}" for d in heldout).encode()).hexdigest()[:20]
+    key = DeactivationKey(extract, config, tuple((t.name, t.digest) for t in target_sets), digest, target)
+
+    def compute() -> Deactivation:
+        profiles = target_profiles(handle, target_sets, extract, scaled(progress, 0.0, 0.1))
+        return deactivation(handle, profiles, heldout, config, target, scaled(progress, 0.1, 1.0))
+
+    return cached("nag", "deactivate", ModelRef.of(handle), key, compute, "1")

@@ -1,0 +1,145 @@
+"""Per-document NAG features: the top-K impact neurons of every layer, `[L, K]` indices.
+
+Two paths over the same model and the same numbers:
+- `extract_batched` (the project's): documents sorted by length, packed into right-padded batches of
+  about `batch_tokens` tokens, one hooked forward per batch, no full-vocabulary logits.
+- `extract_naive`: one document per forward, the loop a first implementation would write (kept for
+  the benchmark and as a reference in tests).
+Features are stored per (model, document text hash, impact, max_length) by `backend.nag.featurecache`,
+so ranking against another target never runs the model again for a document seen before.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from backend.errors import UserError
+from backend.models.decoding import context_limit
+from backend.models.hooks import trace
+from backend.models.loading import ModelHandle
+from backend.nag.impact import IMPACTS
+from backend.progress import Progress, silent
+
+STORE_K = 32  # neurons kept per layer in the cache: any top_k up to this reuses the stored features
+
+
+@dataclass(frozen=True)
+class ExtractConfig:
+    """impact: key of IMPACTS; top_k: neurons per layer; max_length: tokens read per document
+    (longer ones are truncated, with a notice); batch_tokens: padded tokens per forward."""
+
+    impact: str = "up_abs"
+    top_k: int = 20
+    max_length: int = 120
+    batch_tokens: int = 2048
+
+    def checked(self, handle: ModelHandle) -> ExtractConfig:
+        if self.impact not in IMPACTS:
+            raise UserError(f"Unknown impact {self.impact!r}; choose one of {sorted(IMPACTS)}.")
+        if not 1 <= self.top_k <= handle.info.intermediate_size:
+            raise UserError(f"top_k must be between 1 and {handle.info.intermediate_size} (the MLP width).")
+        if self.max_length < 2:
+            raise UserError("max_length must be at least 2 tokens.")
+        return self
+
+    @property
+    def stored_k(self) -> int:
+        return max(self.top_k, STORE_K)
+
+
+@dataclass(frozen=True)
+class DocFeatures:
+    """One document: top `[L, stored_k]` int32 neuron indices by decreasing impact (ties: lower index first);
+    n_tokens: tokens in the whole document; used_tokens: tokens read (<= max_length)."""
+
+    top: np.ndarray
+    n_tokens: int
+    used_tokens: int
+
+
+def effective_max_length(handle: ModelHandle, config: ExtractConfig) -> int:
+    limit = context_limit(handle.model)
+    return min(config.max_length, limit) if limit else config.max_length
+
+
+def tokenize(handle: ModelHandle, texts: Sequence[str], max_length: int) -> list[tuple[list[int], int]]:
+    """(token ids truncated to max_length, full token count) per text; no special tokens (as the paper)."""
+    encoded = handle.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+    return [(ids[:max_length], len(ids)) for ids in encoded]
+
+
+def top_neurons(impact: torch.Tensor, k: int) -> np.ndarray:
+    """`[..., I]` impacts -> `[..., k]` indices of the largest, stable (equal impacts: lower index first)."""
+    order = torch.sort(impact, dim=-1, descending=True, stable=True).indices[..., :k]
+    return order.to(torch.int32).cpu().numpy()
+
+
+def pad_batch(batch: list[list[int]], pad_id: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right padding: real tokens keep positions 0..len-1 (the METHODS.md pitfall is left padding)."""
+    width = max(len(ids) for ids in batch)
+    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(batch), width), dtype=torch.long)
+    for row, tokens in enumerate(batch):
+        ids[row, :len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+        mask[row, :len(tokens)] = 1
+    return ids.to(device), mask.to(device)
+
+
+def pad_id(handle: ModelHandle) -> int:
+    tok = handle.tokenizer
+    return next((i for i in (tok.pad_token_id, tok.eos_token_id, 0) if i is not None))
+
+
+def length_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
+    """Indices grouped so that (rows x longest row) stays within batch_tokens, shortest documents first."""
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        if current and (len(current) + 1) * lengths[i] > batch_tokens:
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def extract_batched(handle: ModelHandle, texts: Sequence[str], config: ExtractConfig,
+                    progress: Progress = silent) -> list[DocFeatures]:
+    """Features of `texts` (none empty), in input order, with the batched path."""
+    max_length = effective_max_length(handle, config)
+    encoded = tokenize(handle, texts, max_length)
+    method = IMPACTS[config.impact]
+    batches = length_batches([len(ids) for ids, _ in encoded], max(config.batch_tokens // method.cost, max_length))
+    out: list[DocFeatures | None] = [None] * len(texts)
+    for b, rows in enumerate(batches):
+        ids, mask = pad_batch([encoded[i][0] for i in rows], pad_id(handle), handle.device)
+        top = top_neurons(method.compute(handle.model, ids, mask), config.stored_k)
+        for row, i in enumerate(rows):
+            out[i] = DocFeatures(top[row], encoded[i][1], len(encoded[i][0]))
+        progress((b + 1) / len(batches), f"impact of {sum(map(len, batches[:b + 1]))}/{len(texts)} documents")
+    return out  # type: ignore[return-value]
+
+
+def extract_naive(handle: ModelHandle, texts: Sequence[str], config: ExtractConfig,
+                  progress: Progress = silent) -> list[DocFeatures]:
+    """The same features, one unpadded document per forward, full logits (the benchmark's baseline)."""
+    max_length = effective_max_length(handle, config)
+    method = IMPACTS[config.impact]
+    layers = range(handle.info.n_layers)
+    out = []
+    for n, text in enumerate(texts):
+        full = handle.tokenizer(text, add_special_tokens=False)["input_ids"]
+        ids = torch.tensor([full[:max_length]], device=handle.device)
+        if config.impact == "up_abs":  # the straightforward way: a full traced forward per document
+            ups = trace(handle.model, ids, mlp_up=layers).mlp_up
+            impact = torch.stack([ups[layer].abs().mean(1) for layer in layers], dim=1)
+        else:
+            impact = method.compute(handle.model, ids, torch.ones_like(ids))
+        out.append(DocFeatures(top_neurons(impact, config.stored_k)[0], len(full), ids.shape[1]))
+        progress((n + 1) / len(texts), f"impact of {n + 1}/{len(texts)} documents")
+    return out

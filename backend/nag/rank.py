@@ -1,0 +1,183 @@
+"""Rank a candidate pool against target sets and select a token budget (the page's main action).
+
+The pool is streamed in slices of `SLICE_DOCS` documents: only ids, scores, token counts, domains and
+short previews are kept, never whole texts. The result is cached under (model, pool bytes, target
+texts, config); document features underneath are cached per document, so a new target re-uses them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from backend.errors import UserError
+from backend.models.loading import ModelHandle
+from backend.nag import scorers
+from backend.nag.corpus import Document, Notices, Source, chunks, iter_documents, source_digest
+from backend.nag.extract import ExtractConfig
+from backend.nag.scorers import SCORERS
+from backend.nag.select import select
+from backend.nag.targets import TargetSet
+from backend.progress import Progress, scaled, silent
+from backend.store import Computed, ModelRef, cached
+
+CODE_VERSION = "1"
+SLICE_DOCS = 256
+PREVIEW_CHARS = 160
+
+
+@dataclass(frozen=True)
+class RankConfig:
+    """method: key of SCORERS; impact/top_k/max_length: NAG features; budget: fraction of the pool's tokens
+    to select; quality_weight: alpha in score = (1 - alpha) * similarity + alpha * quality; seed: random baseline."""
+
+    method: str = "nag"
+    impact: str = "up_abs"
+    top_k: int = 20
+    max_length: int = 120
+    budget: float = 0.2
+    quality_weight: float = 0.0
+    seed: int = 0
+
+    @property
+    def extract(self) -> ExtractConfig:
+        return ExtractConfig(self.impact, self.top_k, self.max_length)
+
+    def checked(self, handle: ModelHandle) -> RankConfig:
+        if self.method not in SCORERS:
+            raise UserError(f"Unknown ranking method {self.method!r}; choose one of {sorted(SCORERS)}.")
+        if not 0.0 <= self.quality_weight <= 1.0:
+            raise UserError("quality_weight must be between 0 and 1.")
+        if not 0.0 < self.budget <= 1.0:
+            raise UserError("The token budget must be a fraction in (0, 1].")
+        self.extract.checked(handle)
+        return self
+
+
+@dataclass(frozen=True)
+class RankKey:
+    config: RankConfig
+    pool: str
+    targets: tuple[tuple[str, str], ...]  # (name, digest)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Per pool document (N) in file order: ids, domains ("" if unlabelled), previews, n_tokens `[N]`,
+    similarity `[M, N]` (one row per target), distance `[M, N]` (1 - score), selected_by `[N]` (target
+    index or -1), order `[N]` (ranking order). Budget and used tokens are in model tokens."""
+
+    model: str
+    config: RankConfig
+    target_names: tuple[str, ...]
+    ids: tuple[str, ...]
+    domains: tuple[str, ...]
+    previews: tuple[str, ...]
+    n_tokens: np.ndarray
+    similarity: np.ndarray
+    distance: np.ndarray
+    selected_by: np.ndarray
+    order: np.ndarray
+    budget_tokens: int
+    used_tokens: tuple[int, ...]
+    cache_hits: int
+    notices: tuple[str, ...] = field(default=())
+
+    @property
+    def labelled(self) -> bool:
+        return any(self.domains)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per document in ranking order."""
+        order = self.order
+        best = self.distance.argmin(axis=0)
+        target = np.where(self.selected_by >= 0, self.selected_by, best)
+        cols = np.arange(len(self.ids))
+        return pd.DataFrame({
+            "rank": np.arange(1, len(order) + 1),
+            "id": np.asarray(self.ids, dtype=object)[order],
+            "domain": np.asarray(self.domains, dtype=object)[order],
+            "target": np.asarray(self.target_names, dtype=object)[target[order]],
+            "similarity": self.similarity[target, cols][order],
+            "distance": self.distance[target, cols][order],
+            "tokens": self.n_tokens[order],
+            "selected": self.selected_by[order] >= 0,
+            "preview": np.asarray(self.previews, dtype=object)[order],
+        })
+
+    def selected_ids(self) -> list[str]:
+        return [self.ids[i] for i in self.order if self.selected_by[i] >= 0]
+
+
+def count_documents(pool: Source, name: str | None = None) -> int:
+    return sum(1 for _ in iter_documents(pool, name=name))
+
+
+def _compute(handle: ModelHandle, pool: Source, name: str | None, target_sets: list[TargetSet],
+             config: RankConfig, progress: Progress) -> Ranking:
+    total = count_documents(pool, name)
+    if total == 0:
+        raise UserError("The candidate pool has no non-empty document.")
+    state = scorers.prepare(config.method, handle, target_sets, config.extract, scaled(progress, 0.0, 0.1))
+    score = SCORERS[config.method].score
+    reader_notices = Notices()
+    ids, domains, previews, quality, sims, tokens = [], [], [], [], [], []
+    truncated = hits = done = 0
+    for part in chunks(iter_documents(pool, name=name, notices=reader_notices), SLICE_DOCS):
+        result = score(state, handle, part, config.extract, config.seed,
+                       scaled(progress, 0.1 + 0.85 * done / total, 0.1 + 0.85 * (done + len(part)) / total))
+        ids += [d.id for d in part]
+        domains += [d.domain or "" for d in part]
+        previews += [_preview(d) for d in part]
+        quality += [np.nan if d.quality is None else d.quality for d in part]
+        sims.append(result.sim)
+        tokens.append(result.n_tokens)
+        truncated += result.truncated
+        hits += result.cache_hits
+        done += len(part)
+    similarity = np.concatenate(sims, axis=1)
+    n_tokens = np.concatenate(tokens)
+    notices = list(getattr(state, "notices", ())) + reader_notices.messages("pool")
+    if truncated:
+        notices.append(f"{truncated} pool document(s) are longer than {config.max_length} tokens: their features "
+                       "use the first tokens only (the budget counts all their tokens).")
+    scores = similarity
+    if config.quality_weight > 0:
+        q = np.asarray(quality, dtype=np.float64)
+        if np.isnan(q).all():
+            raise UserError("quality_weight > 0 needs a 'quality' field in the pool documents.")
+        if np.isnan(q).any():
+            notices.append(f"{int(np.isnan(q).sum())} pool document(s) have no quality score (counted as 0).")
+        scores = (1 - config.quality_weight) * similarity + config.quality_weight * np.nan_to_num(q)[None, :]
+    distance = 1.0 - scores
+    chosen = select(distance, ids, n_tokens, config.budget)
+    if not (chosen.selected_by >= 0).any():
+        notices.append("No document fits the token budget; raise the budget fraction.")
+    progress(1.0, f"ranked {total} documents")
+    return Ranking(handle.display_name, config, tuple(t.name for t in target_sets), tuple(ids), tuple(domains),
+                   tuple(previews), n_tokens, similarity, distance, chosen.selected_by, chosen.order,
+                   chosen.budget_tokens, chosen.used_tokens, hits, tuple(notices))
+
+
+def _preview(doc: Document) -> str:
+    text = " ".join(doc.text.split())
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
+
+
+def rank(handle: ModelHandle, pool: Source, target_sets: list[TargetSet], config: RankConfig = RankConfig(),
+         pool_name: str | None = None, progress: Progress = silent) -> Computed[Ranking]:
+    """Rank `pool` (a path or a binary file) against `target_sets`; cached."""
+    config = config.checked(handle)
+    key = RankKey(config, source_digest(pool), tuple((t.name, t.digest) for t in target_sets))
+    return cached("nag", "rank", ModelRef.of(handle), key,
+                  lambda: _compute(handle, pool, pool_name, target_sets, config, progress), CODE_VERSION)
+
+
+def export_selected(pool: Source, ranking: Ranking, fmt: str, pool_name: str | None = None) -> bytes:
+    """The selected documents (full texts, re-read from the pool), in selection order, as JSONL or Parquet."""
+    from backend.nag.corpus import write_documents
+
+    position = {doc_id: i for i, doc_id in enumerate(ranking.selected_ids())}
+    docs = [d for d in iter_documents(pool, name=pool_name) if d.id in position]
+    return write_documents(sorted(docs, key=lambda d: position[d.id]), fmt)

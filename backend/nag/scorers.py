@@ -1,0 +1,104 @@
+"""Ranking methods, by name: NAG similarity and the two baselines (embedding cosine, random).
+
+A scorer is prepared once from the target sets, then scores the pool one streamed slice at a time:
+`score(state, docs) -> [M, n]` similarities (higher = closer to target m).
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from backend.models.loading import ModelHandle
+from backend.nag.corpus import Document
+from backend.nag.extract import ExtractConfig
+from backend.nag.featurecache import features_for
+from backend.nag.profile import similarity
+from backend.nag.targets import TargetSet, target_profiles
+from backend.progress import Progress, silent
+
+
+@dataclass(frozen=True)
+class SliceScores:
+    """sim `[M, n]`; n_tokens `[n]` full token counts (the budget's unit); truncated: documents cut at max_length."""
+
+    sim: np.ndarray
+    n_tokens: np.ndarray
+    truncated: int
+    cache_hits: int = 0
+
+
+def _token_counts(handle: ModelHandle, docs: list[Document], max_length: int) -> tuple[np.ndarray, int]:
+    counts = np.array([len(ids) for ids in handle.tokenizer([d.text for d in docs], add_special_tokens=False)
+                       ["input_ids"]], dtype=np.int64)
+    return counts, int((counts > max_length).sum())
+
+
+def _nag_prepare(handle, target_sets, extract: ExtractConfig, progress):
+    return target_profiles(handle, target_sets, extract, progress)
+
+
+def _nag_score(state, handle, docs, extract: ExtractConfig, seed, progress) -> SliceScores:
+    batch = features_for(handle, docs, extract, progress)
+    tops = np.stack([f.top[:, :extract.top_k] for f in batch.features])
+    sim = np.stack([similarity(tops, weights) for weights in state.weights])
+    return SliceScores(sim, np.array([f.n_tokens for f in batch.features], dtype=np.int64),
+                       sum(f.used_tokens < f.n_tokens for f in batch.features), batch.hits)
+
+
+def _embedding_prepare(handle, target_sets, extract, progress):
+    from backend.nag.embedding import centroid
+
+    progress(0.5, "embedding the targets")
+    return np.stack([centroid([d.text for d in t.documents]) for t in target_sets])
+
+
+def _embedding_score(centroids, handle, docs, extract, seed, progress) -> SliceScores:
+    from backend.nag.embedding import embed
+
+    sim = centroids @ embed([d.text for d in docs]).T
+    counts, truncated = _token_counts(handle, docs, extract.max_length)
+    return SliceScores(sim.astype(np.float64), counts, truncated)
+
+
+def _random_prepare(handle, target_sets, extract, progress):
+    return len(target_sets)
+
+
+def random_score(seed: int, doc_id: str, target: int) -> float:
+    """A uniform number in [0, 1) fixed by (seed, id, target): independent of slicing and file order."""
+    digest = hashlib.sha256(f"{seed}\x00{target}\x00{doc_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2 ** 64
+
+
+def _random_score(n_targets, handle, docs, extract, seed, progress) -> SliceScores:
+    sim = np.array([[random_score(seed, d.id, m) for d in docs] for m in range(n_targets)])
+    counts, truncated = _token_counts(handle, docs, extract.max_length)
+    return SliceScores(sim, counts, truncated)
+
+
+@dataclass(frozen=True)
+class Scorer:
+    name: str
+    label: str
+    description: str
+    prepare: Callable[[ModelHandle, list[TargetSet], ExtractConfig, Progress], Any]
+    score: Callable[..., SliceScores]  # (state, handle, docs, extract, seed, progress)
+
+
+SCORERS: dict[str, Scorer] = {s.name: s for s in (
+    Scorer("nag", "NAG similarity", "Share of the target profile covered by the document's top-K neurons per "
+           "layer, averaged over layers.", _nag_prepare, _nag_score),
+    Scorer("embedding", "Embedding cosine (all-MiniLM-L6-v2)", "Cosine between the document's sentence embedding "
+           "and the mean target embedding.", _embedding_prepare, _embedding_score),
+    Scorer("random", "Random", "A seeded uniform score per document (the random-selection baseline).",
+           _random_prepare, _random_score),
+)}
+
+
+def prepare(name: str, handle: ModelHandle, target_sets: list[TargetSet], extract: ExtractConfig,
+            progress: Progress = silent):
+    return SCORERS[name].prepare(handle, target_sets, extract, progress)
