@@ -1,0 +1,167 @@
+"""Result types of decoding runs: one `DecodeResult` for every strategy, plus batch rows.
+
+Everything here is a frozen dataclass of numpy arrays, tuples and scalars, so the store's codec
+can save it. Array shapes are in the field comments; `steps` counts generated tokens.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from backend.decoding.config import DecodeConfig
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One finished sequence a strategy chose from (best-of-n samples, final particles)."""
+
+    text: str
+    answer: int | None
+    score: float  # total log-likelihood (best_of_n) or final log-weight (asmc), nats
+    weight: float  # normalised selection weight in [0, 1]
+    tokens: int
+
+
+@dataclass(frozen=True)
+class ParticleTrace:
+    """One SMC round of `n` particles."""
+
+    n: int
+    alpha: np.ndarray  # [steps] float: exponent of the target after step t
+    ess: np.ndarray  # [steps] float: ESS after reweighting at step t, before any resampling
+    resampled: np.ndarray  # [steps] bool: resampling happened after step t
+    unique_parents: np.ndarray  # [steps] int: distinct ancestors chosen at step t (n when not resampled)
+    lineages: np.ndarray  # [steps] int: distinct first-token ancestors still alive after step t
+    genealogy: np.ndarray  # [steps, n] int: parent (row at step t-1) of row i after step t
+    log_weights: np.ndarray  # [n] float: final unnormalised log-weights
+    tokens_generated: int
+
+    @property
+    def ess_min_ratio(self) -> float:
+        return float(self.ess.min() / self.n) if self.ess.size else 1.0
+
+    @property
+    def resampling_events(self) -> int:
+        return int(self.resampled.sum())
+
+
+@dataclass(frozen=True)
+class MHTrace:
+    """Every Metropolis-Hastings step of a power-sampling run, in order (S steps)."""
+
+    block: np.ndarray  # [S] int: block after which the step ran
+    position: np.ndarray  # [S] int: generated-token index where the suffix was resampled
+    log_ratio: np.ndarray  # [S] float: log acceptance ratio (nats)
+    accepted: np.ndarray  # [S] bool
+    proposal_tokens: np.ndarray  # [S] int: tokens sampled for the proposal
+
+    @property
+    def acceptance_rate(self) -> float:
+        return float(self.accepted.mean()) if self.accepted.size else float("nan")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a strategy returns; `decode` adds text, answer, correctness and timing."""
+
+    token_ids: tuple[int, ...]
+    tokens_generated: int
+    forward_passes: int
+    candidates: tuple[Candidate, ...] = ()
+    particles: tuple[ParticleTrace, ...] = ()
+    mh: MHTrace | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DecodeResult:
+    """One strategy on one prompt. `wall_seconds` is the decoding time (model already loaded)."""
+
+    strategy: str
+    config: DecodeConfig
+    model_id: str
+    problem_id: str
+    prompt: str
+    output: str
+    token_ids: tuple[int, ...]
+    answer: int | None  # extracted from the output when the task has a checker
+    expected: int | None
+    correct: bool | None  # None without a checker
+    tokens_generated: int  # every sampled token: all samples, particles and proposals
+    forward_passes: int
+    wall_seconds: float
+    candidates: tuple[Candidate, ...] = ()
+    particles: tuple[ParticleTrace, ...] = ()  # one per SMC round
+    mh: MHTrace | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ess_min_ratio(self) -> float | None:
+        """Worst collapse over the rounds: min_t ESS_t / N (None for non-particle strategies)."""
+        return min(p.ess_min_ratio for p in self.particles) if self.particles else None
+
+    @property
+    def resampling_events(self) -> int | None:
+        return sum(p.resampling_events for p in self.particles) if self.particles else None
+
+    @property
+    def unique_ancestors(self) -> int | None:
+        """Distinct first-token ancestors of the final particles of the last round."""
+        return int(self.particles[-1].lineages[-1]) if self.particles and self.particles[-1].lineages.size else None
+
+    @property
+    def acceptance_rate(self) -> float | None:
+        return self.mh.acceptance_rate if self.mh is not None else None
+
+    def summary(self) -> dict:
+        """A flat row for tables, CSV and the CLI."""
+        return {"strategy": self.strategy, "problem_id": self.problem_id, "output": self.output,
+                "answer": self.answer, "expected": self.expected, "correct": self.correct,
+                "tokens_generated": self.tokens_generated, "forward_passes": self.forward_passes,
+                "wall_seconds": round(self.wall_seconds, 3), "ess_min_ratio": self.ess_min_ratio,
+                "resampling_events": self.resampling_events, "unique_ancestors": self.unique_ancestors,
+                "particles": tuple(p.n for p in self.particles) or None,
+                "acceptance_rate": self.acceptance_rate, "notes": " | ".join(self.notes)}
+
+
+@dataclass(frozen=True)
+class BatchRow:
+    """One (strategy setting, problem) cell of a batch; the full result is the artifact `run_key`."""
+
+    label: str
+    strategy: str
+    budget: int  # budget multiplier (generated tokens / max_new_tokens); 1 for single-sequence strategies
+    problem_id: str
+    correct: bool | None
+    answer: int | None
+    expected: int | None
+    wall_seconds: float
+    tokens_generated: int
+    forward_passes: int
+    ess_min_ratio: float | None
+    acceptance_rate: float | None
+    run_key: str
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Many problems x several strategy settings. Latencies are per-problem decoding times."""
+
+    model_id: str
+    rows: tuple[BatchRow, ...]
+    labels: tuple[str, ...] = field(default=())  # settings in the order they were requested
+
+    def summary(self) -> list[dict]:
+        """Per setting: accuracy, mean and p95 latency (s), mean generated tokens."""
+        out = []
+        for label in self.labels or tuple(dict.fromkeys(r.label for r in self.rows)):
+            rows = [r for r in self.rows if r.label == label]
+            checked = [r.correct for r in rows if r.correct is not None]
+            lat = np.array([r.wall_seconds for r in rows])
+            out.append({"label": label, "strategy": rows[0].strategy, "budget": rows[0].budget,
+                        "problems": len(rows),
+                        "accuracy": float(np.mean(checked)) if checked else None,
+                        "mean_latency_s": float(lat.mean()), "p95_latency_s": float(np.percentile(lat, 95)),
+                        "mean_tokens": float(np.mean([r.tokens_generated for r in rows]))})
+        return out

@@ -1,0 +1,147 @@
+"""Running strategies: one prompt (`decode`), many problems x settings (`run_batch`), budget sweeps.
+
+Every decode goes through the store: the cache key is the canonical config (fields the strategy
+does not read are reset), the prompt text, the expected answer and the model fingerprint.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from backend.decoding.config import DecodeConfig, canonical, validate
+from backend.decoding.context import DecodeContext
+from backend.decoding.registry import StrategySpec, get_strategy
+from backend.decoding.result import BatchResult, BatchRow, DecodeResult
+from backend.decoding.sampler import stop_ids
+from backend.errors import UserError
+from backend.models.decoding import context_limit
+from backend.models.generate import encode_prompt
+from backend.progress import Progress, scaled, silent
+from backend.store import Computed, ModelRef, cached
+from backend.tasks.arithmetic import Problem, extract_answer, format_prompt
+
+FEATURE = "decoding"
+CODE_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """The cache key of one decode."""
+
+    config: DecodeConfig
+    prompt: str
+    expected: int | None
+    problem_id: str
+    chat: bool
+
+
+def prepare(config: DecodeConfig) -> tuple[StrategySpec, DecodeConfig]:
+    """The strategy and its canonical, validated config (UserError on bad input)."""
+    spec = get_strategy(config.strategy)
+    unknown = set(config.extra) - set(spec.extra_defaults)
+    if unknown:
+        raise UserError(f"Unknown option(s) for {spec.name}: {', '.join(sorted(unknown))}.")
+    validate(config, spec.params)
+    if spec.check is not None:
+        spec.check(config)
+    extra = {k: config.extra.get(k, v) for k, v in spec.extra_defaults.items()}
+    return spec, canonical(config, spec.params).replace(extra=extra)
+
+
+def _seed(seed: int, prompt: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:{prompt}".encode()).digest()[:7], "big")
+
+
+def _compute(handle, spec: StrategySpec, key: RunKey, ids: torch.Tensor, progress: Progress) -> DecodeResult:
+    checker = extract_answer if key.expected is not None else None
+    ctx = DecodeContext(handle, ids, stop_ids(handle), torch.Generator().manual_seed(_seed(key.config.seed, key.prompt)),
+                        checker, progress)
+    start = time.perf_counter()
+    out = spec.run(ctx, key.config)
+    wall = time.perf_counter() - start
+    text = ctx.text(out.token_ids)
+    answer = extract_answer(text) if checker else None
+    correct = None if key.expected is None else answer == key.expected
+    progress(1.0, f"{spec.label}: done")
+    return DecodeResult(spec.name, key.config, handle.id, key.problem_id, key.prompt, text, tuple(out.token_ids),
+                        answer, key.expected, correct, out.tokens_generated, out.forward_passes, wall,
+                        out.candidates, out.particles, out.mh, out.notes)
+
+
+def decode(handle, task: Problem | str, config: DecodeConfig, progress: Progress = silent,
+           chat: bool = True) -> Computed[DecodeResult]:
+    """Run one strategy on a task problem (answer checked) or a free prompt (no checker)."""
+    spec, config = prepare(config)
+    if isinstance(task, Problem):
+        key = RunKey(config, format_prompt(task), task.answer, task.id, chat)
+    else:
+        key = RunKey(config, str(task), None, "", chat)
+    ids = encode_prompt(handle, key.prompt, chat)
+    limit = context_limit(handle.model)
+    if limit is not None and ids.shape[1] + config.max_new_tokens > limit:
+        raise UserError(f"The prompt has {ids.shape[1]} tokens; with max_new_tokens={config.max_new_tokens} that is "
+                        f"over the model's context of {limit} tokens. Shorten the prompt or lower max_new_tokens.")
+    return cached(FEATURE, "run", ModelRef.of(handle), key, lambda: _compute(handle, spec, key, ids, progress),
+                  code_version=CODE_VERSION)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A labelled config of a batch; `budget` is generated tokens / max_new_tokens (1 when fixed)."""
+
+    label: str
+    budget: int
+    config: DecodeConfig
+
+
+def settings_for(names: Sequence[str], base: DecodeConfig, budgets: Sequence[int] = ()) -> list[Setting]:
+    """One setting per strategy, or one per (strategy, budget) for strategies whose cost can be set."""
+    out = []
+    for name in names:
+        spec = get_strategy(name)
+        config = base.replace(strategy=name)
+        if spec.at_budget is None or not budgets:
+            out.append(Setting(spec.label, 1, config))
+        else:
+            out += [Setting(f"{spec.label} x{b}", b, spec.at_budget(config, b)) for b in budgets]
+    return out
+
+
+@dataclass(frozen=True)
+class BatchKey:
+    settings: tuple[Setting, ...]
+    problems: tuple[tuple[str, str, int], ...]  # (id, question, answer)
+    chat: bool
+
+
+def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], progress: Progress = silent,
+              chat: bool = True) -> Computed[BatchResult]:
+    """Every setting on every problem (each decode cached on its own); problems outer, so settings
+    interleave in time and share the machine's load fairly."""
+    if not problems:
+        raise UserError("No problems to run.")
+    if not settings:
+        raise UserError("Pick at least one strategy.")
+    settings = [Setting(s.label, s.budget, prepare(s.config)[1]) for s in settings]
+    key = BatchKey(tuple(settings), tuple((p.id, p.question, p.answer) for p in problems), chat)
+    total = len(problems) * len(settings)
+
+    def compute() -> BatchResult:
+        rows = []
+        for i, problem in enumerate(problems):
+            for j, s in enumerate(settings):
+                k = i * len(settings) + j
+                sub = scaled(progress, k / total, (k + 1) / total)
+                done = decode(handle, problem, s.config, lambda f, m: sub(f, f"problem {i + 1}/{len(problems)}, "
+                                                                            f"{s.label}: {m}"), chat)
+                r = done.value
+                rows.append(BatchRow(s.label, r.strategy, s.budget, problem.id, r.correct, r.answer, r.expected,
+                                     r.wall_seconds, r.tokens_generated, r.forward_passes, r.ess_min_ratio,
+                                     r.acceptance_rate, done.key))
+        return BatchResult(handle.id, tuple(rows), tuple(s.label for s in settings))
+
+    return cached(FEATURE, "batch", ModelRef.of(handle), key, compute, code_version=CODE_VERSION)

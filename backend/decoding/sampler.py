@@ -1,0 +1,94 @@
+"""Token-level sampling shared by all strategies: our own softmax, our own draws, nothing else.
+
+The proposal q of a run is exactly `softmax(logits / temperature)` over the full vocabulary: no
+top-k, top-p or repetition penalty, and `model.generate` is never called, so generation_config
+defaults cannot leak into q (the SMC and MH weights depend on q being what was sampled from).
+Finished rows keep being fed a stop token so the batch stays rectangular; their log-probs are 0.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from backend.models.decoding import IncrementalDecoder
+
+
+def stop_ids(handle) -> tuple[int, ...]:
+    """Token ids that end a sequence: the tokenizer's EOS and generation_config's eos ids."""
+    ids: set[int] = set()
+    for value in (handle.tokenizer.eos_token_id, getattr(handle.model.generation_config, "eos_token_id", None)):
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, (list, tuple)):
+            ids.update(int(v) for v in value)
+    return tuple(sorted(ids))
+
+
+def log_probs(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """log softmax(logits / temperature) `[N, V]`, fp32."""
+    return torch.log_softmax(logits.float() / temperature, dim=-1)
+
+
+def draw(log_q: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """One token per row `[N]` from exp(log_q) `[N, V]` (inverse-CDF draws on the CPU generator)."""
+    return torch.multinomial(log_q.exp().cpu(), 1, generator=generator).view(-1).to(log_q.device)
+
+
+def pick(log_q: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+    """Draw from log_q, or take the argmax when generator is None (greedy)."""
+    return log_q.argmax(dim=-1) if generator is None else draw(log_q, generator)
+
+
+@dataclass
+class Rollout:
+    """N sequences sampled side by side. Per-token arrays are `[N, steps]`, 0 after a row's stop token."""
+
+    tokens: torch.Tensor  # [N, steps] sampled ids (stop token included; padding after it)
+    log_p: torch.Tensor  # [N, steps] base log-probabilities log p(x_t | x_<t) (temperature 1)
+    log_q: torch.Tensor  # [N, steps] proposal log-probabilities (what was sampled from)
+    lengths: torch.Tensor  # [N] tokens up to and including the stop token
+    forward_passes: int
+
+    def row(self, i: int) -> list[int]:
+        return self.tokens[i, : int(self.lengths[i])].tolist()
+
+    @property
+    def tokens_generated(self) -> int:
+        return int(self.lengths.sum())
+
+
+@torch.no_grad()
+def rollout(model, context_ids: torch.Tensor, n: int, temperature: float, max_new_tokens: int,
+            stops: tuple[int, ...], generator: torch.Generator | None, stop_at_eos: bool = True,
+            on_step: Callable[[int], None] | None = None) -> Rollout:
+    """Sample n continuations of `context_ids` `[1, T]` at `temperature` (greedy when generator is None).
+
+    The context is prefilled once and its cache broadcast to the n rows.
+    """
+    decoder = IncrementalDecoder(model)
+    logits = decoder.prefill(context_ids, n=n)
+    stop = torch.tensor(stops or (-1,), device=logits.device)
+    pad = stops[0] if stops else 0
+    finished = torch.zeros(n, dtype=torch.bool, device=logits.device)
+    lengths = torch.zeros(n, dtype=torch.long)
+    toks, lps, lqs = [], [], []
+    for t in range(max_new_tokens):
+        log_p = log_probs(logits)
+        log_q = log_p if temperature == 1.0 else log_probs(logits, temperature)
+        x = torch.where(finished, pad, pick(log_q, generator))
+        alive = (~finished).float()
+        lps.append(log_p.gather(1, x[:, None]).view(-1) * alive)
+        lqs.append((log_q.gather(1, x[:, None]).view(-1) if generator is not None else torch.zeros(n, device=x.device)) * alive)
+        toks.append(x)
+        lengths += (~finished).long().cpu()
+        if stop_at_eos:
+            finished |= torch.isin(x, stop)
+        if on_step is not None:
+            on_step(t)
+        if t == max_new_tokens - 1 or bool(finished.all()):
+            break
+        logits = decoder.step(x)
+    return Rollout(torch.stack(toks, 1).cpu(), torch.stack(lps, 1).cpu(), torch.stack(lqs, 1).cpu(), lengths,
+                   decoder.forward_passes)

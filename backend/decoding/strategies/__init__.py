@@ -1,0 +1,1 @@
+"""The built-in strategies; each module exposes STRATEGY or STRATEGIES for the registry."""
