@@ -21,9 +21,9 @@ from backend.decoding.result import Outcome
 from backend.errors import UserError
 
 STRATEGY_MODULES: tuple[str, ...] = (
-    "backend.decoding.strategies.basic",
-    "backend.decoding.strategies.mh",
-    "backend.decoding.strategies.asmc",
+    "backend.decoding.algorithms.basic",
+    "backend.decoding.algorithms.mh",
+    "backend.decoding.algorithms.asmc",
 )
 
 

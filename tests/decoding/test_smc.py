@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from backend.decoding.sampler import log_probs, rollout
-from backend.decoding.strategies.smc import alpha_schedule, smc_round
+from backend.decoding.algorithms.smc import alpha_schedule, smc_round
 from backend.models import load
 from tests.decoding.helpers import full_log_probs, prompt_ids, sequence_log_prob
 

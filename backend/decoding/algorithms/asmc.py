@@ -24,7 +24,7 @@ from backend.decoding.registry import StrategySpec
 from backend.decoding.resampling import normalise
 from backend.decoding.result import Candidate, Outcome
 from backend.decoding.select import agreement, choose, selection_mode
-from backend.decoding.strategies.smc import Round, smc_round
+from backend.decoding.algorithms.smc import Round, smc_round
 
 AGREE = 0.75
 COLLAPSE = 0.1

@@ -1,0 +1,122 @@
+"""`python -m backend decode list|run|compare ... --json`: the decoding strategies, headless."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from backend.decoding.config import DecodeConfig
+from backend.decoding.registry import strategies
+from backend.decoding.run import decode, run_batch, settings_for
+from backend.errors import UserError
+from backend.models import default_model_id, load
+from backend.tasks.arithmetic import generate_problems, load_jsonl_problems
+
+_SKIP = {"strategy", "extra"}
+
+
+def _progress(fraction: float, message: str) -> None:
+    print(f"[{fraction:4.0%}] {message}", file=sys.stderr)
+
+
+def _add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per DecodeConfig field (defaults from the dataclass), plus --option key=value."""
+    for f in dataclasses.fields(DecodeConfig):
+        if f.name in _SKIP:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        if f.type in (bool, "bool"):
+            parser.add_argument(flag, action="store_true", help=f"(default {f.default})")
+        else:
+            kind = {"int": int, "float": float, "str": str}[str(f.type)]
+            parser.add_argument(flag, type=kind, default=f.default, help=f"(default {f.default})")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="strategy-specific option (JSON value), repeatable")
+    parser.add_argument("--model", help="registry id (default: the configured default model)")
+    parser.add_argument("--no-chat", action="store_true", help="do not apply the chat template")
+
+
+def _config(args: argparse.Namespace, strategy: str) -> DecodeConfig:
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(DecodeConfig) if f.name not in _SKIP}
+    extra = {}
+    for item in args.option:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise UserError(f"--option expects KEY=VALUE, got {item!r}.")
+        try:
+            extra[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            extra[key] = raw
+    return DecodeConfig(strategy=strategy, extra=extra, **values)
+
+
+def _problems(args: argparse.Namespace) -> list:
+    if args.jsonl:
+        try:
+            text = Path(args.jsonl).read_text()
+        except OSError as err:
+            raise UserError(f"Cannot read {args.jsonl}: {err.strerror}.") from None
+        return load_jsonl_problems(text)
+    if not 1 <= args.problems <= 1000:
+        raise UserError(f"--problems must be between 1 and 1000, got {args.problems}.")
+    return generate_problems(args.problems, split=args.split, seed=args.problem_seed)
+
+
+def cmd_list(args: argparse.Namespace) -> list[dict]:
+    return [{"name": s.name, "label": s.label, "params": ", ".join(s.params), "summary": s.summary}
+            for s in strategies().values()]
+
+
+def cmd_run(args: argparse.Namespace) -> dict:
+    handle = load(args.model or default_model_id(), progress=_progress)
+    if args.prompt is not None:
+        task = args.prompt
+    else:
+        problems = _problems(args)
+        if not 0 <= args.index < len(problems):
+            raise UserError(f"--index must be between 0 and {len(problems) - 1}.")
+        task = problems[args.index]
+    done = decode(handle, task, _config(args, args.strategy), progress=_progress, chat=not args.no_chat)
+    r = done.value
+    return {"model": handle.display_name, "provenance": done.provenance, "run_id": done.run_id, **r.summary(),
+            "ess": [p.ess.round(3).tolist() for p in r.particles],
+            "resample_steps": [p.resampled.nonzero()[0].tolist() for p in r.particles],
+            "candidates": [dataclasses.asdict(c) for c in r.candidates]}
+
+
+def cmd_compare(args: argparse.Namespace) -> dict:
+    handle = load(args.model or default_model_id(), progress=_progress)
+    names = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    try:
+        budgets = [int(b) for b in args.budgets.split(",") if b.strip()] if args.budgets else []
+    except ValueError:
+        raise UserError(f"--budgets expects comma-separated integers, got {args.budgets!r}.") from None
+    settings = settings_for(names, _config(args, names[0] if names else "greedy"), budgets)
+    done = run_batch(handle, _problems(args), settings, progress=_progress, chat=not args.no_chat)
+    return {"model": handle.display_name, "provenance": done.provenance, "run_id": done.run_id,
+            "summary": done.value.summary(), "rows": [dataclasses.asdict(r) for r in done.value.rows]}
+
+
+def add_commands(subparsers) -> None:
+    parser = subparsers.add_parser("decode", help="decoding strategies side by side (ASMC, MH, best-of-n, ...)")
+    actions = parser.add_subparsers(dest="action", required=True)
+    actions.add_parser("list", help="registered strategies").set_defaults(handler=cmd_list)
+    for name, handler, text in (("run", cmd_run, "one strategy on one prompt or problem"),
+                                ("compare", cmd_compare, "several strategies on many problems")):
+        sub = actions.add_parser(name, help=text)
+        if name == "run":
+            sub.add_argument("--strategy", default="asmc", help="registry name (see `decode list`)")
+            sub.add_argument("--prompt", help="free prompt (no checker); otherwise a task problem")
+            sub.add_argument("--index", type=int, default=0, help="which problem of the set")
+        else:
+            sub.add_argument("--strategies", default="greedy,best_of_n,asmc", help="comma-separated names")
+            sub.add_argument("--budgets", default="",
+                             help="comma-separated budget multipliers (accuracy vs budget), e.g. 2,4,8")
+        sub.add_argument("--problems", type=int, default=5, help="number of generated arithmetic problems")
+        sub.add_argument("--split", choices=("heldout", "train"), default="heldout")
+        sub.add_argument("--problem-seed", type=int, default=0)
+        sub.add_argument("--jsonl", help="JSON-lines file of {question|prompt, answer} instead")
+        _add_config_flags(sub)
+        sub.set_defaults(handler=handler)
