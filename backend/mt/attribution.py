@@ -1,0 +1,81 @@
+"""Gradient-based approximations of the patching map, computed with captum.
+
+Each head gets a gate g[l, h]; the corrupted run's head output at the last position becomes
+z_corrupt + g * (mean_clean - z_corrupt) (a HeadEdit "add"), so g = 0 is the corrupted run and
+g = 1 is that head patched. The score of a head is then an attribution to its gate:
+- attribution-patching: dF/dg at g = 0, i.e. grad · (clean - corrupt) (one forward + backward);
+  computed as captum InputXGradient at gate value 1 of the shifted gate s = g + 1;
+- integrated-gradients: captum IntegratedGradients on g from 0 to 1 (all heads move together
+  along the path, so the attributions sum to the effect of patching every head at once).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from captum.attr import InputXGradient, IntegratedGradients
+from scipy.stats import spearmanr
+
+from backend.errors import UserError
+from backend.models.hooks import HeadEdit, Hooks
+
+
+def _gated_forward(model, prefix: tuple[int, ...], target: int, delta: torch.Tensor, offset: float):
+    """F(gates `[batch, layers, heads]`) -> log p(target) `[batch]` with heads moved by (gate - offset) * delta."""
+    device = next(model.parameters()).device
+    ids = torch.tensor([list(prefix)], device=device)
+    delta = delta.to(device)
+    n_layers, n_heads, _ = delta.shape
+
+    def forward(gates: torch.Tensor) -> torch.Tensor:
+        b = gates.shape[0]
+        edits = [HeadEdit(layer, tuple(range(n_heads)), "add",
+                          ((gates[:, layer] - offset)[..., None] * delta[layer]).unsqueeze(1), position=-1)
+                 for layer in range(n_layers)]
+        with Hooks(model, head_edits=edits):
+            logits = model(input_ids=ids.expand(b, -1)).logits[:, -1].float()
+        return torch.log_softmax(logits, dim=-1)[:, target]
+
+    return forward
+
+
+def _attribution_patching(model, prefix, target, delta, steps: int) -> np.ndarray:
+    forward = _gated_forward(model, prefix, target, delta, offset=1.0)
+    gates = torch.ones(1, *delta.shape[:2], device=next(model.parameters()).device, requires_grad=True)
+    return InputXGradient(forward).attribute(gates)[0].detach().cpu().double().numpy()
+
+
+def _integrated_gradients(model, prefix, target, delta, steps: int) -> np.ndarray:
+    forward = _gated_forward(model, prefix, target, delta, offset=0.0)
+    gates = torch.ones(1, *delta.shape[:2], device=next(model.parameters()).device, requires_grad=True)
+    ig = IntegratedGradients(forward)
+    attr = ig.attribute(gates, baselines=torch.zeros_like(gates), n_steps=steps, internal_batch_size=steps)
+    return attr[0].detach().cpu().double().numpy()
+
+
+ATTRIBUTIONS: dict[str, Callable[..., np.ndarray]] = {
+    "attribution-patching": _attribution_patching,
+    "integrated-gradients": _integrated_gradients,
+}
+ATTRIBUTION_HELP = {
+    "attribution-patching": "grad · (clean - corrupt) at the corrupted run: one backward pass",
+    "integrated-gradients": "captum IntegratedGradients along corrupted -> clean, all heads together",
+}
+
+
+def attribute(model, prefix: tuple[int, ...], target: int, delta: torch.Tensor, method: str,
+              steps: int = 8) -> np.ndarray:
+    """`[layers, heads]` attribution of log p(target) to each head's move towards its mean clean value."""
+    if method not in ATTRIBUTIONS:
+        raise UserError(f"Unknown attribution method {method!r}; choose from {', '.join(ATTRIBUTIONS)}.")
+    with torch.enable_grad():
+        return ATTRIBUTIONS[method](model, prefix, target, delta, steps)
+
+
+def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman correlation of two head maps (NaN when either is constant)."""
+    x, y = np.asarray(a, dtype=np.float64).ravel(), np.asarray(b, dtype=np.float64).ravel()
+    if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(spearmanr(x, y).statistic)

@@ -1,0 +1,72 @@
+"""Head-finding examples: teacher-force the clean answer in the clean and corrupted prompts and
+pick the answer position where the two next-token distributions differ most (max KL(clean || corrupt)).
+
+Everything later (patching, attribution, steering vectors) works at that one position: the
+"last position" of the corrupted prefix that ends just before the chosen answer token.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from backend.errors import UserError
+from backend.models.hooks import trace
+from backend.models.loading import ModelHandle
+from backend.mt.prompts import PromptPair
+
+
+def encode(handle: ModelHandle, text: str) -> list[int]:
+    """Raw-text ids (no chat template: the few-shot format is plain text)."""
+    return list(handle.tokenizer(text)["input_ids"])
+
+
+def encode_answer(handle: ModelHandle, text: str) -> list[int]:
+    return list(handle.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+@dataclass(frozen=True)
+class Example:
+    """One prompt pair at its chosen position. Head outputs are `[layers, heads, head_dim]` (fp32)."""
+
+    row: int
+    corrupt_prefix: tuple[int, ...]  # corrupted prompt + answer tokens before the chosen one
+    target: int  # the chosen answer token
+    answer_offset: int  # index of the target inside the answer
+    kl: float  # KL(clean || corrupt) at that position, nats
+    clean_logp: float  # log p(target) in the clean run
+    corrupt_logp: float  # log p(target) in the corrupted run
+    clean_heads: torch.Tensor
+    corrupt_heads: torch.Tensor
+
+
+def _heads_at(tr, position: int, n_layers: int) -> torch.Tensor:
+    return torch.stack([tr.head_outputs[layer][0, position] for layer in range(n_layers)]).float()
+
+
+def build_example(handle: ModelHandle, pair: PromptPair, max_answer_tokens: int) -> Example:
+    clean, corrupt = encode(handle, pair.clean), encode(handle, pair.corrupt)
+    answer = encode_answer(handle, pair.answer)[:max_answer_tokens]
+    if not answer:
+        raise UserError(f"Row {pair.row}: the target sentence is empty after tokenisation.")
+    limit = getattr(handle.model.config, "max_position_embeddings", None) or getattr(
+        handle.model.config, "n_positions", None)
+    longest = max(len(clean), len(corrupt)) + len(answer)
+    if limit is not None and longest > limit:
+        raise UserError(f"A few-shot prompt has {longest} tokens but the model's context is {limit}; "
+                        "use fewer demonstrations or shorter sentences.")
+    n_layers = handle.info.n_layers
+    device = handle.device
+    tc = trace(handle.model, torch.tensor([clean + answer], device=device), heads=range(n_layers))
+    tk = trace(handle.model, torch.tensor([corrupt + answer], device=device), heads=range(n_layers))
+    m = len(answer)
+    # The logits at position len(prompt) - 1 + j predict answer token j.
+    lc = torch.log_softmax(tc.logits[0, len(clean) - 1:len(clean) - 1 + m].float(), dim=-1)
+    lk = torch.log_softmax(tk.logits[0, len(corrupt) - 1:len(corrupt) - 1 + m].float(), dim=-1)
+    kl = (lc.exp() * (lc - lk)).sum(-1)  # KL(clean || corrupt) per answer position
+    j = int(kl.argmax())
+    pc, pk = len(clean) - 1 + j, len(corrupt) - 1 + j
+    target = answer[j]
+    return Example(pair.row, tuple((corrupt + answer)[:pk + 1]), target, j, float(kl[j]),
+                   float(lc[j, target]), float(lk[j, target]), _heads_at(tc, pc, n_layers).cpu(),
+                   _heads_at(tk, pk, n_layers).cpu())

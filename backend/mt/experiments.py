@@ -1,0 +1,133 @@
+"""The three experiments of the view, each a set of cached conditions:
+- steer: instruction-free vs instruction-free + steering vs the instruction baseline, side by side;
+- ablate: few-shot with the selected heads zeroed vs the same number of random heads (several draws);
+- evaluate: the full table (instruction, few-shot, instruction-free, instruction-free + steering,
+  few-shot − language heads, few-shot − translation heads, few-shot − random heads)."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from backend.errors import UserError
+from backend.models.loading import ModelHandle
+from backend.mt.conditions import ConditionConfig, ConditionResult, run_condition
+from backend.mt.data import ParallelSet, builtin
+from backend.mt.heads import HeadsConfig
+from backend.mt.prompts import HEAD_TYPES
+from backend.progress import Progress, scaled, silent
+from backend.store import Computed, ModelRef, cached
+
+CODE_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """Shared settings. `heads` is the head-finding template (its src/tgt/head_type are filled in per use)."""
+
+    src: str = "en"
+    tgt: str = "fr"
+    n_sentences: int = 10  # first n of the `evaluate` split (ignored when rows are given)
+    rows: tuple[int, ...] = ()
+    percent: float = 1.0
+    strength: float = 3.0
+    steer_types: tuple[str, ...] = ("language", "translation")
+    ablate_type: str = "language"
+    n_random: int = 3
+    k_shots: int = 5
+    max_new_tokens: int = 48
+    heads: HeadsConfig = HeadsConfig()
+    seed: int = 0
+    dataset: str = ""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """Named conditions in display order."""
+
+    model: str
+    kind: str  # steer | ablate | evaluate
+    config: ExperimentConfig
+    conditions: tuple[ConditionResult, ...]
+
+    def table(self) -> list[dict]:
+        return [{"condition": c.label, "chrF++": round(c.chrf, 2), "target-language rate": round(c.target_rate, 3),
+                 "sentences": len(c.outputs), "heads": len(c.heads)} for c in self.conditions]
+
+    def find(self, prefix: str) -> list[ConditionResult]:
+        return [c for c in self.conditions if c.label.startswith(prefix)]
+
+    def ablation_summary(self) -> dict:
+        """Drop in target-language rate and chrF++ vs plain few-shot, for selected and random heads."""
+        base = next((c for c in self.conditions if c.label == "few-shot"), None)
+        if base is None:
+            return {}
+        out = {}
+        for c in self.conditions:
+            if c.config.ablate is None:
+                continue
+            kind = "random" if c.config.random_draw >= 0 else c.config.ablate.head_type
+            out.setdefault(kind, []).append((base.target_rate - c.target_rate, base.chrf - c.chrf))
+        return {k: {"rate_drop_mean": float(np.mean([d[0] for d in v])), "rate_drop_std": float(np.std([d[0] for d in v])),
+                    "chrf_drop_mean": float(np.mean([d[1] for d in v])), "draws": len(v)} for k, v in out.items()}
+
+
+def _heads(config: ExperimentConfig, head_type: str) -> HeadsConfig:
+    if head_type not in HEAD_TYPES:
+        raise UserError(f"Unknown head type {head_type!r}; choose from {', '.join(HEAD_TYPES)}.")
+    return dataclasses.replace(config.heads, src=config.src, tgt=config.tgt, head_type=head_type)
+
+
+def _condition(config: ExperimentConfig, prompt: str, **changes) -> ConditionConfig:
+    return ConditionConfig(src=config.src, tgt=config.tgt, prompt=prompt, n_sentences=config.n_sentences,
+                           rows=config.rows, k_shots=config.k_shots, strength=config.strength,
+                           percent=config.percent, max_new_tokens=config.max_new_tokens, seed=config.seed, **changes)
+
+
+def plan(config: ExperimentConfig, kind: str) -> list[ConditionConfig]:
+    steer = tuple(_heads(config, t) for t in config.steer_types)
+    ablate = _heads(config, config.ablate_type)
+    if not 0 <= config.n_random <= 10:
+        raise UserError("Use between 0 and 10 random draws.")
+    randoms = [_condition(config, "few-shot", ablate=ablate, random_draw=d) for d in range(config.n_random)]
+    if kind == "steer":
+        if not steer:
+            raise UserError("Pick at least one head type to steer with.")
+        return [_condition(config, "instruction-free"), _condition(config, "instruction-free", steer=steer),
+                _condition(config, "instruction")]
+    if kind == "ablate":
+        return [_condition(config, "few-shot"), _condition(config, "few-shot", ablate=ablate), *randoms]
+    if kind == "evaluate":
+        ablations = [_condition(config, "few-shot", ablate=_heads(config, t)) for t in HEAD_TYPES]
+        return [_condition(config, "instruction"), _condition(config, "few-shot"), _condition(config, "instruction-free"),
+                *([_condition(config, "instruction-free", steer=steer)] if steer else []), *ablations, *randoms]
+    raise UserError(f"Unknown experiment {kind!r}.")
+
+
+def run_experiment(handle: ModelHandle, kind: str, config: ExperimentConfig = ExperimentConfig(),
+                   data: ParallelSet | None = None, progress: Progress = silent) -> Computed[Experiment]:
+    data = data or builtin()
+    config = dataclasses.replace(config, dataset=data.digest)
+    conditions = plan(config, kind)
+
+    def compute() -> Experiment:
+        results = []
+        for i, cond in enumerate(conditions):
+            part = scaled(progress, i / len(conditions), (i + 1) / len(conditions))
+            results.append(run_condition(handle, cond, data, part).value)
+        return Experiment(handle.display_name, kind, config, tuple(results))
+
+    return cached("mt", kind, ModelRef.of(handle), config, compute, code_version=CODE_VERSION)
+
+
+def steer(handle, config=ExperimentConfig(), data=None, progress=silent) -> Computed[Experiment]:
+    return run_experiment(handle, "steer", config, data, progress)
+
+
+def ablate(handle, config=ExperimentConfig(), data=None, progress=silent) -> Computed[Experiment]:
+    return run_experiment(handle, "ablate", config, data, progress)
+
+
+def evaluate(handle, config=ExperimentConfig(), data=None, progress=silent) -> Computed[Experiment]:
+    return run_experiment(handle, "evaluate", config, data, progress)

@@ -1,0 +1,138 @@
+"""`find_heads`: L x H maps of language or translation heads, by activation patching and by a gradient
+attribution, with the mean clean head outputs that steering vectors are built from."""
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from backend.errors import UserError
+from backend.models.loading import ModelHandle
+from backend.mt.attribution import ATTRIBUTIONS, attribute, rank_correlation
+from backend.mt.data import ParallelSet, builtin
+from backend.mt.examples import Example, build_example
+from backend.mt.patching import patch_scores
+from backend.mt.prompts import CORRUPTIONS, corrupt_language, prompt_pair
+from backend.mt.selection import Head, top_heads, top_k_overlap
+from backend.progress import Progress, scaled, silent
+from backend.store import Computed, ModelRef, cached
+
+CODE_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class HeadsConfig:
+    """Everything a head map depends on (the cache key). `dataset` is the data set's digest (set by find_heads)."""
+
+    src: str = "en"
+    tgt: str = "fr"
+    head_type: str = "language"  # see prompts.HEAD_TYPES
+    n_prompts: int = 8  # head-finding prompts from the `heads` split
+    k_shots: int = 5
+    corrupt_language: str = ""  # language heads: replacement language ("" = first other language of the set)
+    attribution: str = "attribution-patching"  # see attribution.ATTRIBUTIONS
+    ig_steps: int = 8
+    max_answer_tokens: int = 16
+    rows_per_batch: int = 136  # patched heads per single-token step (the KV cache is copied per row: memory)
+    seed: int = 0
+    dataset: str = ""
+
+
+@dataclass(frozen=True)
+class HeadMap:
+    """Head scores for one head type. Maps are `[layers, heads]`, mean increase of log p(target) in nats."""
+
+    model: str
+    config: HeadsConfig
+    patching: np.ndarray
+    attribution: np.ndarray
+    rank_correlation: float  # Spearman, patching vs attribution over all L*H heads
+    mean_clean: np.ndarray  # `[layers, heads, head_dim]` mean clean head output at the chosen position
+    rows: tuple[int, ...]  # data rows of the prompts
+    answer_offsets: tuple[int, ...]  # chosen answer position per prompt
+    target_tokens: tuple[str, ...]
+    kl: tuple[float, ...]  # KL(clean || corrupt) at the chosen position, nats
+    clean_logp: tuple[float, ...]
+    corrupt_logp: tuple[float, ...]
+    other_language: str
+    patch_seconds: float
+    attribution_seconds: float
+
+    def selected(self, percent: float) -> tuple[Head, ...]:
+        return top_heads(self.patching, percent)
+
+    def agreement(self, percent: float) -> float:
+        """Share of the top-percent patching heads that the attribution also ranks in its top-percent."""
+        return top_k_overlap(self.patching, self.attribution, percent)
+
+    def table(self, limit: int = 20) -> list[dict]:
+        """The best heads by patching score with their attribution scores and ranks."""
+        flat_attr = self.attribution.ravel()
+        attr_rank = {int(i): r + 1 for r, i in enumerate(np.argsort(-flat_attr, kind="stable"))}
+        rows = []
+        for rank, (layer, head) in enumerate(top_heads(self.patching, 5.0)[:limit], 1):
+            i = layer * self.patching.shape[1] + head
+            rows.append({"rank": rank, "layer": layer, "head": head, "patching": float(self.patching[layer, head]),
+                         "attribution": float(flat_attr[i]), "attribution_rank": attr_rank[i]})
+        return rows
+
+
+def check(config: HeadsConfig, data: ParallelSet) -> None:
+    data.check_pair(config.src, config.tgt)
+    if config.head_type not in CORRUPTIONS:
+        raise UserError(f"Unknown head type {config.head_type!r}; choose from {', '.join(CORRUPTIONS)}.")
+    if config.attribution not in ATTRIBUTIONS:
+        raise UserError(f"Unknown attribution {config.attribution!r}; choose from {', '.join(ATTRIBUTIONS)}.")
+    if not 1 <= config.n_prompts <= 64:
+        raise UserError("Use between 1 and 64 head-finding prompts.")
+    if not 1 <= config.k_shots <= 10:
+        raise UserError("Use between 1 and 10 demonstrations to find heads (the corruption edits them).")
+
+
+def compute_head_map(handle: ModelHandle, config: HeadsConfig, data: ParallelSet,
+                     progress: Progress = silent) -> HeadMap:
+    other = corrupt_language(data, config.src, config.tgt, config.corrupt_language or None)
+    rng = random.Random(config.seed)
+    pool = data.rows("heads")
+    rows = rng.sample(pool, min(config.n_prompts, len(pool)))
+    examples: list[Example] = []
+    for i, row in enumerate(rows):
+        pair = prompt_pair(data, row, config.src, config.tgt, config.head_type, config.k_shots, rng, other)
+        examples.append(build_example(handle, pair, config.max_answer_tokens))
+        progress(0.1 * (i + 1) / len(rows), f"clean and corrupted runs {i + 1}/{len(rows)}")
+    mean_clean = torch.stack([ex.clean_heads for ex in examples]).mean(0)  # [L, H, d]
+    n = len(examples)
+    patch = np.zeros(mean_clean.shape[:2])
+    attr = np.zeros(mean_clean.shape[:2])
+    patch_s = attr_s = 0.0
+    for i, ex in enumerate(examples):
+        delta = mean_clean - ex.corrupt_heads
+        start = time.perf_counter()
+        part = scaled(progress, 0.1 + 0.8 * i / n, 0.1 + 0.8 * (i + 1) / n)
+        patch += patch_scores(handle.model, ex.corrupt_prefix, ex.target, delta, config.rows_per_batch,
+                              lambda f, m, i=i: part(f, f"prompt {i + 1}/{n}: {m}")) / n
+        patch_s += time.perf_counter() - start
+        start = time.perf_counter()
+        attr += attribute(handle.model, ex.corrupt_prefix, ex.target, delta, config.attribution, config.ig_steps) / n
+        attr_s += time.perf_counter() - start
+        progress(0.1 + 0.8 * (i + 1) / n, f"prompt {i + 1}/{n}: attribution done")
+    tok = handle.tokenizer
+    return HeadMap(handle.display_name, config, patch, attr, rank_correlation(patch, attr),
+                   mean_clean.numpy().astype(np.float32), tuple(ex.row for ex in examples),
+                   tuple(ex.answer_offset for ex in examples), tuple(tok.decode([ex.target]) for ex in examples),
+                   tuple(ex.kl for ex in examples), tuple(ex.clean_logp for ex in examples),
+                   tuple(ex.corrupt_logp for ex in examples), other, patch_s, attr_s)
+
+
+def find_heads(handle: ModelHandle, config: HeadsConfig = HeadsConfig(), data: ParallelSet | None = None,
+               progress: Progress = silent) -> Computed[HeadMap]:
+    """Cached head map for `config` on `data` (default: the built-in set)."""
+    data = data or builtin()
+    config = dataclasses.replace(config, dataset=data.digest)
+    check(config, data)
+    return cached("mt", "heads", ModelRef.of(handle), config,
+                  lambda: compute_head_map(handle, config, data, progress), code_version=CODE_VERSION)

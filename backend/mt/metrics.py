@@ -1,0 +1,48 @@
+"""Translation quality: chrF++ (sacrebleu) and the target-language rate (py3langid, offline; ships its model).
+
+The identifier is restricted to a candidate set (the languages of the data plus common European
+ones), which makes short sentences far more reliable than open-set identification.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sacrebleu
+from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+DEFAULT_CANDIDATES = ("en", "fr", "de", "es", "it", "pt", "nl")
+
+
+@lru_cache(maxsize=8)
+def _identifier(candidates: tuple[str, ...]) -> LanguageIdentifier:
+    ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    ident.set_languages([c for c in candidates if c in supported_languages()])
+    return ident
+
+
+@lru_cache(maxsize=1)
+def supported_languages() -> frozenset[str]:
+    return frozenset(LanguageIdentifier.from_model_file(MODEL_FILE).nb_classes)
+
+
+def candidates_for(languages: tuple[str, ...]) -> tuple[str, ...]:
+    """The default candidates plus any identifiable language of the data set."""
+    return tuple(sorted(set(DEFAULT_CANDIDATES) | (set(languages) & supported_languages())))
+
+
+def identify(text: str, candidates: tuple[str, ...] = DEFAULT_CANDIDATES) -> str:
+    """ISO code of the most likely language among the candidates; '' for empty text."""
+    if not text.strip():
+        return ""
+    return str(_identifier(tuple(sorted(candidates))).classify(text)[0])
+
+
+def chrf_pp(hypotheses: list[str], references: list[str]) -> float:
+    """Corpus chrF++ (character n-grams + word bigrams), 0-100."""
+    if not hypotheses:
+        return float("nan")
+    return float(sacrebleu.CHRF(word_order=2).corpus_score(hypotheses, [references]).score)
+
+
+def sentence_chrf_pp(hypothesis: str, reference: str) -> float:
+    return float(sacrebleu.CHRF(word_order=2).sentence_score(hypothesis, [reference]).score)

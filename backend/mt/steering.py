@@ -1,0 +1,85 @@
+"""Steering vectors from selected heads, and greedy generation under steering or ablation.
+
+Per layer l: v_l = o_proj_l(z_l) - o_proj_l(0), where z_l is the mean clean head output `[heads,
+head_dim]` with the non-selected heads zeroed (subtracting o_proj(0) keeps an o_proj bias, as in
+GPT-2, out of the vector). v_l is added, times a strength, to the attention output at the last
+position on every decoding step. Ablation zeroes the chosen heads at every position.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from backend.models.architecture import attention_out_proj
+from backend.models.decoding import IncrementalDecoder, context_limit
+from backend.models.hooks import HeadEdit, Hooks, OutputAdd
+from backend.mt.selection import Head
+
+
+@torch.no_grad()
+def steering_vectors(model, mean_clean: np.ndarray, heads: tuple[Head, ...]) -> dict[int, torch.Tensor]:
+    """layer -> `[hidden]` vector from `mean_clean [layers, heads, head_dim]` restricted to `heads`."""
+    device = next(model.parameters()).device
+    vectors: dict[int, torch.Tensor] = {}
+    for layer in sorted({layer for layer, _ in heads}):
+        z = torch.zeros(mean_clean.shape[1:], dtype=torch.float32)
+        for h in (h for lay, h in heads if lay == layer):
+            z[h] = torch.from_numpy(np.asarray(mean_clean[layer, h], dtype=np.float32))
+        proj = attention_out_proj(model, layer)
+        dtype = next(proj.parameters()).dtype
+        flat = z.reshape(1, -1).to(device=device, dtype=dtype)
+        vectors[layer] = (proj(flat) - proj(torch.zeros_like(flat)))[0].float()
+    return vectors
+
+
+@dataclass(frozen=True)
+class Intervention:
+    """What to do while generating: steering vectors (layer -> `[hidden]`, times strength) and/or heads to zero."""
+
+    vectors: tuple[dict[int, torch.Tensor], ...] = ()
+    strength: float = 3.0
+    ablate: tuple[Head, ...] = ()
+
+    def output_adds(self) -> list[OutputAdd]:
+        return [OutputAdd(layer, vec, position=-1, scale=self.strength)
+                for vectors in self.vectors for layer, vec in vectors.items()]
+
+    def head_edits(self) -> list[HeadEdit]:
+        by_layer: dict[int, list[int]] = {}
+        for layer, head in self.ablate:
+            by_layer.setdefault(layer, []).append(head)
+        return [HeadEdit(layer, tuple(sorted(h)), "zero") for layer, h in sorted(by_layer.items())]
+
+
+NONE = Intervention()
+
+
+@torch.no_grad()
+def generate(model, tokenizer, prompt_ids: list[int], max_new_tokens: int,
+             intervention: Intervention = NONE, max_leading_blank: int = 3) -> str:
+    """Greedy continuation under the intervention, stopped at EOS or at the first newline after some text
+    (a few leading blank tokens are allowed); returns that line, stripped."""
+    device = next(model.parameters()).device
+    limit = context_limit(model)
+    if limit is not None:
+        max_new_tokens = max(0, min(max_new_tokens, limit - len(prompt_ids) - 1))
+    eos = tokenizer.eos_token_id
+    new: list[int] = []
+    with Hooks(model, head_edits=intervention.head_edits(), output_adds=intervention.output_adds()):
+        decoder = IncrementalDecoder(model)
+        logits = decoder.prefill(torch.tensor([prompt_ids], device=device))
+        for _ in range(max_new_tokens):
+            token = int(logits[0].argmax())
+            if token == eos:
+                break
+            new.append(token)
+            text = tokenizer.decode(new, skip_special_tokens=True)
+            if text.strip() and "\n" in text.lstrip():
+                break
+            if not text.strip() and len(new) >= max_leading_blank:
+                break
+            logits = decoder.step(torch.tensor([token], device=device))
+    line = tokenizer.decode(new, skip_special_tokens=True).strip().split("\n", 1)[0].strip()
+    return line.strip('"').strip()  # chat models tend to quote their translation

@@ -1,0 +1,92 @@
+"""Steering adds exactly the vector; ablation zeroes the intended heads only; selection by percentage."""
+import numpy as np
+import pytest
+import torch
+
+from backend.errors import UserError
+from backend.models import load
+from backend.models.architecture import attention_out_proj
+from backend.models.hooks import Hooks, OutputAdd, trace
+from backend.mt.selection import head_count, random_heads, top_heads
+from backend.mt.steering import Intervention, generate, steering_vectors
+
+IDS = torch.tensor([list(range(70, 95))])
+
+
+def _attention_outputs(model, layer, output_adds=()):
+    seen = []
+    with Hooks(model, output_adds=output_adds):  # the reader is registered after the steering hook: runs last
+        handle = attention_out_proj(model, layer).register_forward_hook(lambda m, a, out: seen.append(out.detach()))
+        try:
+            model(input_ids=IDS)
+        finally:
+            handle.remove()
+    return seen[0]
+
+
+def test_steering_vector_is_o_proj_of_the_selected_mean_heads(tiny_handle):
+    model, info = tiny_handle.model, tiny_handle.info
+    mean = np.random.default_rng(0).normal(size=(info.n_layers, info.n_heads, info.head_dim)).astype(np.float32)
+    heads = ((0, 1), (0, 3), (1, 2))
+    vectors = steering_vectors(model, mean, heads)
+    assert set(vectors) == {0, 1}
+    proj = attention_out_proj(model, 0)
+    z = torch.zeros(info.n_heads, info.head_dim)
+    z[1], z[3] = torch.from_numpy(mean[0, 1]), torch.from_numpy(mean[0, 3])
+    with torch.no_grad():
+        expected = proj(z.reshape(1, -1))[0] - proj(torch.zeros(1, info.n_heads * info.head_dim))[0]
+    torch.testing.assert_close(vectors[0], expected)
+    assert vectors[1].shape == (info.hidden_size,)
+
+
+def test_steering_hook_adds_exactly_the_vector_at_the_last_position(tiny_handle):
+    model, info = tiny_handle.model, tiny_handle.info
+    vector = torch.randn(info.hidden_size)
+    plain = _attention_outputs(model, 1)
+    steered = _attention_outputs(model, 1, [OutputAdd(1, vector, position=-1, scale=3.0)])
+    torch.testing.assert_close(steered[:, :-1], plain[:, :-1], rtol=0, atol=0)
+    torch.testing.assert_close(steered[0, -1] - plain[0, -1], 3.0 * vector, rtol=1e-5, atol=1e-5)
+
+
+def test_steering_reaches_every_decoding_step(tiny_handle):
+    model, info = tiny_handle.model, tiny_handle.info
+    vectors = {0: torch.randn(info.hidden_size) * 5}
+    prompt = list(range(70, 80))
+    plain = generate(model, tiny_handle.tokenizer, prompt, 6)
+    strong = generate(model, tiny_handle.tokenizer, prompt, 6, Intervention((vectors,), strength=20.0))
+    again = generate(model, tiny_handle.tokenizer, prompt, 6, Intervention((vectors,), strength=20.0))
+    assert strong == again  # deterministic
+    assert isinstance(plain, str) and isinstance(strong, str)
+
+
+def test_ablation_zeroes_the_intended_heads_only(tiny_handle):
+    model, info = tiny_handle.model, tiny_handle.info
+    layers = range(info.n_layers)
+    plain = trace(model, IDS, heads=layers).head_outputs
+    edits = Intervention(ablate=((0, 1), (0, 2), (1, 0))).head_edits()
+    assert [(e.layer, e.heads, e.mode) for e in edits] == [(0, (1, 2), "zero"), (1, (0,), "zero")]
+    ablated = trace(model, IDS, heads=layers, head_edits=edits).head_outputs
+    assert torch.count_nonzero(ablated[0][:, :, [1, 2]]) == 0
+    torch.testing.assert_close(ablated[0][:, :, [0, 3]], plain[0][:, :, [0, 3]], rtol=0, atol=0)  # same layer: untouched
+    assert torch.count_nonzero(ablated[1][:, :, 0]) == 0
+    assert torch.count_nonzero(ablated[1][:, :, 1:]) > 0
+
+
+def test_head_selection_by_percentage():
+    assert head_count(30, 9, 1.0) == 3 and head_count(30, 9, 5.0) == 14 and head_count(30, 9, 0) == 0
+    assert head_count(2, 4, 1.0) == 1  # at least one head for any positive percentage
+    with pytest.raises(UserError):
+        head_count(30, 9, 7.0)
+    scores = np.array([[0.1, 0.9, 0.2], [0.5, -1.0, 0.9]])
+    assert top_heads(scores, 5.0) == ((0, 1),)
+    assert top_heads(np.tile(scores, (50, 1)), 1.0)[:2] == ((0, 1), (1, 2))
+
+
+def test_random_heads_are_seeded_and_exclude_the_selected():
+    selected = ((0, 0), (1, 1))
+    a = random_heads(30, 9, 3, seed=1, exclude=selected)
+    assert a == random_heads(30, 9, 3, seed=1, exclude=selected) and len(set(a)) == 3
+    assert not set(a) & set(selected)
+    assert random_heads(30, 9, 3, seed=2, exclude=selected) != a
+    with pytest.raises(UserError):
+        random_heads(2, 2, 4, seed=0, exclude=selected)
