@@ -2,7 +2,7 @@
 power sampling and adaptive SMC with cache-coherent resampling, one result type for all.
 
 Entry points: `decode(handle, problem_or_prompt, DecodeConfig(...))`, `run_batch(handle, problems,
-settings_for(names, base, budgets))`; strategies are listed by `strategies()`.
+settings_for([configs], budgets))`; strategies are listed by `strategies()`.
 """
 from backend.decoding.config import DecodeConfig
 from backend.decoding.registry import StrategySpec, get_strategy, register, strategies

@@ -93,7 +93,7 @@ def cmd_compare(args: argparse.Namespace) -> dict:
         budgets = [int(b) for b in args.budgets.split(",") if b.strip()] if args.budgets else []
     except ValueError:
         raise UserError(f"--budgets expects comma-separated integers, got {args.budgets!r}.") from None
-    settings = settings_for(names, _config(args, names[0] if names else "greedy"), budgets)
+    settings = settings_for([_config(args, name) for name in names], budgets)
     done = run_batch(handle, _problems(args), settings, progress=_progress, chat=not args.no_chat)
     return {"model": handle.display_name, "provenance": done.provenance, "run_id": done.run_id,
             "summary": done.value.summary(), "rows": [dataclasses.asdict(r) for r in done.value.rows]}

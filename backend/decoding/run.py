@@ -98,12 +98,11 @@ class Setting:
     config: DecodeConfig
 
 
-def settings_for(names: Sequence[str], base: DecodeConfig, budgets: Sequence[int] = ()) -> list[Setting]:
-    """One setting per strategy, or one per (strategy, budget) for strategies whose cost can be set."""
+def settings_for(configs: Sequence[DecodeConfig], budgets: Sequence[int] = ()) -> list[Setting]:
+    """One setting per config, or one per (config, budget) for strategies whose cost can be set."""
     out = []
-    for name in names:
-        spec = get_strategy(name)
-        config = base.replace(strategy=name)
+    for config in configs:
+        spec = get_strategy(config.strategy)
         if spec.at_budget is None or not budgets:
             out.append(Setting(spec.label, 1, config))
         else:

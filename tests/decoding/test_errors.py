@@ -45,7 +45,7 @@ def test_empty_prompt_and_empty_batch():
     with pytest.raises(UserError, match="empty"):
         decode(load("tiny-llama"), "  ", DecodeConfig(strategy="greedy"))
     with pytest.raises(UserError, match="No problems"):
-        run_batch(load("tiny-llama"), [], settings_for(["greedy"], DecodeConfig()))
+        run_batch(load("tiny-llama"), [], settings_for([DecodeConfig(strategy="greedy")]))
 
 
 def test_bad_upload():

@@ -1,0 +1,166 @@
+"""Figures of decoding runs: ESS over time, particle genealogy, MH acceptance, batch comparisons.
+
+Pure functions from `backend.decoding` results to plotly figures (and small tables), no Streamlit.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+from backend.decoding import BatchResult, DecodeResult
+
+
+def _empty(text: str, height: int = 280) -> go.Figure:
+    fig = go.Figure()
+    fig.add_annotation(text=text, showarrow=False)
+    return fig.update_layout(height=height, xaxis_visible=False, yaxis_visible=False)
+
+
+def results_table(results: list[DecodeResult], labels: dict[str, str] | None = None) -> pd.DataFrame:
+    """One row per run: output, correctness, latency, tokens and the particle / MH diagnostics."""
+    rows = []
+    for r in results:
+        row = r.summary()
+        row["strategy"] = (labels or {}).get(r.strategy, r.strategy)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def ess_over_time(result: DecodeResult, threshold: float | None = None) -> go.Figure:
+    """ESS / N after each token, one line per SMC round, resampling events marked with x."""
+    if not result.particles:
+        return _empty("ESS is recorded for particle methods (ASMC): run ASMC to see it.")
+    fig = go.Figure()
+    for k, p in enumerate(result.particles, 1):
+        steps = np.arange(1, p.ess.size + 1)
+        ratio = p.ess / p.n
+        fig.add_trace(go.Scatter(x=steps, y=ratio, mode="lines", name=f"round {k} (N={p.n})",
+                                 hovertemplate="token %{x}<br>ESS/N %{y:.2f}<extra></extra>"))
+        res = p.resampled.nonzero()[0]
+        fig.add_trace(go.Scatter(x=steps[res], y=ratio[res], mode="markers", marker_symbol="x", marker_size=9,
+                                 name=f"resampled (round {k})", customdata=p.unique_parents[res],
+                                 hovertemplate="token %{x}: resampled<br>%{customdata} distinct ancestors"
+                                               "<extra></extra>"))
+    if threshold is not None:
+        fig.add_hline(y=threshold, line_dash="dot", annotation_text="resampling threshold")
+    return fig.update_layout(height=340, margin=dict(t=30, b=10), xaxis_title="generated token",
+                             yaxis_title="ESS / N", yaxis_range=[0, 1.05], legend_title_text="")
+
+
+def genealogy(result: DecodeResult, round_index: int = -1) -> go.Figure:
+    """Particle genealogy: a segment from each particle's parent at token t-1 to the particle at t.
+    Lineages that reach a final particle are dark; extinct branches are light."""
+    if not result.particles:
+        return _empty("The genealogy exists for particle methods (ASMC).")
+    p = result.particles[round_index]
+    steps, n = p.genealogy.shape
+    alive = np.zeros((steps, n), dtype=bool)  # row i at step t has descendants at the end
+    alive[-1] = True
+    for t in range(steps - 1, 0, -1):
+        alive[t - 1, p.genealogy[t][alive[t]]] = True
+    segments = {True: ([], []), False: ([], [])}
+    for t in range(1, steps):
+        for i in range(n):
+            xs, ys = segments[bool(alive[t, i])]
+            xs += [t, t + 1, None]
+            ys += [int(p.genealogy[t, i]), i, None]
+    fig = go.Figure()
+    for survived, color, name in ((False, "rgba(150,150,150,0.35)", "extinct"), (True, "#2f5d9e", "surviving")):
+        xs, ys = segments[survived]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=color, width=1.5), name=name,
+                                 hoverinfo="skip"))
+    res = p.resampled.nonzero()[0] + 1
+    for t in res:
+        fig.add_vline(x=int(t) + 0.5, line_color="rgba(200,80,60,0.25)", line_width=1)
+    return fig.update_layout(height=360, margin=dict(t=30, b=10), xaxis_title="generated token",
+                             yaxis_title="particle", legend_title_text="",
+                             title=f"N={p.n}: {p.resampling_events} resampling events (red), "
+                                   f"{int(p.lineages[-1])} first-token lineage(s) survive")
+
+
+def mh_acceptance(result: DecodeResult) -> go.Figure:
+    """Log acceptance ratio of every MH step (accepted filled, rejected open) and the running acceptance rate."""
+    mh = result.mh
+    if mh is None or mh.accepted.size == 0:
+        return _empty("The acceptance plot exists for MH power sampling with at least one MH step.")
+    step = np.arange(1, mh.accepted.size + 1)
+    log_r = np.clip(mh.log_ratio, -20, 20)
+    fig = go.Figure()
+    for accepted, symbol, name in ((True, "circle", "accepted"), (False, "circle-open", "rejected")):
+        mask = mh.accepted == accepted
+        fig.add_trace(go.Scatter(x=step[mask], y=log_r[mask], mode="markers", marker_symbol=symbol, name=name,
+                                 customdata=np.stack([mh.block[mask], mh.position[mask]], axis=-1),
+                                 hovertemplate="step %{x}, block %{customdata[0]}, idx %{customdata[1]}<br>"
+                                               "log r %{y:.2f}<extra></extra>"))
+    running = np.cumsum(mh.accepted) / step
+    fig.add_trace(go.Scatter(x=step, y=running, mode="lines", name="acceptance rate", yaxis="y2"))
+    return fig.update_layout(height=340, margin=dict(t=30, b=10), xaxis_title="MH step",
+                             yaxis_title="log acceptance ratio (clipped to ±20)", legend_title_text="",
+                             yaxis2=dict(title="acceptance rate", overlaying="y", side="right", range=[0, 1.05]))
+
+
+def side_by_side(results: list[DecodeResult], labels: dict[str, str] | None = None) -> go.Figure:
+    """Latency and generated tokens per strategy; bar colour = correctness."""
+    if not results:
+        return _empty("No runs yet.")
+    frame = results_table(results, labels)
+    frame["result"] = frame["correct"].map({True: "correct", False: "wrong"}).fillna("no checker")
+    fig = px.bar(frame, x="strategy", y="wall_seconds", color="result", text="tokens_generated",
+                 color_discrete_map={"correct": "#4c9a5a", "wrong": "#c0504d", "no checker": "#7f8c9a"},
+                 labels={"wall_seconds": "latency (s)"}, hover_data=["forward_passes", "answer"])
+    fig.update_traces(texttemplate="%{text} tok", textposition="outside")
+    return fig.update_layout(height=320, margin=dict(t=30, b=10), legend_title_text="")
+
+
+def candidates_table(result: DecodeResult) -> pd.DataFrame:
+    """The sequences best-of-n or ASMC chose from, heaviest first."""
+    frame = pd.DataFrame([asdict(c) for c in result.candidates])
+    return frame.sort_values("weight", ascending=False) if not frame.empty else frame
+
+
+def batch_table(batch: BatchResult) -> pd.DataFrame:
+    """Per setting: accuracy, mean / p95 latency, mean generated tokens."""
+    return pd.DataFrame(batch.summary())
+
+
+def batch_rows(batch: BatchResult) -> pd.DataFrame:
+    """One row per (setting, problem)."""
+    return pd.DataFrame([asdict(r) for r in batch.rows])
+
+
+def batch_summary(batch: BatchResult) -> go.Figure:
+    """Accuracy (bars) and mean / p95 latency (markers, right axis) per setting."""
+    frame = batch_table(batch)
+    fig = go.Figure(go.Bar(x=frame["label"], y=frame["accuracy"], name="accuracy", marker_color="#4a7ab5"))
+    for col, symbol in (("mean_latency_s", "circle"), ("p95_latency_s", "diamond")):
+        fig.add_trace(go.Scatter(x=frame["label"], y=frame[col], mode="markers", marker_symbol=symbol,
+                                 marker_size=11, name=col.replace("_s", " (s)").replace("_", " "), yaxis="y2"))
+    return fig.update_layout(height=340, margin=dict(t=30, b=10), yaxis=dict(title="accuracy", range=[0, 1.05]),
+                             yaxis2=dict(title="latency (s)", overlaying="y", side="right", rangemode="tozero"),
+                             legend_title_text="")
+
+
+def collapse_vs_correct(batch: BatchResult) -> go.Figure:
+    """ESS_min / N of each particle run against its correctness: does collapse predict failure?"""
+    frame = pd.DataFrame([asdict(r) for r in batch.rows if r.ess_min_ratio is not None])
+    if frame.empty or frame["correct"].isna().all():
+        return _empty("Needs ASMC runs on problems with a checker.")
+    frame["result"] = frame["correct"].map({True: "correct", False: "wrong"})
+    fig = px.strip(frame, x="result", y="ess_min_ratio", color="label", hover_data=["problem_id"],
+                   labels={"ess_min_ratio": "ESS_min / N", "result": ""})
+    return fig.update_layout(height=320, margin=dict(t=30, b=10), yaxis_range=[0, 1.05], legend_title_text="")
+
+
+def accuracy_vs_budget(batch: BatchResult) -> go.Figure:
+    """Accuracy against mean generated tokens per problem, one line per strategy (points = budgets)."""
+    frame = batch_table(batch)
+    if frame.empty or frame["accuracy"].isna().all():
+        return _empty("Needs problems with a checker.")
+    fig = px.line(frame.sort_values("mean_tokens"), x="mean_tokens", y="accuracy", color="strategy",
+                  markers=True, hover_data=["label", "budget", "p95_latency_s"], log_x=True,
+                  labels={"mean_tokens": "generated tokens per problem (log)"})
+    return fig.update_layout(height=340, margin=dict(t=30, b=10), yaxis_range=[0, 1.05], legend_title_text="")

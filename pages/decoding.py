@@ -1,0 +1,180 @@
+"""Decoding: strategies side by side on the same prompt, ESS collapse, genealogy, MH acceptance, batch mode."""
+import json
+
+import streamlit as st
+
+from app.figures import decoding as figs
+from app.ui.downloads import table_downloads
+from app.ui.guarded import guarded
+from app.ui.model_picker import current_model
+from app.ui.run import run_with_progress
+from backend.decoding import DecodeConfig, decode, run_batch, settings_for, strategies
+from backend.decoding.config import MAX_NEW_TOKENS
+from backend.tasks.arithmetic import generate_problems, load_jsonl_problems
+
+st.title("Decoding strategies side by side")
+st.caption("Greedy, sampling, low temperature, best-of-n, Metropolis-Hastings power sampling and adaptive SMC "
+           "(ASMC) on p(x)^alpha with cache-coherent resampling; every run is cached in DuckDB.")
+
+handle = current_model()
+if handle is None:
+    st.stop()
+st.caption(f"Model: **{handle.display_name}**")
+specs = strategies()
+label_of = {name: spec.label for name, spec in specs.items()}
+
+# ---------------------------------------------------------------- input
+with st.container(border=True):
+    source = st.radio("Input", ["Arithmetic problem", "Own prompt", "Upload JSONL"], horizontal=True,
+                      key="dec-source")
+    problems = None
+    if source == "Own prompt":
+        task = st.text_area("Prompt", "Write one sentence about the sea.", key="dec-prompt")
+        st.caption("Free prompts have no checker: best-of-n and ASMC pick by score, and correctness is not shown.")
+    elif source == "Upload JSONL":
+        upload = st.file_uploader("JSON lines with {\"question\" or \"prompt\": ..., \"answer\": <int>}",
+                                  type=["jsonl", "json", "txt"], key="dec-upload")
+        if upload is None:
+            st.info("Upload a file to continue.")
+            st.stop()
+        problems = guarded(lambda: load_jsonl_problems(upload.getvalue().decode("utf-8", errors="replace")))
+        if problems is None:
+            st.stop()
+        pick = st.selectbox("Problem", range(len(problems)), key="dec-upload-pick",
+                            format_func=lambda i: f"{i}: {problems[i].question[:80]}")
+        task = problems[pick]
+    else:
+        c1, c2 = st.columns(2)
+        difficulty = c1.selectbox("Steps", [1, 2, 3], index=0, key="dec-difficulty")
+        index = c2.number_input("Held-out problem #", 0, 499, 0, key="dec-index")
+        task = generate_problems(int(index) + 1, "heldout", seed=0, difficulty=difficulty)[-1]
+    if not isinstance(task, str):
+        st.markdown(f"**{task.question}** (answer: {task.answer})")
+
+# ---------------------------------------------------------------- strategies and parameters
+picked = st.multiselect("Strategies", list(specs), default=["greedy", "asmc"], format_func=label_of.get,
+                        key="dec-strategies")
+with st.expander("Parameters and budgets", expanded=False):
+    c1, c2, c3, c4 = st.columns(4)
+    max_new = c1.number_input("Max new tokens", 1, MAX_NEW_TOKENS, 48, key="dec-max-new")
+    alpha = c2.number_input("alpha (power)", 0.1, 16.0, 4.0, 0.5, key="dec-alpha")
+    n = c3.number_input("n (samples / particles)", 2, 128, 4, key="dec-n")
+    temperature = c4.number_input("Temperature (sampling, best-of-n)", 0.05, 10.0, 1.0, 0.05, key="dec-temp")
+    c1, c2, c3, c4 = st.columns(4)
+    block = c1.number_input("MH block size B", 1, MAX_NEW_TOKENS, 16, key="dec-block")
+    mh_steps = c2.number_input("MH steps K per block", 0, 100, 2, key="dec-mh-steps")
+    threshold = c3.slider("ESS threshold (x N)", 0.0, 1.0, 0.5, 0.05, key="dec-ess")
+    ramp = c4.number_input("alpha ramp (tokens)", 0, MAX_NEW_TOKENS, 0, key="dec-ramp")
+    c1, c2, c3, c4 = st.columns(4)
+    adaptive = c1.checkbox("Adaptive ASMC", False, key="dec-adaptive")
+    budget = c2.number_input("Token budget (adaptive; 0 = auto)", 0, 65_536, 0, key="dec-budget")
+    max_particles = c3.number_input("Max particles (adaptive)", 2, 128, 32, key="dec-max-particles")
+    selection = c4.selectbox("Selection", ["auto", "score", "vote"], key="dec-selection")
+    seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="dec-seed")
+    extra: dict = {}
+    for name in picked:  # options of strategies registered by other features
+        for option, default in specs[name].extra_defaults.items():
+            raw = st.text_input(f"{label_of[name]}: {option} (JSON)", json.dumps(default), key=f"dec-x-{name}-{option}")
+            try:
+                extra[(name, option)] = json.loads(raw)
+            except json.JSONDecodeError:
+                extra[(name, option)] = raw
+
+base = DecodeConfig(max_new_tokens=int(max_new), seed=int(seed), temperature=float(temperature), alpha=float(alpha),
+                    n=int(n), selection=selection, block_size=min(int(block), int(max_new)), mh_steps=int(mh_steps),
+                    ess_threshold=float(threshold), alpha_ramp=int(ramp), adaptive=adaptive,
+                    token_budget=int(budget), max_particles=int(max_particles))
+
+
+def config_for(name: str) -> DecodeConfig:
+    return base.replace(strategy=name, extra={o: v for (s, o), v in extra.items() if s == name})
+
+
+tab_one, tab_batch = st.tabs(["Side by side", "Batch & budgets"])
+
+# ---------------------------------------------------------------- one prompt (runs on first render)
+with tab_one:
+    clicked = st.button("Run selected strategies", type="primary", key="dec-run")
+    state = st.session_state.get("dec-results")
+    if clicked or state is None or state[0] != handle.id:
+        results = []
+        for name in picked:
+            done = run_with_progress(label_of[name], lambda p, name=name: decode(handle, task, config_for(name), p))
+            if done is not None:
+                results.append(done.value)
+        st.session_state["dec-results"] = state = (handle.id, results)
+    results = state[1]
+    if not results:
+        st.info("Pick at least one strategy and press Run.")
+    else:
+        for column, r in zip(st.columns(len(results)), results):
+            with column:
+                st.markdown(f"**{label_of.get(r.strategy, r.strategy)}**")
+                verdict = {True: "correct", False: "wrong", None: "no checker"}[r.correct]
+                st.metric("Answer", "-" if r.answer is None else r.answer, verdict, delta_color="off")
+                st.caption(f"{r.wall_seconds:.2f} s · {r.tokens_generated} tokens · {r.forward_passes} forward passes")
+                with st.container(height=200):
+                    st.text(r.output or "(empty)")
+        st.plotly_chart(figs.side_by_side(results, label_of), width="stretch", key="dec-side")
+        table = figs.results_table(results, label_of)
+        st.dataframe(table, hide_index=True, width="stretch")
+        table_downloads(table, "decoding-runs", key="dec-runs-export")
+
+        particle = next((r for r in results if r.particles), None)
+        chain = next((r for r in results if r.mh is not None), None)
+        t_ess, t_gen, t_mh, t_cand = st.tabs(["ESS over time", "Genealogy", "MH acceptance", "Candidates"])
+        with t_ess:
+            st.plotly_chart(figs.ess_over_time(particle, particle.config.ess_threshold) if particle else
+                            figs.ess_over_time(results[0]), width="stretch", key="dec-ess-fig")
+            if particle:
+                st.caption(f"ESS_min/N = {particle.ess_min_ratio:.2f}, {particle.resampling_events} resampling "
+                           f"events, {particle.unique_ancestors} surviving first-token lineage(s). "
+                           + " | ".join(particle.notes))
+        with t_gen:
+            rounds = len(particle.particles) if particle else 1
+            which = st.number_input("SMC round", 1, rounds, rounds, key="dec-round") if rounds > 1 else rounds
+            st.plotly_chart(figs.genealogy(particle or results[0], int(which) - 1), width="stretch",
+                            key="dec-genealogy")
+        with t_mh:
+            st.plotly_chart(figs.mh_acceptance(chain or results[0]), width="stretch", key="dec-mh-fig")
+            if chain:
+                st.caption(f"Acceptance rate {chain.acceptance_rate:.2f} over {chain.mh.accepted.size} MH steps.")
+        with t_cand:
+            with_candidates = [r for r in results if r.candidates]
+            if not with_candidates:
+                st.info("Best-of-n and ASMC list the sequences they chose from.")
+            for r in with_candidates:
+                st.markdown(f"**{label_of.get(r.strategy, r.strategy)}**")
+                st.dataframe(figs.candidates_table(r), hide_index=True, width="stretch")
+
+# ---------------------------------------------------------------- batch (behind a button)
+with tab_batch:
+    st.write("Every selected strategy on many problems: accuracy, mean and p95 latency, and accuracy against the "
+             "generated-token budget (best-of-n: n; ASMC: particles or token budget; MH: steps per block).")
+    c1, c2, c3 = st.columns(3)
+    count = c1.number_input("Problems", 1, 200, 5, key="dec-batch-n", disabled=problems is not None)
+    batch_difficulty = c2.selectbox("Steps", ["mixed", 1, 2, 3], key="dec-batch-difficulty",
+                                    disabled=problems is not None)
+    budgets = c3.multiselect("Budgets (x max new tokens)", [2, 4, 8, 16, 32], default=[4], key="dec-budgets")
+    if problems is not None:
+        st.caption(f"Using the {len(problems)} uploaded problems.")
+    if st.button("Run batch", key="dec-batch-run"):
+        batch_problems = problems or generate_problems(
+            int(count), "heldout", seed=0, difficulty=None if batch_difficulty == "mixed" else batch_difficulty)
+        settings = settings_for([config_for(name) for name in picked], budgets)
+        done = run_with_progress("Batch", lambda p: run_batch(handle, batch_problems, settings, p))
+        if done is not None:
+            st.session_state["dec-batch"] = (handle.id, done.value)
+    batch = st.session_state.get("dec-batch")
+    if batch is not None and batch[0] == handle.id:
+        summary = figs.batch_table(batch[1])
+        st.plotly_chart(figs.batch_summary(batch[1]), width="stretch", key="dec-batch-fig")
+        st.dataframe(summary, hide_index=True, width="stretch")
+        table_downloads(summary, "decoding-batch", key="dec-batch-export")
+        left, right = st.columns(2)
+        left.plotly_chart(figs.collapse_vs_correct(batch[1]), width="stretch", key="dec-collapse")
+        right.plotly_chart(figs.accuracy_vs_budget(batch[1]), width="stretch", key="dec-budget-fig")
+        with st.expander("Per-problem rows"):
+            rows = figs.batch_rows(batch[1])
+            st.dataframe(rows, hide_index=True, width="stretch")
+            table_downloads(rows, "decoding-batch-rows", key="dec-rows-export")
