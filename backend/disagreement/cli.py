@@ -1,7 +1,6 @@
 """`python -m backend disagree analyze|intervene|sweep|eopd ... --json`."""
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 

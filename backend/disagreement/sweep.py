@@ -3,22 +3,25 @@
 For each budget r the gate is calibrated on base rollouts of training problems; guided decoding
 then runs on held-out problems, and each control takes over exactly as many tokens per problem as
 guided did (random: uniformly random positions within guided's output length, seeded; early: the
-first ones). The entropy-gated variant has its own threshold at the same budget.
+first ones). The entropy-gated variant has its own threshold at the same budget. All cells of one
+problem decode together as rows of one batch (backend.disagreement.batched).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from backend.disagreement.calibration import CalibrationConfig, GateConfig, calibration
-from backend.disagreement.intervention import POLICIES, Decoded, FixedPositions, SignalGate, decode, matched_positions
+from backend.disagreement.batched import decode_rows
+from backend.disagreement.intervention import POLICIES, FixedPositions, SignalGate, matched_positions
 from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import ProblemSet, answer_correct, decode_tokens, prompt_ids
 from backend.disagreement.scoring import RolloutConfig, fits, rollouts
 from backend.errors import UserError
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, cached
+from backend.tasks.arithmetic import Problem
 
 CODE_VERSION = "1"
 SWEEP_POLICIES = ("guided", "entropy", "random", "early")
@@ -92,60 +95,55 @@ def policy_for(name: str, gate: GateConfig, cal, budget: float, count: int = 0, 
     raise UserError(f"Unknown policy {name!r}; known: {', '.join(POLICIES)}.")
 
 
-def _summarise(policy: str, budget: float, decoded: list[Decoded], correct: list[bool | None], threshold) -> SweepPoint:
-    tokens = sum(len(d.token_ids) for d in decoded)
-    scored = [c for c in correct if c is not None]
-    return SweepPoint(policy, budget, float(np.mean(scored)) if scored else float("nan"),
-                      sum(d.n_interventions for d in decoded) / tokens if tokens else 0.0,
-                      tokens / len(decoded) if decoded else 0.0,
-                      threshold.tau if threshold else float("nan"), threshold.lam if threshold else float("nan"))
-
-
 @dataclass(frozen=True)
-class PointConfig:
-    """One (policy, budget) cell of the sweep; cached on its own so a long sweep resumes cell by cell."""
+class ProblemCells:
+    """Every (policy, budget) cell of the sweep on one problem; cached per problem, so a long sweep resumes."""
 
-    problems: ProblemSet
-    policy: str
-    budget: float
+    problem: Problem
+    rates: tuple[float, ...]
+    policies: tuple[str, ...]
     gate: GateConfig
     calibration: CalibrationConfig
     max_new_tokens: int
     seed: int
+    index: int  # the problem's position in its set (seeds the random control)
 
 
-@dataclass(frozen=True)
-class PointResult:
-    point: SweepPoint
-    records: tuple[SweepRecord, ...]
+def problem_cells(pair: Pair, config: ProblemCells, cal) -> tuple[SweepRecord, ...]:
+    """Gated policies first (one batched run), then the controls matched to guided's counts (a second one)."""
+    def compute() -> tuple[SweepRecord, ...]:
+        prompt = prompt_ids(pair.base, config.problem)
+        gated = [(p, r) for p in ("guided", "entropy") for r in config.rates
+                 if p in config.policies or (p == "guided" and {"random", "early"} & set(config.policies))]
+        decoded = dict(zip(gated, decode_rows(pair, prompt, [policy_for(p, config.gate, cal, r) for p, r in gated],
+                                              config.max_new_tokens)))
+        controls = [(p, r) for p in ("random", "early") if p in config.policies for r in config.rates]
+        policies = []
+        for p, r in controls:
+            ref = decoded[("guided", r)]
+            rng = np.random.default_rng([config.seed, int(round(r * 1e6)), config.index])
+            policies.append(policy_for(p, config.gate, cal, r, ref.n_interventions, len(ref.token_ids), rng))
+        decoded.update(zip(controls, decode_rows(pair, prompt, policies, config.max_new_tokens)))
+        records = []
+        for (p, r), out in decoded.items():
+            if p not in config.policies:
+                continue
+            ok = answer_correct(config.problem, decode_tokens(pair.base, list(out.token_ids))[0])
+            records.append(SweepRecord(config.problem.id, p, r, ok, out.n_interventions, len(out.token_ids),
+                                       out.base_passes, out.reasoning_passes))
+        return tuple(records)
+
+    return cached("disagreement", "sweep-problem", pair.ref, config, compute, code_version=CODE_VERSION).value
 
 
-def sweep_point(pair: Pair, config: PointConfig, progress: Progress = silent) -> Computed[PointResult]:
-    def compute() -> PointResult:
-        cal = calibration(pair, config.calibration, scaled(progress, 0.0, 0.1))
-        guided: dict[str, SweepRecord] = {}
-        if config.policy in ("random", "early"):  # controls match guided's per-problem takeover count
-            ref = replace(config, policy="guided")
-            guided = {r.problem_id: r for r in sweep_point(pair, ref, scaled(progress, 0.1, 0.5)).value.records}
-        problems = [p for p in config.problems.problems() if fits(pair, p)]
-        decoded, correct, records = [], [], []
-        for i, problem in enumerate(problems):
-            progress(0.5 + 0.5 * i / len(problems), f"{config.policy} at r={config.budget:.0%}: "
-                                                    f"problem {i + 1}/{len(problems)}")
-            ref_record = guided.get(problem.id)
-            pol = policy_for(config.policy, config.gate, cal, config.budget,
-                             ref_record.n_interventions if ref_record else 0, ref_record.length if ref_record else 0,
-                             np.random.default_rng([config.seed, int(round(config.budget * 1e6)), i]))
-            out = decode(pair, prompt_ids(pair.base, problem), pol, config.max_new_tokens)
-            ok = answer_correct(problem, decode_tokens(pair.base, list(out.token_ids))[0])
-            decoded.append(out)
-            correct.append(ok)
-            records.append(SweepRecord(problem.id, config.policy, config.budget, ok, out.n_interventions,
-                                       len(out.token_ids), out.base_passes, out.reasoning_passes))
-        threshold = getattr(pol, "threshold", None) if problems else None
-        return PointResult(_summarise(config.policy, config.budget, decoded, correct, threshold), tuple(records))
-
-    return cached("disagreement", "sweep-point", pair.ref, config, compute, code_version=CODE_VERSION)
+def aggregate(records: list[SweepRecord], policy: str, budget: float, threshold) -> SweepPoint:
+    cell = [r for r in records if r.policy == policy and r.budget == budget]
+    tokens = sum(r.length for r in cell)
+    scored = [r.correct for r in cell if r.correct is not None]
+    return SweepPoint(policy, budget, float(np.mean(scored)) if scored else float("nan"),
+                      sum(r.n_interventions for r in cell) / tokens if tokens else 0.0,
+                      tokens / len(cell) if cell else 0.0,
+                      threshold.tau if threshold else float("nan"), threshold.lam if threshold else float("nan"))
 
 
 def sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> Computed[SweepResult]:
@@ -155,17 +153,23 @@ def sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> Compu
     def compute() -> SweepResult:
         refs = [rollouts(pair, RolloutConfig(config.problems, source, config.max_new_tokens),
                          scaled(progress, 0.1 * i, 0.1 * (i + 1))).value for i, source in enumerate(("base", "reasoning"))]
-        cells = [(budget, policy) for budget in config.rates for policy in SWEEP_POLICIES if policy in config.policies]
-        points, records = [], []
-        for j, (budget, policy) in enumerate(cells):
-            cell = PointConfig(config.problems, policy, budget, config.gate, config.calibration,
-                               config.max_new_tokens, config.seed)
-            result = sweep_point(pair, cell, scaled(progress, 0.2 + 0.8 * j / len(cells),
-                                                    0.2 + 0.8 * (j + 1) / len(cells))).value
-            points.append(result.point)
-            records.extend(result.records)
+        cal = calibration(pair, config.calibration, scaled(progress, 0.2, 0.3))
+        problems = [p for p in config.problems.problems() if fits(pair, p)]
+        policies = tuple(p for p in SWEEP_POLICIES if p in config.policies)
+        records: list[SweepRecord] = []
+        for i, problem in enumerate(problems):
+            progress(0.3 + 0.7 * i / len(problems), f"problem {i + 1}/{len(problems)}: "
+                                                    f"{len(policies) * len(config.rates)} cells")
+            cells = ProblemCells(problem, config.rates, policies, config.gate, config.calibration,
+                                 config.max_new_tokens, config.seed, i)
+            records.extend(problem_cells(pair, cells, cal))
+        points = []
+        for budget in config.rates:
+            for policy in policies:
+                threshold = getattr(policy_for(policy, config.gate, cal, budget), "threshold", None)
+                points.append(aggregate(records, policy, budget, threshold))
         progress(1.0, "sweep done")
-        return SweepResult(len(refs[0].rollouts), refs[0].accuracy, refs[1].accuracy, tuple(points),
-                           tuple(records), refs[0].skipped)
+        return SweepResult(len(problems), refs[0].accuracy, refs[1].accuracy, tuple(points), tuple(records),
+                           refs[0].skipped)
 
     return cached("disagreement", "sweep", pair.ref, config, compute, code_version=CODE_VERSION)

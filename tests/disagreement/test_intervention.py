@@ -90,3 +90,16 @@ def test_over_long_and_empty_prompts_are_user_errors(pair):
     long = typed_problem("How many? " * 60, 1)
     with pytest.raises(UserError, match="context"):
         decode(pair, prompt_ids(pair.base, long), FixedPositions(frozenset()), N)
+
+
+def test_batched_rows_equal_one_by_one_decoding(pair):
+    from backend.disagreement.batched import decode_rows
+
+    prompt = prompt_ids(pair.base, PROBLEM)
+    make = lambda: [FixedPositions(frozenset()), FixedPositions(frozenset(), every=True),  # noqa: E731
+                    SignalGate("ce", Threshold(0.1, 5.5695, 1.0001)), FixedPositions(frozenset({3, 7}))]
+    rows = decode_rows(pair, prompt, make(), 16)
+    for policy, row in zip(make(), rows):
+        single = decode(pair, prompt, policy, 16)
+        assert row.token_ids == single.token_ids
+        assert (row.intervened == single.intervened).all()

@@ -1,0 +1,59 @@
+"""Many intervention policies on one prompt at once: one batched cache per model, one row per policy.
+
+The sweep runs every (policy, budget) cell on the same problem; the cells share the prompt, so both
+models prefill it once and then step all rows together. On CPU a forward over a handful of rows costs
+little more than over one (the weights are read once per step either way), which makes the sweep
+several times faster than decoding the cells one by one. Every row sees both distributions at every
+step; a finished row keeps receiving its EOS token, and its output is cut there.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from backend.disagreement.divergences import log_probs, signal_value
+from backend.disagreement.intervention import Decoded
+from backend.disagreement.pair import Pair
+from backend.disagreement.rollout import room
+from backend.models.decoding import IncrementalDecoder
+
+
+@torch.no_grad()
+def decode_rows(pair: Pair, prompt: torch.Tensor, policies: list, max_new_tokens: int) -> list[Decoded]:
+    """Greedy intervention decoding of `prompt` `[1, T]` under each policy (one row each), stopping at EOS."""
+    rows = len(policies)
+    if rows == 0:
+        return []
+    eos = pair.eos_id
+    base, reason = IncrementalDecoder(pair.base.model), IncrementalDecoder(pair.reasoning.model)
+    logits_b, logits_r = base.prefill(prompt, n=rows), reason.prefill(prompt, n=rows)
+    n = room(pair.base, prompt, max_new_tokens)
+    out: list[list[int]] = [[] for _ in policies]
+    taken: list[list[bool]] = [[] for _ in policies]
+    signals: list[list[float]] = [[] for _ in policies]
+    done = [False] * rows
+    for step in range(n):
+        logp_b, logp_r = log_probs(logits_b), log_probs(logits_r)
+        needed = {p.signal for p in policies if p.signal is not None}
+        values = {name: signal_value(name, logp_b, logp_r).tolist() for name in needed}
+        feed = []
+        for i, policy in enumerate(policies):
+            if done[i]:
+                feed.append(eos if eos is not None else 0)
+                continue
+            s = values[policy.signal][i] if policy.signal is not None else float("nan")
+            take = policy.decide(step, s)
+            token = int((logits_r[i] if take else logits_b[i]).argmax())
+            feed.append(token)
+            if token == eos:
+                done[i] = True
+                continue
+            out[i].append(token)
+            taken[i].append(take)
+            signals[i].append(s)
+        if all(done) or step == n - 1:
+            break
+        tokens = torch.tensor(feed)
+        logits_b, logits_r = base.step(tokens), reason.step(tokens)
+    return [Decoded(tuple(o), np.array(t, dtype=bool), np.array(s, dtype=np.float32), base.forward_passes,
+                    reason.forward_passes) for o, t, s in zip(out, taken, signals)]
