@@ -66,9 +66,9 @@ def main(argv: list[str] | None = None) -> dict:
 
     variants = {
         "base_greedy": lambda p: greedy(pair.base, p, opts.tokens, None),
-        "guided": lambda p: decode(pair, p, SignalGate("ce", ce_gate), opts.tokens, eos_id=None),
+        "guided": lambda p: decode(pair, p, SignalGate("ce", ce_gate), opts.tokens, fixed_length=True),
         "entropy_gated": lambda p: decode(pair, p, SignalGate("entropy_base", entropy_gate), opts.tokens,
-                                          eos_id=None),
+                                          fixed_length=True),
     }
     rounds: dict[str, list[float]] = {name: [] for name in variants}
     last: dict[str, list] = {}

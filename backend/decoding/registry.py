@@ -24,6 +24,7 @@ STRATEGY_MODULES: tuple[str, ...] = (
     "backend.decoding.algorithms.basic",
     "backend.decoding.algorithms.mh",
     "backend.decoding.algorithms.asmc",
+    "backend.disagreement.strategy",
 )
 
 

@@ -103,12 +103,14 @@ class Decoded:
 
 
 @torch.no_grad()
-def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, eos_id: int | None = -1) -> Decoded:
+def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops: Sequence[int] | None = None,
+           fixed_length: bool = False) -> Decoded:
     """Greedy decoding where `policy.decide(t, s_t)` picks the model that writes token t.
 
-    eos_id: -1 (default) stops at the pair's EOS; None never stops (fixed-length runs for benchmarks).
+    stops: token ids that end the sequence (default: the pair's EOS); fixed_length: never stop early
+    (benchmarks compare costs at the same output length).
     """
-    eos = pair.eos_id if eos_id == -1 else eos_id
+    stop = set() if fixed_length else set(stops if stops is not None else [pair.eos_id]) - {None}
     base = IncrementalDecoder(pair.base.model)
     base_logits = base.prefill(prompt)[0]
     follower = Follower(pair.reasoning.model, prompt)
@@ -126,7 +128,7 @@ def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, eos_id
                 s = float(entropy(logp_base))
         take = policy.decide(len(out), s)
         token = int((follower.logits(out) if take else base_logits).argmax())
-        if token == eos:
+        if token in stop:
             break
         out.append(token)
         taken.append(take)

@@ -60,7 +60,7 @@ def test_lazy_follower_catches_up_in_one_chunk(pair):
 
 
 def test_fixed_length_runs_ignore_eos(pair):
-    out = decode(pair, prompt_ids(pair.base, PROBLEM), FixedPositions(frozenset()), 10, eos_id=None)
+    out = decode(pair, prompt_ids(pair.base, PROBLEM), FixedPositions(frozenset()), 10, fixed_length=True)
     assert len(out.token_ids) == 10
 
 
