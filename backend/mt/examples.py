@@ -70,3 +70,23 @@ def build_example(handle: ModelHandle, pair: PromptPair, max_answer_tokens: int)
     return Example(pair.row, tuple((corrupt + answer)[:pk + 1]), target, j, float(kl[j]),
                    float(lc[j, target]), float(lk[j, target]), _heads_at(tc, pc, n_layers).cpu(),
                    _heads_at(tk, pk, n_layers).cpu())
+
+
+def fit_shots(handle: ModelHandle, data, src: str, tgt: str, wanted: int = 5, max_answer_tokens: int = 16,
+              slack: int = 48) -> int:
+    """The largest k <= wanted whose longest few-shot prompt (any demo language, plus the answer and some
+    generation room) fits the model's context; at least 1. Small-context models get fewer demonstrations."""
+    from backend.models.decoding import context_limit
+    from backend.mt.prompts import Demo, demo_block, query
+
+    limit = context_limit(handle.model)
+    if limit is None:
+        return wanted
+    rows = data.rows("heads")
+    longest_demo = max(len(encode_answer(handle, demo_block([Demo(data.text(src, r), data.text(lang, r))])))
+                       for r in rows for lang in data.languages if lang != src)
+    longest_query = max(len(encode(handle, query(data.text(src, r)))) for r in range(len(data)))
+    for k in range(wanted, 0, -1):
+        if k * longest_demo + longest_query + max_answer_tokens + slack <= limit:
+            return k
+    return 1

@@ -1,0 +1,110 @@
+"""Figures of the MT-heads view: head maps, patching vs attribution, evaluation and ablation charts."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from backend.mt.heads import HeadMap
+
+SELECTED_COLOR = "#111111"
+
+
+def head_heatmap(head_map: HeadMap, which: str = "patching", percent: float = 1.0, title: str = "") -> go.Figure:
+    """L x H heatmap of one score map (hover: layer, head, score); the selected heads are ringed."""
+    scores = head_map.patching if which == "patching" else head_map.attribution
+    n_layers, n_heads = scores.shape
+    limit = float(np.abs(scores).max()) or 1.0
+    fig = go.Figure(go.Heatmap(
+        z=scores, x=list(range(n_heads)), y=list(range(n_layers)), colorscale="RdBu", zmid=0, zmin=-limit,
+        zmax=limit, colorbar=dict(title="Δ log p" if which == "patching" else "attr."),
+        hovertemplate="layer %{y}<br>head %{x}<br>score %{z:.4f}<extra></extra>"))
+    chosen = head_map.selected(percent)
+    if chosen:
+        fig.add_trace(go.Scatter(x=[h for _, h in chosen], y=[lay for lay, _ in chosen], mode="markers",
+                                 marker=dict(symbol="circle-open", size=14, color=SELECTED_COLOR, line_width=2),
+                                 name=f"top {percent:g}%", hovertemplate="selected: layer %{y}, head %{x}<extra></extra>"))
+    fig.update_layout(title=title or f"{head_map.config.head_type} heads · {which}", height=520,
+                      margin=dict(t=50, b=10), xaxis_title="head", yaxis_title="layer", showlegend=False)
+    return fig.update_xaxes(dtick=1)
+
+
+def agreement_scatter(head_map: HeadMap, percent: float = 1.0) -> go.Figure:
+    """Every head as a point: activation-patching score vs gradient-attribution score."""
+    n_heads = head_map.patching.shape[1]
+    chosen = set(head_map.selected(percent))
+    frame = pd.DataFrame({"patching": head_map.patching.ravel(), "attribution": head_map.attribution.ravel(),
+                          "layer": np.repeat(np.arange(head_map.patching.shape[0]), n_heads),
+                          "head": np.tile(np.arange(n_heads), head_map.patching.shape[0])})
+    frame["selected"] = [(lay, h) in chosen for lay, h in zip(frame["layer"], frame["head"])]
+    fig = go.Figure()
+    for flag, color, name in ((False, "#7f9cc4", "other heads"), (True, "#d1495b", f"top {percent:g}% (patching)")):
+        part = frame[frame["selected"] == flag]
+        fig.add_trace(go.Scatter(x=part["patching"], y=part["attribution"], mode="markers", name=name,
+                                 marker=dict(color=color, size=9 if flag else 6),
+                                 customdata=part[["layer", "head"]].to_numpy(),
+                                 hovertemplate="layer %{customdata[0]}, head %{customdata[1]}<br>patching %{x:.4f}"
+                                               "<br>attribution %{y:.4f}<extra></extra>"))
+    rho = head_map.rank_correlation
+    agree = head_map.agreement(percent)
+    fig.update_layout(title=f"Patching vs {head_map.config.attribution}: Spearman ρ = {rho:.2f}, "
+                            f"top-{percent:g}% overlap {agree:.0%}", height=420, margin=dict(t=50, b=10),
+                      xaxis_title="activation patching (Δ log p, nats)", yaxis_title="attribution")
+    return fig
+
+
+def evaluation_bars(table: pd.DataFrame) -> go.Figure:
+    """chrF++ and target-language rate per condition (rows of `Experiment.table()`)."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("chrF++", "target-language rate"), horizontal_spacing=0.25)
+    fig.add_trace(go.Bar(y=table["condition"], x=table["chrF++"], orientation="h", marker_color="#4a7ab5",
+                         hovertemplate="%{y}<br>chrF++ %{x:.1f}<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(y=table["condition"], x=table["target-language rate"], orientation="h",
+                         marker_color="#d1495b", hovertemplate="%{y}<br>rate %{x:.0%}<extra></extra>"), row=1, col=2)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(range=[0, 1], tickformat=".0%", row=1, col=2)
+    return fig.update_layout(height=120 + 34 * len(table), showlegend=False, margin=dict(t=40, b=10))
+
+
+def ablation_chart(summary_rows: pd.DataFrame) -> go.Figure:
+    """Target-language rate and chrF++ of few-shot with heads zeroed; random draws as points with their spread.
+
+    `summary_rows`: one row per condition with columns group (baseline/selected/random), condition, rate, chrf."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("target-language rate", "chrF++"))
+    colors = {"baseline": "#8c8c8c", "selected": "#d1495b", "random": "#7f9cc4"}
+    for col, metric in ((1, "rate"), (2, "chrf")):
+        for group in ("baseline", "selected", "random"):
+            part = summary_rows[summary_rows["group"] == group]
+            if part.empty:
+                continue
+            mean = float(part[metric].mean())
+            spread = float(part[metric].std(ddof=0)) if len(part) > 1 else 0.0
+            fig.add_trace(go.Bar(x=[group], y=[mean], marker_color=colors[group], showlegend=False,
+                                 error_y=dict(type="data", array=[spread], visible=len(part) > 1),
+                                 hovertemplate=f"{group}<br>mean %{{y:.3f}} (± {spread:.3f}, n={len(part)})<extra></extra>"),
+                          row=1, col=col)
+            if len(part) > 1:
+                fig.add_trace(go.Scatter(x=[group] * len(part), y=part[metric], mode="markers", showlegend=False,
+                                         marker=dict(color="#222", size=7), text=part["condition"],
+                                         hovertemplate="%{text}<br>%{y:.3f}<extra></extra>"), row=1, col=col)
+    fig.update_yaxes(range=[0, 1], tickformat=".0%", row=1, col=1)
+    return fig.update_layout(height=380, margin=dict(t=40, b=10))
+
+
+def ablation_rows(conditions, selected_type: str = "language") -> pd.DataFrame:
+    """Rows for `ablation_chart`: plain few-shot, few-shot with the selected `selected_type` heads zeroed,
+    and few-shot with random heads zeroed (one row per draw)."""
+    rows = []
+    for c in conditions:
+        if c.config.prompt != "few-shot" or c.config.steer:
+            continue
+        if c.config.ablate is None:
+            group = "baseline"
+        elif c.config.random_draw >= 0:
+            group = "random"
+        elif c.config.ablate.head_type == selected_type:
+            group = "selected"
+        else:
+            continue
+        rows.append({"group": group, "condition": c.label, "rate": c.target_rate, "chrf": c.chrf})
+    return pd.DataFrame(rows, columns=["group", "condition", "rate", "chrf"])

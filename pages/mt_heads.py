@@ -1,0 +1,151 @@
+"""MT heads: language and translation head maps, steering vectors, instruction-free translation, ablation."""
+import dataclasses
+
+import pandas as pd
+import streamlit as st
+
+from app.figures.mt import ablation_chart, ablation_rows, agreement_scatter, evaluation_bars, head_heatmap
+from app.ui.downloads import table_downloads
+from app.ui.guarded import guarded
+from app.ui.model_picker import current_model
+from app.ui.run import run_with_progress
+from backend.mt import ExperimentConfig, HeadsConfig, builtin, find_heads, parse_upload, run_experiment
+from backend.mt.attribution import ATTRIBUTION_HELP
+from backend.mt.data import language_name
+from backend.mt.examples import fit_shots
+from backend.mt.prompts import HEAD_TYPES
+from backend.mt.selection import MAX_PERCENT
+
+st.title("MT heads")
+st.caption("Translation splits into finding the target language and keeping the sentence's meaning. Corrupting "
+           "few-shot demonstrations (targets in another language, or unrelated target sentences) and patching "
+           "each head's mean clean output back at the answer position maps the heads that carry each part; "
+           "~1% of them give steering vectors for instruction-free translation, and zeroing them breaks it.")
+
+handle = current_model()
+if handle is None:
+    st.stop()
+st.caption(f"Model: **{handle.display_name}** · {handle.info.n_layers} layers × {handle.info.n_heads} heads")
+
+with st.expander("Data: built-in set or your own upload", expanded=False):
+    upload = st.file_uploader("Parallel sentences (TSV, CSV or JSONL; one column per language code, optional "
+                              "'split' = heads/evaluate)", type=["tsv", "csv", "jsonl", "json", "txt"], key="mt-upload")
+    data = None
+    if upload is not None:
+        data = guarded(lambda: parse_upload(upload.getvalue(), upload.name))
+        if data is None:
+            st.warning("Using the built-in set instead.")
+        else:
+            for notice in data.notices:
+                st.info(notice)
+data = data or builtin()
+st.caption(f"Data: {data.name} · {len(data.rows('heads'))} head-finding rows, "
+           f"{len(data.rows('evaluate'))} held-out rows · languages {', '.join(data.languages)}")
+
+c1, c2, c3, c4 = st.columns(4)
+src = c1.selectbox("Source", data.languages, index=0, format_func=language_name, key="mt-src")
+targets = [lang for lang in data.languages if lang != src]
+tgt = c2.selectbox("Target", targets, index=targets.index("fr") if "fr" in targets else 0,
+                   format_func=language_name, key="mt-tgt")
+head_type = c3.radio("Head type", list(HEAD_TYPES), horizontal=True, key="mt-type",
+                     help=" · ".join(f"{k}: {v}" for k, v in HEAD_TYPES.items()))
+percent = c4.slider("Heads selected (% of L×H)", 0.0, MAX_PERCENT, 1.0, 0.1, key="mt-percent")
+with st.expander("Head-finding settings"):
+    s1, s2, s3 = st.columns(3)
+    n_prompts = s1.slider("Prompts", 1, 16, 8, key="mt-prompts")
+    wanted = s2.slider("Demonstrations (k)", 1, 8, 5, key="mt-shots")
+    attribution = s3.selectbox("Attribution", list(ATTRIBUTION_HELP), key="mt-attr",
+                               help=" · ".join(f"{k}: {v}" for k, v in ATTRIBUTION_HELP.items()))
+shots = guarded(lambda: fit_shots(handle, data, src, tgt, wanted)) or 1
+if shots < wanted:
+    st.info(f"{shots} demonstration(s) instead of {wanted}: longer prompts would not fit the model's context.")
+template = HeadsConfig(src=src, tgt=tgt, n_prompts=n_prompts, k_shots=shots, attribution=attribution)
+
+
+def heads_for(kind: str):
+    config = dataclasses.replace(template, head_type=kind)
+    return run_with_progress(f"Finding {kind} heads", lambda p: find_heads(handle, config, data, progress=p))
+
+
+st.subheader(f"{head_type.capitalize()} heads")
+computed = heads_for(head_type)  # the default action: one head map
+if computed is None:
+    st.stop()
+head_map = computed.value
+left, right = st.columns(2)
+left.plotly_chart(head_heatmap(head_map, "patching", percent, "activation patching (Δ log p target)"),
+                  width="stretch", key="mt-heat-patch")
+right.plotly_chart(head_heatmap(head_map, "attribution", percent, f"{attribution} (captum)"),
+                   width="stretch", key="mt-heat-attr")
+st.plotly_chart(agreement_scatter(head_map, percent), width="stretch", key="mt-agree")
+st.caption(f"{len(head_map.rows)} prompts · mean KL(clean‖corrupt) at the chosen position "
+           f"{sum(head_map.kl) / len(head_map.kl):.3f} nats · patching {head_map.patch_seconds:.1f} s, "
+           f"attribution {head_map.attribution_seconds:.1f} s · corruption language for language heads: "
+           f"{language_name(head_map.other_language)}")
+top = pd.DataFrame(head_map.table(20))
+top.insert(3, "selected", top["rank"] <= len(head_map.selected(percent)))
+st.dataframe(top, hide_index=True, width="stretch")
+table_downloads(top, f"mt-{head_type}-heads-{src}-{tgt}", key="mt-top-export")
+
+st.subheader("Steering and ablation")
+g1, g2, g3 = st.columns(3)
+strength = g1.slider("Steering strength", 0.0, 10.0, 3.0, 0.5, key="mt-strength")
+steer_types = g2.multiselect("Steering vectors", list(HEAD_TYPES), default=list(HEAD_TYPES), key="mt-steer-types")
+n_random = g3.slider("Random-head draws (control)", 1, 10, 3, key="mt-random")
+held_out = data.rows("evaluate")
+chosen_rows = st.multiselect("Held-out sentences for the side-by-side view", held_out, default=held_out[:3],
+                             format_func=lambda r: data.text(src, r), key="mt-rows")
+base = ExperimentConfig(src=src, tgt=tgt, percent=percent, strength=strength, steer_types=tuple(steer_types),
+                        ablate_type=head_type, n_random=n_random, k_shots=shots, heads=template)
+
+
+def remembered(name: str, label: str) -> bool:
+    """A button whose click survives reruns (so results stay on screen while other widgets change)."""
+    if st.button(label, key=f"mt-btn-{name}"):
+        st.session_state[f"mt-want-{name}"] = True
+    return st.session_state.get(f"mt-want-{name}", False)
+
+
+tab_steer, tab_ablate, tab_eval = st.tabs(["Side by side", "Ablation", "Evaluation"])
+with tab_steer:
+    if remembered("steer", "Run steering on the chosen sentences") and chosen_rows:
+        config = dataclasses.replace(base, rows=tuple(chosen_rows))
+        out = run_with_progress("Steering", lambda p: run_experiment(handle, "steer", config, data, progress=p))
+        if out is not None:
+            free, steered, instr = out.value.conditions
+            side = pd.DataFrame({"source": free.sources, "instruction-free": free.outputs, "steered": steered.outputs,
+                                 "instruction": instr.outputs, "reference": free.references})
+            st.dataframe(side, hide_index=True, width="stretch")
+            st.dataframe(pd.DataFrame(out.value.table()), hide_index=True, width="stretch")
+            table_downloads(side, f"mt-steer-{src}-{tgt}", key="mt-steer-export")
+with tab_ablate:
+    n_abl = st.slider("Held-out sentences", 1, len(held_out), min(10, len(held_out)), key="mt-abl-n")
+    if remembered("ablate", f"Ablate the selected {head_type} heads vs random heads"):
+        config = dataclasses.replace(base, n_sentences=n_abl)
+        out = run_with_progress("Ablation", lambda p: run_experiment(handle, "ablate", config, data, progress=p))
+        if out is not None:
+            st.plotly_chart(ablation_chart(ablation_rows(out.value.conditions, head_type)), width="stretch",
+                            key="mt-ablation")
+            frame = pd.DataFrame(out.value.table())
+            st.dataframe(frame, hide_index=True, width="stretch")
+            table_downloads(frame, f"mt-ablation-{src}-{tgt}", key="mt-abl-export")
+with tab_eval:
+    n_eval = st.slider("Held-out sentences", 1, len(held_out), min(10, len(held_out)), key="mt-eval-n")
+    st.caption("Instruction prompt, few-shot, instruction-free, instruction-free + steering, few-shot with the "
+               "language / translation heads zeroed, and few-shot with random heads zeroed. Uses both head maps.")
+    if remembered("eval", "Run the evaluation"):
+        config = dataclasses.replace(base, n_sentences=n_eval)
+        out = run_with_progress("Evaluation", lambda p: run_experiment(handle, "evaluate", config, data, progress=p))
+        if out is not None:
+            frame = pd.DataFrame(out.value.table())
+            st.plotly_chart(evaluation_bars(frame), width="stretch", key="mt-eval-bars")
+            st.dataframe(frame, hide_index=True, width="stretch")
+            table_downloads(frame, f"mt-evaluation-{src}-{tgt}", key="mt-eval-export")
+            st.plotly_chart(ablation_chart(ablation_rows(out.value.conditions, head_type)), width="stretch",
+                            key="mt-eval-ablation")
+            outputs = pd.DataFrame([{"condition": c.label, "source": s, "output": o, "detected": d, "reference": r}
+                                    for c in out.value.conditions
+                                    for s, o, d, r in zip(c.sources, c.outputs, c.detected, c.references)])
+            with st.expander("All outputs"):
+                st.dataframe(outputs, hide_index=True, width="stretch")
+                table_downloads(outputs, f"mt-outputs-{src}-{tgt}", key="mt-out-export")
