@@ -1,0 +1,83 @@
+"""Observed attention logits S_ij = scaling * q_i . k_j on sample texts.
+
+The residual stream entering each layer comes from the shared `trace`; queries and keys are
+recomputed from it by the model's own modules (input norm, projections, QK-norm, rotary) through
+`attention_qk_states`, so they are exactly what the attention kernel sees. Keys stay per kv head:
+each group of query heads is scored against its shared key slice (no expansion). Only causal pairs
+(j <= i) count, as those are the logits attention uses.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from backend.errors import UserError
+from backend.fp8.samples import SAMPLE_TEXTS
+from backend.models.architecture import arch_info, attention_qk_states, attention_qk_weights
+from backend.models.hooks import trace
+from backend.progress import Progress, silent
+
+
+@dataclass(frozen=True)
+class ObservedScores:
+    """max_abs `[layers, heads]`: max |S_ij| over causal pairs of all sample texts (logit units)."""
+
+    max_abs: np.ndarray
+    n_texts: int
+    n_tokens: int
+
+
+def encode_samples(tokenizer, n_texts: int, max_tokens: int) -> list[torch.Tensor]:
+    """The first `n_texts` sample texts as `[1, T]` id tensors, T <= max_tokens."""
+    if not 1 <= n_texts <= len(SAMPLE_TEXTS):
+        raise UserError(f"Number of sample texts must be between 1 and {len(SAMPLE_TEXTS)}.")
+    if max_tokens < 2:
+        raise UserError("Sample texts need at least 2 tokens.")
+    return [torch.tensor([tokenizer(text)["input_ids"][:max_tokens]]) for text in SAMPLE_TEXTS[:n_texts]]
+
+
+def layer_logits(model: nn.Module, layer: int, residual: torch.Tensor) -> torch.Tensor:
+    """Attention logits `[batch, heads, seq, seq]` of one layer from its input `[batch, seq, hidden]`,
+    non-causal entries set to 0."""
+    info = arch_info(model)
+    q, k = attention_qk_states(model, layer, residual)
+    batch, _, seq, r = q.shape
+    q = q.reshape(batch, info.n_kv_heads, info.group_size, seq, r)
+    scores = torch.einsum("bkgir,bkjr->bkgij", q, k) * attention_qk_weights(model, layer).scaling
+    causal = torch.ones(seq, seq, dtype=torch.bool, device=scores.device).tril()
+    return scores.masked_fill(~causal, 0.0).reshape(batch, info.n_heads, seq, seq)
+
+
+@torch.no_grad()
+def observe(model: nn.Module, tokenizer, n_texts: int, max_tokens: int, progress: Progress = silent
+            ) -> ObservedScores:
+    info = arch_info(model)
+    out = np.zeros((info.n_layers, info.n_heads), dtype=np.float32)
+    samples = encode_samples(tokenizer, n_texts, max_tokens)
+    for t, ids in enumerate(samples):
+        progress(t / len(samples), f"scores on sample text {t + 1}/{len(samples)}")
+        residual = trace(model, ids.to(next(model.parameters()).device)).residual
+        for layer in range(info.n_layers):
+            s = layer_logits(model, layer, residual[layer]).abs().amax(dim=(0, 2, 3))
+            out[layer] = np.maximum(out[layer], s.float().cpu().numpy())
+    progress(1.0, "observed scores done")
+    return ObservedScores(out, len(samples), int(sum(ids.shape[1] for ids in samples)))
+
+
+@torch.no_grad()
+def layer_score_samples(model: nn.Module, tokenizer, layer: int, n_texts: int, max_tokens: int
+                        ) -> list[np.ndarray]:
+    """Per sample text, the causal logits of one layer, flattened (heads x causal pairs), fp32."""
+    info = arch_info(model)
+    if not -info.n_layers <= layer < info.n_layers:
+        raise UserError(f"Layer {layer} is out of range (the model has {info.n_layers} layers).")
+    out = []
+    for ids in encode_samples(tokenizer, n_texts, max_tokens):
+        residual = trace(model, ids.to(next(model.parameters()).device)).residual
+        scores = layer_logits(model, layer % info.n_layers, residual[layer % info.n_layers])[0]
+        causal = torch.ones(scores.shape[-1], scores.shape[-1], dtype=torch.bool).tril()
+        out.append(scores[:, causal].reshape(-1).float().cpu().numpy())
+    return out

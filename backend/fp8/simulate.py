@@ -1,0 +1,152 @@
+"""A simulated training transient: delayed (amax-history) FP8 scaling vs the geometry-aware scale.
+
+Step t scores one sample text (t mod n) with one layer's real attention logits, multiplied by a_t^2, where
+a_t multiplies that layer's query and key activations: a small seeded log-normal drift every step, and a
+spike factor for `spike_length` steps from `spike_step` (think of a norm-gain jump after an optimizer step;
+the gain folds into both factors, so logits scale by a_t^2 and so does the weight-derived bound).
+
+- delayed scaling: scale_t = fp8_max / (max(amax of the last `history_len` steps) * 2^margin); the history
+  starts with step 0's own amax (one calibration step) and learns of the spike only after it happened;
+- geometry-aware: scale_t = fp8_max / (calibration * bound_t), bound_t recomputed from the current weights
+  (bound_0 * a_t^2), so the spike is covered at the step it happens.
+Each step's scaled logits are clamped and cast to FP8; overflows are counted before the clamp.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from backend.errors import UserError
+from backend.fp8.bounds import CODE_VERSION, BoundsConfig, bounds
+from backend.fp8.formats import get_format, quantise
+from backend.fp8.observed import layer_score_samples
+from backend.progress import Progress, scaled, silent
+from backend.store import Computed, ModelRef, cached
+
+
+@dataclass(frozen=True)
+class SimulateConfig:
+    layer: int = 0
+    n_steps: int = 40
+    spike_step: int = 20
+    spike_factor: float = 4.0  # multiplies the layer's q and k activations: logits x factor^2
+    spike_length: int = 1
+    history_len: int = 16  # amax history window of delayed scaling
+    margin: int = 0  # delayed scaling margin (powers of two)
+    calibration: float = 1.0  # geometry-aware alpha
+    drift: float = 0.02  # std of the per-step log-normal activation drift
+    fp8_format: str = "e4m3"
+    method: str = "power"  # sigma method for the bound
+    n_texts: int = 4
+    max_tokens: int = 64
+    seed: int = 0
+
+    def validate(self, n_layers: int) -> None:
+        if not -n_layers <= self.layer < n_layers:
+            raise UserError(f"Layer {self.layer} is out of range (the model has {n_layers} layers).")
+        if not 2 <= self.n_steps <= 10_000:
+            raise UserError("The simulation needs between 2 and 10000 steps.")
+        if not 0 <= self.spike_step < self.n_steps or self.spike_length < 1:
+            raise UserError("The spike must start inside the simulated steps and last at least one step.")
+        if not self.spike_factor > 0 or not self.calibration > 0 or self.drift < 0 or self.history_len < 1:
+            raise UserError("Spike factor and calibration must be positive, drift >= 0, history length >= 1.")
+        get_format(self.fp8_format)
+
+
+@dataclass(frozen=True)
+class SimulateResult:
+    """Per-step arrays `[steps]`. Limits are the largest |S| each scale represents (fp8_max / scale)."""
+
+    model: str
+    layer: int
+    fp8_format: str
+    fp8_max: float
+    spike_step: int
+    spike_factor: float
+    history_len: int
+    activation_scale: np.ndarray  # a_t
+    amax: np.ndarray  # observed max |S| at step t
+    bound: np.ndarray  # guaranteed bound at step t
+    limit_geometry: np.ndarray
+    limit_delayed: np.ndarray
+    overflow_geometry: np.ndarray  # int counts
+    overflow_delayed: np.ndarray
+    underflow_geometry: np.ndarray
+    underflow_delayed: np.ndarray
+    rel_error_geometry: np.ndarray
+    rel_error_delayed: np.ndarray
+    nonfinite_unclamped_delayed: int  # what skipping the clamp would have cost delayed scaling
+    n_scores: np.ndarray  # logits per step
+
+    def summary(self) -> dict:
+        return {"model": self.model, "layer": self.layer, "spike_step": self.spike_step,
+                "spike_factor": self.spike_factor, "overflows_geometry": int(self.overflow_geometry.sum()),
+                "overflows_delayed": int(self.overflow_delayed.sum()),
+                "steps_with_overflow_delayed": int((self.overflow_delayed > 0).sum()),
+                "steps_with_overflow_geometry": int((self.overflow_geometry > 0).sum()),
+                "mean_rel_error_geometry": float(self.rel_error_geometry.mean()),
+                "mean_rel_error_delayed": float(self.rel_error_delayed.mean()),
+                "nonfinite_unclamped_delayed": self.nonfinite_unclamped_delayed}
+
+    def table(self) -> list[dict]:
+        return [{"step": t, "activation_scale": float(self.activation_scale[t]), "amax": float(self.amax[t]),
+                 "bound": float(self.bound[t]), "limit_geometry": float(self.limit_geometry[t]),
+                 "limit_delayed": float(self.limit_delayed[t]), "overflow_geometry": int(self.overflow_geometry[t]),
+                 "overflow_delayed": int(self.overflow_delayed[t]), "rel_error_geometry":
+                 float(self.rel_error_geometry[t]), "rel_error_delayed": float(self.rel_error_delayed[t])}
+                for t in range(len(self.amax))]
+
+
+def activation_schedule(config: SimulateConfig) -> np.ndarray:
+    rng = np.random.default_rng(config.seed)
+    a = np.exp(config.drift * rng.standard_normal(config.n_steps))
+    a[config.spike_step:config.spike_step + config.spike_length] *= config.spike_factor
+    return a.astype(np.float64)
+
+
+def run_simulation(handle, config: SimulateConfig, progress: Progress = silent) -> SimulateResult:
+    fmt, layer = get_format(config.fp8_format), config.layer % handle.info.n_layers
+    progress(0.0, "weight bound of the layer")
+    bound_cfg = BoundsConfig(method=config.method, calibration=config.calibration, fp8_format=config.fp8_format,
+                             verify=False, n_texts=0)
+    bound0 = float(bounds(handle, bound_cfg, scaled(progress, 0.0, 0.3)).value.layer_bound[layer])
+    progress(0.3, f"layer {layer} logits on sample texts")
+    samples = layer_score_samples(handle.model, handle.tokenizer, layer, config.n_texts, config.max_tokens)
+    a = activation_schedule(config)
+    n = config.n_steps
+    out = {k: np.zeros(n) for k in ("amax", "bound", "lim_g", "lim_d", "rel_g", "rel_d")}
+    counts = {k: np.zeros(n, dtype=np.int64) for k in ("of_g", "of_d", "uf_g", "uf_d", "n")}
+    history: deque[float] = deque(maxlen=config.history_len)
+    nonfinite = 0
+    for t in range(n):
+        values = samples[t % len(samples)] * np.float32(a[t] ** 2)
+        amax = float(np.abs(values).max())
+        if not history:
+            history.append(amax)  # calibration step: delayed scaling starts from step 0's own amax
+        scale_d = fmt.max_value / (max(history) * 2.0 ** config.margin)
+        bound_t = bound0 * a[t] ** 2
+        scale_g = fmt.max_value / (config.calibration * bound_t)
+        qg, qd = quantise(values, scale_g, fmt), quantise(values, scale_d, fmt)
+        history.append(amax)
+        out["amax"][t], out["bound"][t] = amax, bound_t
+        out["lim_g"][t], out["lim_d"][t] = fmt.max_value / scale_g, fmt.max_value / scale_d
+        out["rel_g"][t], out["rel_d"][t] = qg.rel_error, qd.rel_error
+        counts["of_g"][t], counts["of_d"][t] = qg.overflows, qd.overflows
+        counts["uf_g"][t], counts["uf_d"][t], counts["n"][t] = qg.underflows, qd.underflows, values.size
+        nonfinite += qd.nonfinite_unclamped
+        progress(0.3 + 0.7 * (t + 1) / n, f"step {t + 1}/{n}")
+    return SimulateResult(handle.display_name, layer, fmt.name, fmt.max_value, config.spike_step,
+                          config.spike_factor, config.history_len, a, out["amax"], out["bound"], out["lim_g"],
+                          out["lim_d"], counts["of_g"], counts["of_d"], counts["uf_g"], counts["uf_d"], out["rel_g"],
+                          out["rel_d"], nonfinite, counts["n"])
+
+
+def simulate(handle, config: SimulateConfig = SimulateConfig(), progress: Progress = silent
+             ) -> Computed[SimulateResult]:
+    """Cached transient simulation for one layer of a loaded model."""
+    config.validate(handle.info.n_layers)
+    config = replace(config, layer=config.layer % handle.info.n_layers)  # one cache entry per layer
+    return cached("fp8", "simulate", ModelRef.of(handle), config, lambda: run_simulation(handle, config, progress),
+                  code_version=CODE_VERSION)
