@@ -1,0 +1,135 @@
+"""The issue's measured results on held-out arithmetic problems, for the embedded pair
+(SmolLM2-135M-Instruct base vs the same model + the project's arithmetic LoRA).
+
+  - exact-match accuracy of base alone, reasoning alone, guided intervention at budgets r in
+    {2, 5, 10, 20}% with the realised intervention rate, the random and earliest-position controls
+    (matched to guided's takeover count per problem) and the entropy-gated variant;
+  - concentration of the per-token divergence along base (and reasoning) rollouts: Gini, share of
+    the total in the top 10% of tokens, tokens carrying 50% / 80%, where the top 1% sit, overlap
+    with high-entropy tokens, token-category enrichment;
+  - failure prediction AUROC (top-k mean divergence vs base entropy);
+  - the EOPD summary (gated share, loss terms) on sampled base rollouts.
+
+Every piece is cached in the artifact store (the sweep per problem), so an interrupted run resumes.
+Writes bench/results/disagreement_accuracy.json. On a 2-core CPU this takes about an hour:
+
+    nohup .venv/bin/python bench/disagreement_accuracy.py > data/cache/disagreement_accuracy.log 2>&1 &
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from backend.disagreement.analysis import AnalysisConfig, analyze  # noqa: E402
+from backend.disagreement.calibration import CalibrationConfig, GateConfig  # noqa: E402
+from backend.disagreement.eopd import EopdConfig, EopdParams, eopd  # noqa: E402
+from backend.disagreement.pair import load_pair  # noqa: E402
+from backend.disagreement.rollout import ProblemSet  # noqa: E402
+from backend.disagreement.sweep import SWEEP_POLICIES, SweepConfig, sweep  # noqa: E402
+
+BASE, REASONER = "smollm2-135m-instruct", "smollm2-135m-arith-reasoner"
+START = time.perf_counter()
+
+
+def log(fraction: float, message: str) -> None:
+    print(f"[{time.perf_counter() - START:7.0f} s] {fraction:5.1%} {message}", file=sys.stderr, flush=True)
+
+
+def _r(x, digits: int = 4):
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), digits)
+
+
+def _concentration(part) -> dict:
+    c = part.concentration
+    peak = int(np.argmax(c.position_hist))
+    width = 1.0 / len(c.position_hist)
+    return {"rollouts": part.n_rollouts, "accuracy": _r(part.accuracy), "tokens": c.n_tokens, "gini": _r(c.gini),
+            "share_in_top10pct": _r(c.share_in_top10), "tokens_carrying_50pct": _r(c.share_tokens_50),
+            "tokens_carrying_80pct": _r(c.share_tokens_80),
+            "top1pct_tokens": len(c.top_relative_positions),
+            "top1pct_mean_relative_position": _r(c.top_relative_positions.mean()),
+            "top1pct_position_peak_bin": [round(peak * width, 3), round((peak + 1) * width, 3)],
+            "top1pct_high_entropy_share": _r(c.top_high_entropy_share),
+            "high_entropy_chance": _r(1 - c.high_entropy_quantile),
+            "spearman_divergence_vs_base_entropy": _r(c.entropy_correlation),
+            "category_enrichment_top1pct": {k: _r(v, 2) for k, v in c.category_enrichment().items()},
+            "failure_auroc": None if part.failure is None else {
+                "top_k": part.failure.top_k, "wrong": part.failure.n_wrong, "right": part.failure.n_right,
+                **{k: _r(v) for k, v in part.failure.auroc.items()}}}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=100, help="held-out problems")
+    parser.add_argument("--cal-n", type=int, default=32, help="training problems for the gate calibration")
+    parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--rates", default="2,5,10,20", help="budgets r in percent")
+    parser.add_argument("--eopd-n", type=int, default=20)
+    parser.add_argument("--base", default=BASE)
+    parser.add_argument("--reasoning", default=REASONER)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "disagreement_accuracy.json"))
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    opts = parser.parse_args(argv)
+    if opts.threads:
+        torch.set_num_threads(opts.threads)
+    pair = load_pair(opts.base, opts.reasoning, log)
+    problems = ProblemSet(opts.n, "heldout", 0)
+    rates = tuple(float(r) / 100 for r in opts.rates.split(","))
+    gate = GateConfig("ce", 8, "partial")
+    calibration = CalibrationConfig(ProblemSet(opts.cal_n, "train", 1), opts.max_new_tokens)
+    timings = {}
+
+    t = time.perf_counter()
+    analyses = {signal: analyze(pair, AnalysisConfig(problems, opts.max_new_tokens, signal), log).value
+                for signal in ("ce", "kl_base_reason")}
+    timings["analysis_s"] = round(time.perf_counter() - t, 1)
+    t = time.perf_counter()
+    result = sweep(pair, SweepConfig(problems, rates, SWEEP_POLICIES, gate, calibration, opts.max_new_tokens), log)
+    timings["sweep_s"] = round(time.perf_counter() - t, 1)
+    t = time.perf_counter()
+    e = eopd(pair, EopdConfig(ProblemSet(opts.eopd_n, "heldout", 0), EopdParams(), opts.max_new_tokens, 1.0), log)
+    timings["eopd_s"] = round(time.perf_counter() - t, 1)
+
+    s = result.value
+    by_policy: dict[str, list] = {}
+    for p in s.points:
+        by_policy.setdefault(p.policy, []).append({"budget": p.budget, "accuracy": _r(p.accuracy),
+                                                   "realised_rate": _r(p.rate), "mean_tokens": _r(p.mean_length, 1),
+                                                   "tau": _r(p.tau), "lambda": _r(p.lam)})
+    summary = e.value.summary
+    out = {
+        "pair": pair.label,
+        "problems": {"heldout": s.n_problems, "skipped": len(s.skipped), "calibration_train": opts.cal_n,
+                     "max_new_tokens": opts.max_new_tokens, "decoding": "greedy"},
+        "accuracy": {"base": _r(s.base_accuracy), "reasoning": _r(s.reasoning_accuracy), **by_policy},
+        "gate": {"signal": gate.signal, "window": gate.window, "early_rule": gate.early},
+        "concentration": {signal: {part.source: _concentration(part) for part in a.per_source}
+                          for signal, a in analyses.items()},
+        "eopd": {"rollouts": len(e.value.problem_ids), "temperature": 1.0, "tau": 0.8, "top_k": 16, "alpha": 1.0,
+                 "tokens": summary.n_tokens, "gated_share": _r(summary.gated_share),
+                 "mean_teacher_entropy": _r(summary.mean_teacher_entropy),
+                 "mean_reverse_kl": _r(summary.mean_reverse_kl),
+                 "mean_forward_kl_topk_gated": _r(summary.mean_forward_kl_topk_gated),
+                 "loss_eopd": _r(summary.loss_eopd), "loss_plain_reverse_kl": _r(summary.loss_plain)},
+        "timings": {**timings, "cached": {"sweep": result.cached, "eopd": e.cached}},
+        "torch_threads": torch.get_num_threads(),
+    }
+    path = Path(opts.out)
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(out, indent=1))
+    return out
+
+
+if __name__ == "__main__":
+    main()
