@@ -1,0 +1,40 @@
+"""The page's figures are pure functions of results."""
+import numpy as np
+import pandas as pd
+
+from app.figures.mt import ablation_chart, agreement_scatter, evaluation_bars, head_heatmap
+from backend.mt.heads import HeadMap, HeadsConfig
+
+
+def _head_map() -> HeadMap:
+    rng = np.random.default_rng(0)
+    patch = rng.normal(size=(30, 9))
+    return HeadMap("m", HeadsConfig(), patch, patch + rng.normal(scale=0.1, size=patch.shape), 0.9,
+                   np.zeros((30, 9, 4), dtype=np.float32), (1, 2), (0, 1), ("a", "b"), (0.1, 0.2), (-1.0, -2.0),
+                   (-3.0, -4.0), "de", 1.0, 0.1)
+
+
+def test_heatmap_marks_the_selected_heads_and_hovers_layer_head_score():
+    hm = _head_map()
+    fig = head_heatmap(hm, "patching", percent=1.0)
+    heat, ring = fig.data
+    assert np.array_equal(np.asarray(heat.z), hm.patching)
+    assert "layer" in heat.hovertemplate and "head" in heat.hovertemplate and "score" in heat.hovertemplate
+    assert list(zip(ring.y, ring.x)) == list(hm.selected(1.0)) and len(ring.x) == 3
+
+
+def test_agreement_scatter_reports_the_rank_correlation():
+    fig = agreement_scatter(_head_map(), 1.0)
+    assert "0.90" in fig.layout.title.text
+    assert sum(len(t.x) for t in fig.data) == 270
+
+
+def test_evaluation_and_ablation_charts():
+    table = pd.DataFrame({"condition": ["instruction", "few-shot"], "chrF++": [20.0, 25.0],
+                          "target-language rate": [0.9, 0.8]})
+    assert len(evaluation_bars(table).data) == 2
+    rows = pd.DataFrame({"group": ["baseline", "selected", "random", "random"], "condition": list("abcd"),
+                         "rate": [0.9, 0.3, 0.85, 0.8], "chrf": [20, 10, 19, 18]})
+    fig = ablation_chart(rows)
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert len(bars) == 6 and bars[2].error_y.array[0] > 0
