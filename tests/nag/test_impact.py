@@ -16,8 +16,15 @@ def _encode(handle, texts):
     return [handle.tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
 
 
-@pytest.mark.parametrize("impact", sorted(IMPACTS))
-def test_impact_shapes_on_every_architecture(tiny_handle, impact):
+def _cases():
+    """up_abs on every architecture; the captum methods on one Llama-like and GPT-2 (they share the code path)."""
+    return [(arch, impact) for impact in sorted(IMPACTS) for arch in ("gpt2", "llama", "qwen2", "qwen3")
+            if impact == "up_abs" or arch in ("gpt2", "llama")]
+
+
+@pytest.mark.parametrize("arch,impact", _cases())
+def test_impact_shapes_on_every_architecture(arch, impact):
+    tiny_handle = load(f"tiny-{arch}")
     ids, mask = pad_batch(_encode(tiny_handle, TEXTS), pad_id(tiny_handle), "cpu")
     out = IMPACTS[impact].compute(tiny_handle.model, ids, mask)
     info = tiny_handle.info
@@ -56,9 +63,10 @@ def test_hook_impact_equals_manual_up_projection_over_valid_tokens(tiny_handle):
         torch.testing.assert_close(batched[row], _manual_up_abs(tiny_handle, tokens), atol=1e-5, rtol=1e-4)
 
 
-@pytest.mark.parametrize("impact", sorted(IMPACTS))
-def test_padding_invariance(tiny_handle, impact):
+@pytest.mark.parametrize("arch,impact", _cases())
+def test_padding_invariance(arch, impact):
     """A document's impact does not depend on the (longer) documents it is batched with."""
+    tiny_handle = load(f"tiny-{arch}")
     encoded = _encode(tiny_handle, TEXTS)
     method = IMPACTS[impact].compute
     ids, mask = pad_batch(encoded, pad_id(tiny_handle), "cpu")
@@ -73,7 +81,7 @@ def test_padding_invariance(tiny_handle, impact):
 def test_batched_and_naive_paths_give_the_same_features():
     handle = load("tiny-llama")
     config = ExtractConfig(top_k=8, max_length=40, batch_tokens=64)
-    texts = TEXTS * 3
+    texts = TEXTS + TEXTS[:1]
     for a, b in zip(extract_batched(handle, texts, config), extract_naive(handle, texts, config)):
         assert (a.top[:, :8] == b.top[:, :8]).all()
         assert a.n_tokens == b.n_tokens and a.used_tokens == b.used_tokens
