@@ -112,7 +112,8 @@ with tab_one:
                 st.markdown(f"**{label_of.get(r.strategy, r.strategy)}**")
                 verdict = {True: "correct", False: "wrong", None: "no checker"}[r.correct]
                 st.metric("Answer", "-" if r.answer is None else r.answer, verdict, delta_color="off")
-                st.caption(f"{r.wall_seconds:.2f} s · {r.tokens_generated} tokens · {r.forward_passes} forward passes")
+                st.caption(f"{r.wall_seconds:.2f} s · {r.tokens_generated} tokens · "
+                           f"{r.forward_passes} forward passes")
                 with st.container(height=200):
                     st.text(r.output or "(empty)")
         st.plotly_chart(figs.side_by_side(results, label_of), width="stretch", key="dec-side")

@@ -58,8 +58,8 @@ def _seed(seed: int, prompt: str) -> int:
 
 def _compute(handle, spec: StrategySpec, key: RunKey, ids: torch.Tensor, progress: Progress) -> DecodeResult:
     checker = extract_answer if key.expected is not None else None
-    ctx = DecodeContext(handle, ids, stop_ids(handle), torch.Generator().manual_seed(_seed(key.config.seed, key.prompt)),
-                        checker, progress)
+    generator = torch.Generator().manual_seed(_seed(key.config.seed, key.prompt))
+    ctx = DecodeContext(handle, ids, stop_ids(handle), generator, checker, progress)
     start = time.perf_counter()
     out = spec.run(ctx, key.config)
     wall = time.perf_counter() - start

@@ -80,7 +80,9 @@ def rollout(model, context_ids: torch.Tensor, n: int, temperature: float, max_ne
         x = torch.where(finished, pad, pick(log_q, generator))
         alive = (~finished).float()
         lps.append(log_p.gather(1, x[:, None]).view(-1) * alive)
-        lqs.append((log_q.gather(1, x[:, None]).view(-1) if generator is not None else torch.zeros(n, device=x.device)) * alive)
+        # greedy has no proposal: log q is recorded as 0
+        lq = log_q.gather(1, x[:, None]).view(-1) if generator is not None else torch.zeros(n, device=x.device)
+        lqs.append(lq * alive)
         toks.append(x)
         lengths += (~finished).long().cpu()
         if stop_at_eos:

@@ -56,8 +56,8 @@ def test_alpha_ramp_weights_telescope():
     prompt = prompt_ids(handle)
     for i, row in enumerate(r.rows):
         log_p = sequence_log_prob(handle, prompt, row)
-        log_q = sum(sequence_log_prob(handle, torch.cat([prompt, torch.tensor([row[:t]], dtype=torch.long)], 1), [row[t]],
-                                      1.0 / r.trace.alpha[t]) for t in range(len(row)))
+        prefix = [torch.cat([prompt, torch.tensor([row[:t]], dtype=torch.long)], 1) for t in range(len(row))]
+        log_q = sum(sequence_log_prob(handle, prefix[t], [row[t]], 1.0 / r.trace.alpha[t]) for t in range(len(row)))
         assert float(r.log_w[i]) == pytest.approx(r.trace.alpha[-1] * log_p - log_q, abs=1e-3)
 
 

@@ -61,7 +61,8 @@ def run_mh(ctx: DecodeContext, config: DecodeConfig) -> Outcome:
         end = min((block + 1) * config.block_size, config.max_new_tokens)
         if not (toks and toks[-1] in stops):  # grow the current sequence to the block's end
             roll = ctx.rollout(1, tau, end - len(toks), context_ids=_context(ctx, toks))
-            toks, passes, generated = toks + roll.row(0), passes + roll.forward_passes, generated + roll.tokens_generated
+            toks = toks + roll.row(0)
+            passes, generated = passes + roll.forward_passes, generated + roll.tokens_generated
             lp += roll.log_p[0, : roll.lengths[0]].tolist()
             lq += roll.log_q[0, : roll.lengths[0]].tolist()
         for _ in range(config.mh_steps):
