@@ -10,7 +10,7 @@ from app.ui.model_picker import current_model
 from app.ui.run import run_with_progress
 from backend.decoding import DecodeConfig, decode, run_batch, settings_for, strategies
 from backend.decoding.config import MAX_NEW_TOKENS
-from backend.tasks.arithmetic import generate_problems, load_jsonl_problems
+from backend.tasks.arithmetic import format_prompt, generate_problems, load_jsonl_problems
 
 st.title("Decoding strategies side by side")
 st.caption("Greedy, sampling, low temperature, best-of-n, Metropolis-Hastings power sampling and adaptive SMC "
@@ -107,6 +107,9 @@ with tab_one:
     if not results:
         st.info("Pick at least one strategy and press Run.")
     else:
+        prompt_now = task if isinstance(task, str) else format_prompt(task)
+        if results[0].prompt != prompt_now:
+            st.warning("These results are for an earlier input; press Run for the current one.")
         for column, r in zip(st.columns(len(results)), results):
             with column:
                 st.markdown(f"**{label_of.get(r.strategy, r.strategy)}**")
