@@ -79,12 +79,14 @@ with tab_trace:
         top_n = st.slider("Top tokens", 1, 20, 5, key="dis-top")
         left, right = st.columns(2)
         for col, r, who in ((left, t.base, pair.base.display_name), (right, t.reasoning, pair.reasoning.display_name)):
-            verdict = "" if r.correct is None else (" ✅ correct" if r.correct else " ❌ wrong")
+            verdict = "" if r.correct is None else (" · :green[correct]" if r.correct else " · :red[wrong]")
             col.markdown(f"**{r.source.capitalize()} rollout** · {who}{verdict}")
             col.markdown(figs.rollout_html(r, signal, top_n), unsafe_allow_html=True)
         which = st.radio("Trace along", ["base", "reasoning"], horizontal=True, key="dis-which")
         rollout = t.base if which == "base" else t.reasoning
-        st.plotly_chart(figs.trace_figure(rollout, highlight=signal, top_n=top_n), width="stretch",
+        curves = st.multiselect("Curves", list(SIGNALS), ["ce", "kl_base_reason", "kl_reason_base", "js"],
+                                format_func=figs.SIGNAL_LABELS.get, key="dis-curves")
+        st.plotly_chart(figs.trace_figure(rollout, curves, highlight=signal, top_n=top_n), width="stretch",
                         key="dis-trace-fig")
         table = pd.DataFrame({"position": range(rollout.length), "token": rollout.tokens,
                               **{k: v for k, v in rollout.signals.items()}})
@@ -153,7 +155,7 @@ with tab_intervene:
         done = run_with_progress("Intervention decoding", lambda progress: intervene(pair, one, progress))
         if done is not None:
             v = done.value
-            verdict = "" if v.correct is None else (" ✅ correct" if v.correct else " ❌ wrong")
+            verdict = "" if v.correct is None else (" · :green[correct]" if v.correct else " · :red[wrong]")
             st.markdown(f"**{v.policy}** · {int(v.intervened.sum())} of {len(v.token_ids)} tokens taken over "
                         f"({v.rate:.1%}){verdict}" + (f" · τ = {v.threshold.tau:.3f}, λ = {v.threshold.lam:.2f}"
                                                       if v.threshold and np.isfinite(v.threshold.tau) else ""))

@@ -36,8 +36,9 @@ def trace_figure(rollout, signals=("ce", "kl_base_reason", "kl_reason_base", "js
                     name=f"top {len(top)} by {SIGNAL_LABELS.get(highlight, highlight)}")
     fig.update_xaxes(tickmode="array", tickvals=x, ticktext=[_display(t) for t in rollout.tokens], tickangle=-60,
                      tickfont=dict(size=9))
-    return fig.update_layout(height=420, margin=dict(t=30, b=10), yaxis_title="nats",
-                             legend=dict(orientation="h", y=1.12), title=f"{rollout.source} rollout")
+    return fig.update_layout(height=440, margin=dict(t=90, b=10), yaxis_title="nats",
+                             legend=dict(orientation="h", y=1.02, yanchor="bottom"),
+                             title=dict(text=f"{rollout.source.capitalize()} rollout", y=0.98))
 
 
 def tokens_html(tokens, values, strong) -> str:
@@ -128,9 +129,10 @@ def sweep_figure(result) -> go.Figure:
                         customdata=[f"budget {p.budget:.0%}" for p in pts],
                         hovertemplate="%{customdata}: rate %{x:.1f}%, accuracy %{y:.1f}%<extra>" + policy +
                         "</extra>")
-    for name, value, color in (("base alone", result.base_accuracy, "#555"),
-                               ("reasoning alone", result.reasoning_accuracy, "#9467bd")):
-        fig.add_hline(y=100 * value, line_dash="dash", line_color=color, annotation_text=f"{name} {value:.0%}")
+    for name, value, color, where in (("base alone", result.base_accuracy, "#555", "bottom left"),
+                                      ("reasoning alone", result.reasoning_accuracy, "#9467bd", "top left")):
+        fig.add_hline(y=100 * value, line_dash="dash", line_color=color, annotation_text=f"{name} {value:.0%}",
+                      annotation_position=where)
     return fig.update_layout(height=380, margin=dict(t=30, b=10), xaxis_title="intervention rate ρ (% of tokens)",
                              yaxis_title="exact-match accuracy (%)",
                              title=f"Budget sweep on {result.n_problems} problems")
@@ -151,8 +153,9 @@ def eopd_trace_figure(signals: dict, tokens, tau: float) -> go.Figure:
                         hovertemplate="%{customdata}: %{y:.3f}<extra>" + label + "</extra>")
     fig.add_hline(y=tau, line_dash="dot", line_color="#ff7f0e", annotation_text=f"τ = {tau}")
     fig.update_xaxes(tickmode="array", tickvals=x, ticktext=labels, tickangle=-60, tickfont=dict(size=9))
-    return fig.update_layout(height=400, margin=dict(t=30, b=10), yaxis_title="nats",
-                             legend=dict(orientation="h", y=1.14), title="EOPD signals along the base rollout")
+    return fig.update_layout(height=440, margin=dict(t=90, b=10), yaxis_title="nats",
+                             legend=dict(orientation="h", y=1.02, yanchor="bottom"),
+                             title=dict(text="EOPD signals along the base rollout", y=0.98))
 
 
 def eopd_summary_figure(result, tau: float) -> go.Figure:
