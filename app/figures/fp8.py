@@ -1,0 +1,88 @@
+"""FP8 attention bounds: results -> plotly figures (pure functions)."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+HEATMAP_VIEWS = {
+    "sigma": ("sigma(W_Q,h W_K,g^T), gains folded", lambda r: r.sigma),
+    "bound": ("guaranteed bound on |S_ij| (logits)", lambda r: r.bound),
+    "observed": ("observed max |S_ij| on sample texts", lambda r: r.observed),
+    "utilisation": ("observed / bound per head", lambda r: r.observed / r.bound),
+}
+
+
+def head_heatmap(result, view: str = "sigma") -> go.Figure:
+    """Layer x head heatmap of one of HEATMAP_VIEWS."""
+    title, pick = HEATMAP_VIEWS[view]
+    z = np.asarray(pick(result), dtype=float)
+    n_layers, n_heads = z.shape
+    group = n_heads // result.n_kv_heads
+    fig = go.Figure(go.Heatmap(z=z, x=list(range(n_heads)), y=list(range(n_layers)), colorscale="Viridis",
+                               colorbar={"title": view},
+                               customdata=np.tile(np.arange(n_heads) // group, (n_layers, 1)),
+                               hovertemplate="layer %{y}, head %{x} (kv %{customdata})<br>%{z:.4g}<extra></extra>"))
+    fig.update_layout(title=f"{title} · {result.model}", xaxis_title="query head", yaxis_title="layer",
+                      yaxis_autorange="reversed", height=max(320, 18 * n_layers + 140))
+    return fig
+
+
+def bounds_vs_observed(result) -> go.Figure:
+    """Per layer: rank-aware and rotation-safe bounds (max over heads) against the observed max, log scale."""
+    layers = np.arange(len(result.layer_bound))
+    fig = go.Figure()
+    fig.add_scatter(x=layers, y=result.bound_rank_aware.max(axis=1), name="rank-aware bound", mode="lines+markers")
+    fig.add_scatter(x=layers, y=result.bound_rotation_safe.max(axis=1), name="rotation-safe bound",
+                    mode="lines+markers", line={"dash": "dash"})
+    if np.isfinite(result.observed).any():
+        fig.add_scatter(x=layers, y=result.observed_layer, name="observed max |S|", mode="lines+markers")
+    fig.add_hline(y=result.fp8_max, line_dash="dot", annotation_text=f"{result.fp8_format} max {result.fp8_max:g}")
+    guaranteed = "rotation-safe" if result.rope else "rank-aware"
+    fig.update_layout(title=f"Bound vs observed per layer ({guaranteed} bound is guaranteed) · {result.model}",
+                      xaxis_title="layer", yaxis_title="|S_ij| (logits)", yaxis_type="log", height=420)
+    return fig
+
+
+def utilisation_figure(result) -> go.Figure:
+    """Per layer: observed / guaranteed bound, i.e. the fraction of the FP8 range real logits reach."""
+    layers = np.arange(len(result.layer_bound))
+    fig = go.Figure(go.Bar(x=layers, y=100 * result.utilisation, name="utilisation",
+                           hovertemplate="layer %{x}: %{y:.2f} %<extra></extra>"))
+    fig.update_layout(title=f"Utilisation of the geometry-aware FP8 range · {result.model}", xaxis_title="layer",
+                      yaxis_title="observed / bound (%)", height=360)
+    return fig
+
+
+def transient_figure(sim) -> go.Figure:
+    """Top: amax and the largest |S| each scaling represents (log). Bottom: overflow counts per step."""
+    steps = np.arange(len(sim.amax))
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.65, 0.35], vertical_spacing=0.08)
+    fig.add_scatter(x=steps, y=sim.amax, name="observed amax", mode="lines+markers", row=1, col=1)
+    fig.add_scatter(x=steps, y=sim.limit_delayed, name="delayed scaling range", mode="lines",
+                    line={"dash": "dash"}, row=1, col=1)
+    fig.add_scatter(x=steps, y=sim.limit_geometry, name="geometry-aware range", mode="lines", row=1, col=1)
+    fig.add_bar(x=steps, y=sim.overflow_delayed, name="overflows (delayed)", row=2, col=1)
+    fig.add_bar(x=steps, y=sim.overflow_geometry, name="overflows (geometry-aware)", row=2, col=1)
+    fig.add_vline(x=sim.spike_step, line_dash="dot", annotation_text=f"spike x{sim.spike_factor:g}")
+    fig.update_yaxes(type="log", title_text="|S| (logits)", row=1, col=1)
+    fig.update_yaxes(title_text="overflows", row=2, col=1)
+    fig.update_xaxes(title_text="training step", row=2, col=1)
+    fig.update_layout(title=f"Spike transient, layer {sim.layer} ({sim.fp8_format}, history {sim.history_len})"
+                            f" · {sim.model}", height=520, barmode="group")
+    return fig
+
+
+def concentration_figure(curves, model: str = "") -> go.Figure:
+    """log10 tail bounds vs deviation alpha for the model's d and r = d_h."""
+    fig = go.Figure()
+    fig.add_scatter(x=curves.alpha, y=curves.log10_rank_aware, mode="lines",
+                    name=f"rank-aware exp(-d²α²/(γr)), r={curves.r}")
+    fig.add_scatter(x=curves.alpha, y=curves.log10_rank_agnostic, mode="lines", name="rank-agnostic exp(-dα²)",
+                    line={"dash": "dash"})
+    fig.add_hline(y=curves.target_log10, line_dash="dot", annotation_text=f"1e{curves.target_log10:g}")
+    fig.update_layout(title=f"Concentration: d={curves.d}, r={curves.r}, γ={curves.gamma:g} · exponent ratio "
+                            f"{curves.exponent_ratio:.1f}× {('· ' + model) if model else ''}",
+                      xaxis_title="deviation α", yaxis_title="log10 tail bound",
+                      yaxis_range=[max(-20.0, float(curves.log10_rank_aware.min())), 0.5], height=380)
+    return fig
