@@ -14,7 +14,8 @@ from backend.nag.corpus import Document
 
 
 def _pool(tmp_path, per_domain=4):
-    rows = [r for r in samples.load_small(samples.pool_path()) if r.domain in ("science", "code")][:2 * per_domain]
+    docs = samples.load_small(samples.pool_path())
+    rows = [d for domain in ("science", "code") for d in [d for d in docs if d.domain == domain][:per_domain]]
     path = tmp_path / "pool.jsonl"
     path.write_text("".join(json.dumps({"id": d.id, "text": d.text, "domain": d.domain, "quality": d.quality}) + "\n"
                             for d in rows))
@@ -105,3 +106,15 @@ def test_cli_rank_writes_parquet_and_prints_json(tmp_path, capsys, fresh_store):
     bad.write_bytes(b"\xff\xfe")
     assert main(["nag", "rank", "--model", "tiny-llama", "--pool", str(bad), "--json"]) == 2
     assert "not UTF-8" in capsys.readouterr().err
+
+
+def test_compare_reports_precision_for_every_method(tmp_path, fresh_store):
+    from backend.nag import compare
+
+    handle = load("tiny-llama")
+    result = compare(handle, _pool(tmp_path), _targets("code", 2), RankConfig(top_k=4, max_length=32), ks=(1, 4, 8))
+    assert result.methods == ("nag", "embedding", "random") and result.precision.shape == (3, 3)
+    assert result.relevant == 4
+    np.testing.assert_allclose(result.precision[:, -1], 0.5)  # at k = N every method has the base rate
+    emb = dict(zip(result.methods, result.precision))["embedding"]
+    assert emb[1] == 1.0  # sentence embeddings put a code document first for code targets

@@ -1,0 +1,30 @@
+"""AppTest: the NAG page ranks the sample pool on first render and shows its figures."""
+from tests.app.helpers import plotly_charts, run_page
+
+
+def _chart_titles(at):
+    import json
+
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in plotly_charts(at)]
+
+
+def test_nag_page_ranks_the_sample_pool_by_default():
+    at = run_page("nag.py")
+    assert not at.error, [e.value for e in at.error]
+    titles = _chart_titles(at)
+    assert any(t.startswith("Distance to the target profile") for t in titles), titles
+    assert any("Neuron-activated graph" in t for t in titles), titles
+    assert any(t.startswith("Profile of") for t in titles), titles
+    assert any(m.label == "Selected documents" for m in at.metric)
+    assert len(at.dataframe) >= 1
+    assert any("tiny-llama" in c.value for c in at.caption)
+
+
+def test_nag_page_deactivation_and_pasted_targets():
+    at = run_page("nag.py")
+    next(b for b in at.button if b.key == "nag-deact").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(t.startswith("Loss increase after zeroing") for t in _chart_titles(at))
+    at.radio(key="nag-target-mode").set_value("Paste").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(t.startswith("Distance to the target profile") for t in _chart_titles(at))
