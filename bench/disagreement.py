@@ -59,13 +59,13 @@ def main(argv: list[str] | None = None) -> dict:
     problems = generate_problems(opts.prompts, "heldout", seed=7, difficulty=2)
     prompts = [prompt_ids(pair.base, p) for p in problems]
     # calibration on the base's own outputs for these prompts
-    outputs = [greedy(pair.base, p, opts.tokens, None) for p in prompts]
+    outputs = [greedy(pair.base, p, opts.tokens, ()) for p in prompts]
     scored = [score(pair, prob, p, out, "base") for prob, p, out in zip(problems, prompts, outputs)]
     pooled = {k: np.concatenate([s.signals[k] for s in scored]) for k in ("ce", "entropy_base")}
     ce_gate, entropy_gate = calibrate(pooled["ce"], opts.rate), calibrate(pooled["entropy_base"], opts.rate)
 
     variants = {
-        "base_greedy": lambda p: greedy(pair.base, p, opts.tokens, None),
+        "base_greedy": lambda p: greedy(pair.base, p, opts.tokens, ()),
         "guided": lambda p: decode(pair, p, SignalGate("ce", ce_gate), opts.tokens, fixed_length=True),
         "entropy_gated": lambda p: decode(pair, p, SignalGate("entropy_base", entropy_gate), opts.tokens,
                                           fixed_length=True),

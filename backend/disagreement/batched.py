@@ -4,7 +4,7 @@ The sweep runs every (policy, budget) cell on the same problem; the cells share 
 models prefill it once and then step all rows together. On CPU a forward over a handful of rows costs
 little more than over one (the weights are read once per step either way), which makes the sweep
 several times faster than decoding the cells one by one. Every row sees both distributions at every
-step; a finished row keeps receiving its EOS token, and its output is cut there.
+step; a finished row keeps receiving a stop token, and its output is cut there.
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def decode_rows(pair: Pair, prompt: torch.Tensor, policies: list, max_new_tokens
     rows = len(policies)
     if rows == 0:
         return []
-    eos = pair.eos_id
+    stops = pair.stops
+    pad = min(stops) if stops else 0  # what a finished row keeps receiving
     base, reason = IncrementalDecoder(pair.base.model), IncrementalDecoder(pair.reasoning.model)
     logits_b, logits_r = base.prefill(prompt, n=rows), reason.prefill(prompt, n=rows)
     n = room(pair.base, prompt, max_new_tokens)
@@ -39,13 +40,13 @@ def decode_rows(pair: Pair, prompt: torch.Tensor, policies: list, max_new_tokens
         feed = []
         for i, policy in enumerate(policies):
             if done[i]:
-                feed.append(eos if eos is not None else 0)
+                feed.append(pad)
                 continue
             s = values[policy.signal][i] if policy.signal is not None else float("nan")
             take = policy.decide(step, s)
             token = int((logits_r[i] if take else logits_b[i]).argmax())
             feed.append(token)
-            if token == eos:
+            if token in stops:
                 done[i] = True
                 continue
             out[i].append(token)

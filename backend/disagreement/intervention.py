@@ -107,10 +107,10 @@ def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops:
            fixed_length: bool = False) -> Decoded:
     """Greedy decoding where `policy.decide(t, s_t)` picks the model that writes token t.
 
-    stops: token ids that end the sequence (default: the pair's EOS); fixed_length: never stop early
+    stops: token ids that end the sequence (default: either model's EOS); fixed_length: never stop early
     (benchmarks compare costs at the same output length).
     """
-    stop = set() if fixed_length else set(stops if stops is not None else [pair.eos_id]) - {None}
+    stop = set() if fixed_length else set(pair.stops if stops is None else stops)
     base = IncrementalDecoder(pair.base.model)
     base_logits = base.prefill(prompt)[0]
     follower = Follower(pair.reasoning.model, prompt)

@@ -1,8 +1,9 @@
 """A base model and a reasoning model that can be compared token by token.
 
 Token-level comparison only makes sense when both models read and write the same token ids, so a
-pair is refused unless the two tokenizers have the identical vocabulary (token -> id), the same
-end-of-sequence id and the same output size.
+pair is refused unless the two tokenizers have the identical vocabulary (token -> id) and the same output size.
+Their end-of-sequence tokens may differ (a base model and its chat fine-tune often do): either ends a
+sequence.
 """
 from __future__ import annotations
 
@@ -33,8 +34,20 @@ class Pair:
         return f"{self.base.display_name} (base) vs {self.reasoning.display_name} (reasoning)"
 
     @property
-    def eos_id(self) -> int | None:
-        return self.base.tokenizer.eos_token_id
+    def stops(self) -> frozenset[int]:
+        """Tokens that end a sequence: either model's EOS (a base and its chat fine-tune may differ,
+        e.g. <|endoftext|> vs <|im_end|>), including generation-config EOS ids."""
+        return frozenset(_eos_ids(self.base) | _eos_ids(self.reasoning))
+
+
+def _eos_ids(handle: ModelHandle) -> set[int]:
+    ids = set()
+    for value in (handle.tokenizer.eos_token_id, getattr(handle.model.generation_config, "eos_token_id", None)):
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, (list, tuple)):
+            ids.update(int(v) for v in value)
+    return ids
 
 
 def _output_size(handle: ModelHandle) -> int:
@@ -50,9 +63,6 @@ def check_pair(base: ModelHandle, reasoning: ModelHandle) -> Pair:
         raise UserError(f"{names} do not share a tokenizer ({len(vb)} vs {len(vr)} tokens, {differing} "
                         "token/id entries differ). Token-level disagreement needs the same vocabulary; "
                         "pick a reasoning model built on the same base (e.g. a fine-tune or its adapter).")
-    if base.tokenizer.eos_token_id != reasoning.tokenizer.eos_token_id:
-        raise UserError(f"{names} use different end-of-sequence tokens "
-                        f"({base.tokenizer.eos_token!r} vs {reasoning.tokenizer.eos_token!r}).")
     if _output_size(base) != _output_size(reasoning):
         raise UserError(f"{names} share a vocabulary but their output layers differ in size "
                         f"({_output_size(base)} vs {_output_size(reasoning)}).")

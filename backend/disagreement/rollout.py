@@ -6,6 +6,7 @@ position on the shared prefix.
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import torch
@@ -67,15 +68,15 @@ def room(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int) -> int:
 
 
 @torch.no_grad()
-def greedy(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, eos_id: int | None) -> list[int]:
-    """Greedy token ids after `prompt` (EOS not included), within the context."""
+def greedy(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, stops: Collection[int]) -> list[int]:
+    """Greedy token ids after `prompt` up to a stop token (not included), within the context."""
     decoder = IncrementalDecoder(handle.model)
     logits = decoder.prefill(prompt)
     out: list[int] = []
     n = room(handle, prompt, max_new_tokens)
     while len(out) < n:
         token = int(logits[0].argmax())
-        if token == eos_id:
+        if token in stops:
             break
         out.append(token)
         if len(out) < n:  # no forward for a token nobody will read
@@ -84,11 +85,11 @@ def greedy(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, eos_i
 
 
 @torch.no_grad()
-def sample(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, eos_id: int | None,
+def sample(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, stops: Collection[int],
            temperature: float, seed: int) -> list[int]:
     """Ancestral sampling at `temperature` (greedy when 0), seeded."""
     if temperature <= 0:
-        return greedy(handle, prompt, max_new_tokens, eos_id)
+        return greedy(handle, prompt, max_new_tokens, stops)
     generator = torch.Generator().manual_seed(seed)
     decoder = IncrementalDecoder(handle.model)
     logits = decoder.prefill(prompt)
@@ -97,7 +98,7 @@ def sample(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, eos_i
     while len(out) < n:
         probs = torch.softmax(logits[0].float().cpu() / temperature, dim=-1)
         token = int(torch.multinomial(probs, 1, generator=generator))
-        if token == eos_id:
+        if token in stops:
             break
         out.append(token)
         if len(out) < n:

@@ -83,7 +83,7 @@ def generate_one(pair: Pair, problem: Problem, config: RolloutConfig, index: int
         raise UserError(f"Unknown rollout source {config.source!r}; choose one of {', '.join(SOURCES)}.")
     handle = pair.base if config.source == "base" else pair.reasoning
     prompt = prompt_ids(pair.base, problem)
-    tokens = sample(handle, prompt, config.max_new_tokens, pair.eos_id, config.temperature, config.seed + index)
+    tokens = sample(handle, prompt, config.max_new_tokens, pair.stops, config.temperature, config.seed + index)
     return score(pair, problem, prompt, tokens, config.source)
 
 

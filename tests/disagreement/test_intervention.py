@@ -103,3 +103,19 @@ def test_batched_rows_equal_one_by_one_decoding(pair):
         single = decode(pair, prompt, policy, 16)
         assert row.token_ids == single.token_ids
         assert (row.intervened == single.intervened).all()
+
+
+def test_different_eos_tokens_are_accepted_and_both_stop(tmp_path, monkeypatch):
+    """A base model and its chat fine-tune often end with different tokens (Qwen3-Base vs Qwen3)."""
+    import os
+
+    tok = byte_tokenizer()
+    tok.eos_token = "<|endoftext|>"
+    config = tiny_config("llama", len(tok))
+    config.eos_token_id = tok.eos_token_id
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(config).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    monkeypatch.setenv("DASH_EXTRA_MODELS", os.environ["DASH_EXTRA_MODELS"] + f";tiny-other-eos={tmp_path}")
+    pair = load_pair("tiny-other-eos", "tiny-qwen2")
+    assert pair.stops == {tok.convert_tokens_to_ids("<|endoftext|>"), tok.convert_tokens_to_ids("<|im_end|>")}
