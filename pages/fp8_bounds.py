@@ -68,8 +68,9 @@ gamma = st.slider("γ (rank-aware constant, > 1)", 1.05, 8.0, 2.0, 0.05, key="fp
 curves = guarded(lambda: concentration_curves(info.hidden_size, info.head_dim, gamma))
 if curves is not None:
     st.plotly_chart(concentration_figure(curves, handle.display_name), width="stretch", key="fp8-concentration")
-    st.caption(f"With d = {curves.d} and r = d_h = {curves.r}, the rank-aware exponent is {curves.exponent_ratio:.1f}× "
-               f"larger; at tail 1e{curves.target_log10:g} it certifies a {curves.alpha_ratio:.2f}× smaller deviation.")
+    st.caption(f"With d = {curves.d} and r = d_h = {curves.r}, the rank-aware exponent is "
+               f"{curves.exponent_ratio:.1f}× larger; at tail 1e{curves.target_log10:g} it certifies a "
+               f"{curves.alpha_ratio:.2f}× smaller deviation.")
 
 st.subheader("Training transient: delayed vs geometry-aware scaling")
 with st.form("fp8-sim"):

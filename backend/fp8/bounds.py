@@ -109,7 +109,8 @@ class BoundsResult:
         finite = np.isfinite(self.utilisation)
         return {"model": self.model, "layers": len(self.layer_bound), "rope": self.rope, "qk_norm": self.qk_norm,
                 "method": self.method, "iterations": self.iterations,
-                "check_max_rel_error": _num(self.check_max_rel_error), "weights_seconds": round(self.weights_seconds, 3),
+                "check_max_rel_error": _num(self.check_max_rel_error),
+                "weights_seconds": round(self.weights_seconds, 3),
                 "fp8_format": self.fp8_format, "calibration": self.calibration,
                 "max_bound": float(self.layer_bound.max()), "max_observed": float(np.nanmax(self.observed))
                 if finite.any() else None,

@@ -84,6 +84,7 @@ class SimulateResult:
         return {"model": self.model, "layer": self.layer, "spike_step": self.spike_step,
                 "spike_factor": self.spike_factor, "overflows_geometry": int(self.overflow_geometry.sum()),
                 "overflows_delayed": int(self.overflow_delayed.sum()),
+                "overflows_delayed_at_spike": int(self.overflow_delayed[self.spike_step]),
                 "steps_with_overflow_delayed": int((self.overflow_delayed > 0).sum()),
                 "steps_with_overflow_geometry": int((self.overflow_geometry > 0).sum()),
                 "mean_rel_error_geometry": float(self.rel_error_geometry.mean()),
