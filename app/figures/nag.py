@@ -72,7 +72,7 @@ def graph_figure(graph: NagGraph) -> go.Figure:
                 ys += [xy[a, 1], xy[b, 1], None]
             fig.add_scatter(x=xs, y=ys, mode="lines", line={"width": width, "color": "rgba(120,120,160,0.35)"},
                             hoverinfo="skip", showlegend=False)
-    size = 8 + 40 * graph.weights / max(float(graph.weights.max()), 1e-12)
+    size = 6 + 22 * graph.weights / max(float(graph.weights.max()), 1e-12)
     fig.add_scatter(x=xy[:, 0], y=xy[:, 1], mode="markers", showlegend=False,
                     marker={"size": size, "color": graph.weights, "colorscale": "Plasma", "showscale": True,
                             "colorbar": {"title": "weight"}, "line": {"width": 0.5, "color": "white"}},
