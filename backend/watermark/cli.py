@@ -1,0 +1,180 @@
+"""`python -m backend watermark identity|embed|generate|detect|attack|evaluate ... --json`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from backend.errors import UserError
+
+METHOD_CHOICES = ("ipmark", "kgw", "none")
+
+
+def _progress(fraction: float, message: str) -> None:
+    print(f"[{fraction:4.0%}] {message}", file=sys.stderr)
+
+
+def _text(args) -> str:
+    from backend.watermark.uploads import read_upload
+
+    if getattr(args, "file", None):
+        path = Path(args.file)
+        if not path.is_file():
+            raise UserError(f"No such file: {path}")
+        return read_upload(path.name, path.read_bytes())
+    if getattr(args, "text", None) is not None:
+        return args.text
+    return sys.stdin.read()
+
+
+def cmd_identity(args) -> dict | list:
+    from backend.watermark import registry
+
+    if args.identity_action == "add-model":
+        return registry.add_model(args.name, args.address).__dict__
+    if args.identity_action == "add-user":
+        user = registry.add_user(args.model, args.label, args.address)
+        return {**user.__dict__, "address": user.full_address}
+    if args.identity_action == "bulk-users":
+        return {"model": args.model, "added": registry.bulk_add_users(args.model, args.count, args.prefix)}
+    if args.model is not None:
+        return registry.users_frame(args.model, args.limit).astype({"created": str}).to_dict(orient="records")
+    return registry.summary_frame().to_dict(orient="records")
+
+
+def _handle(args):
+    from backend.models import default_model_id, load
+
+    return load(args.model_id or default_model_id(), progress=_progress)
+
+
+def cmd_generate(args) -> dict:
+    from backend.watermark.generation import generate, make_request
+    from backend.watermark.ipmark.config import IPMarkConfig
+    from backend.watermark.kgw.config import KGWConfig
+    from backend.watermark.sampling import SamplingConfig
+
+    model_address, user_address = _identity(args.identity)
+    handle = _handle(args)
+    sampling = SamplingConfig(max_sentences=args.sentences, temperature=args.temperature, seed=args.seed)
+    request = make_request(args.prompt, args.method, model_address, user_address, sampling,
+                           IPMarkConfig(n_candidates=args.candidates), KGWConfig())
+    show = None if args.json else (lambda s: print(f"[{s.level or '-'} tier {s.tier}] {s.text}", file=sys.stderr))
+    done = generate(handle, request, on_sentence=show, progress=_progress)
+    g = done.value
+    return {"model": handle.display_name, "method": g.method, "identity": args.identity, "text": g.text,
+            "sentences": [s.__dict__ for s in g.sentences], "provenance": done.provenance, "run_id": done.run_id}
+
+
+def _identity(text: str | None) -> tuple[int, int]:
+    if not text:
+        return 0, 0
+    parts = text.split(".")
+    try:
+        numbers = [int(p) for p in parts]
+    except ValueError:
+        raise UserError(f"An identity looks like MODEL or MODEL.USER (numbers), not {text!r}.") from None
+    if len(numbers) > 2:
+        raise UserError(f"An identity looks like MODEL or MODEL.USER, not {text!r}.")
+    return numbers[0], numbers[1] if len(numbers) > 1 else 0
+
+
+def cmd_detect(args) -> dict:
+    text = _text(args)
+    if args.method == "kgw":
+        from backend.watermark.ipmark.detect import strip_prompt
+        from backend.watermark.kgw.detect import detect as kgw_detect
+
+        model_address, _ = _identity(args.identity)
+        if not model_address:
+            raise UserError("KGW detection needs --identity MODEL (the model address whose key to test).")
+        report = kgw_detect(_handle(args), strip_prompt(text, args.prompt), model_address)
+        return {**report.summary(), "tokens": [[t, g] for t, g in report.tokens]}
+    from backend.watermark.ipmark.config import IPMarkConfig
+    from backend.watermark.ipmark.detect import detect
+
+    report = detect(text, IPMarkConfig(), prompt=args.prompt, method=args.search)
+    return {**report.summary(), "sentences": [dict(r.__dict__) for r in report.sentences]}
+
+
+def cmd_attack(args) -> dict:
+    from backend.watermark.attacks import ATTACKS, AttackContext, apply_attack
+
+    if args.attack == "list":
+        return {name: a.description for name, a in ATTACKS.items()}
+    paraphrase = None
+    if ATTACKS.get(args.attack) is not None and ATTACKS[args.attack].needs_model:
+        from backend.watermark.evaluation import _paraphraser
+
+        paraphrase = _paraphraser(_handle(args))
+    other = Path(args.other).read_text(encoding="utf-8") if args.other else ""
+    attacked = apply_attack(args.attack, _text(args), args.rate, AttackContext(args.seed, other, paraphrase))
+    return {"attack": args.attack, "rate": args.rate, "text": attacked}
+
+
+def cmd_evaluate(args) -> dict:
+    from backend.watermark.evaluation import EvalConfig, evaluate
+    from backend.watermark.sampling import SamplingConfig
+
+    cfg = EvalConfig(n_prompts=args.prompts, n_users=args.users, sampling=SamplingConfig(max_sentences=args.sentences))
+    done = evaluate(_handle(args), cfg, progress=_progress)
+    v = done.value
+    return {"model": v.model_name, "provenance": done.provenance, "run_id": done.run_id,
+            "quality": [q.__dict__ for q in v.quality], "detection": [d.__dict__ for d in v.detection],
+            "attribution": [a.__dict__ for a in v.attribution]}
+
+
+def add_commands(subparsers) -> None:
+    parser = subparsers.add_parser("watermark", help="IPMark / KGW watermarks: identities, generate, detect, "
+                                                     "attack, evaluate")
+    actions = parser.add_subparsers(dest="action", required=True)
+
+    ident = actions.add_parser("identity", help="add or list model/user identities")
+    ident.add_argument("identity_action", choices=("list", "add-model", "add-user", "bulk-users"))
+    ident.add_argument("--name", default="", help="model name (add-model)")
+    ident.add_argument("--label", default="", help="user label (add-user)")
+    ident.add_argument("--model", type=int, help="model address (add-user, bulk-users; list: its users)")
+    ident.add_argument("--address", type=int, help="explicit address (default: next free)")
+    ident.add_argument("--count", type=int, default=100, help="bulk-users: how many")
+    ident.add_argument("--prefix", default="user", help="bulk-users: label prefix")
+    ident.add_argument("--limit", type=int, default=1000)
+    ident.set_defaults(handler=cmd_identity)
+
+    for name in ("generate", "embed"):
+        gen = actions.add_parser(name, help="generate text with a watermark (embed = generate)")
+        gen.add_argument("prompt")
+        gen.add_argument("--method", choices=METHOD_CHOICES, default="ipmark")
+        gen.add_argument("--identity", help="MODEL.USER for ipmark, MODEL for kgw")
+        gen.add_argument("--model-id", help="language model (default: the configured default)")
+        gen.add_argument("--sentences", type=int, default=6)
+        gen.add_argument("--candidates", type=int, default=8, help="B, candidates per sentence (ipmark)")
+        gen.add_argument("--temperature", type=float, default=0.7)
+        gen.add_argument("--seed", type=int, default=0)
+        gen.set_defaults(handler=cmd_generate)
+
+    det = actions.add_parser("detect", help="detect and attribute a watermark in text")
+    det.add_argument("--text", help="the text (default: --file or standard input)")
+    det.add_argument("--file", help=".txt, .md, .pdf or .docx")
+    det.add_argument("--prompt", help="prompt to strip from the text")
+    det.add_argument("--method", choices=("ipmark", "kgw"), default="ipmark")
+    det.add_argument("--search", choices=("hierarchical", "flat"), default="hierarchical")
+    det.add_argument("--identity", help="kgw: MODEL address to test")
+    det.add_argument("--model-id", help="kgw: language model whose tokenizer to use")
+    det.set_defaults(handler=cmd_detect)
+
+    att = actions.add_parser("attack", help="apply an attack to text ('list' lists them)")
+    att.add_argument("attack")
+    att.add_argument("--text")
+    att.add_argument("--file")
+    att.add_argument("--rate", type=float)
+    att.add_argument("--seed", type=int, default=0)
+    att.add_argument("--other", help="copy_paste: file with the unwatermarked text to mix in")
+    att.add_argument("--model-id")
+    att.set_defaults(handler=cmd_attack)
+
+    ev = actions.add_parser("evaluate", help="quality, robustness and attribution of IPMark vs KGW (cached)")
+    ev.add_argument("--prompts", type=int, default=10)
+    ev.add_argument("--users", type=int, default=24)
+    ev.add_argument("--sentences", type=int, default=6)
+    ev.add_argument("--model-id")
+    ev.set_defaults(handler=cmd_evaluate)
