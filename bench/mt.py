@@ -8,7 +8,7 @@ Measures side by side in one run:
 - the issue's targets: steered rate >= 80% of the instruction rate; the language-head ablation lowers
   the rate at least twice as much as random heads.
 
-Usage: .venv/bin/python bench/mt.py [--sentences 60] [--prompts 8] [--threads 1] [--sweep]
+Usage: .venv/bin/python bench/mt.py [--sentences 60] [--prompts 8] [--threads 1] [--sweep] [--patch-percent 5]
 Everything goes through the DuckDB store, so a rerun is served from cache (the page shows the same runs).
 """
 from __future__ import annotations
@@ -60,6 +60,7 @@ def main() -> None:
     parser.add_argument("--random", type=int, default=3)
     parser.add_argument("--percent", type=float, default=1.0)
     parser.add_argument("--strength", type=float, default=3.0)
+    parser.add_argument("--patch-percent", type=float, default=5.0, help="head share for the patch steering variant")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch default)")
     parser.add_argument("--sweep", action="store_true", help="also sweep steering strength on 10 sentences")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "mt.json"))
@@ -102,26 +103,39 @@ def main() -> None:
     drop_lang, drop_rand = summary["language"]["rate_drop_mean"], summary["random"]["rate_drop_mean"]
     result["evaluation"] = {"sentences": args.sentences, "provenance": out.provenance, "seconds": r(out.seconds, 1),
                             "table": table, "ablation": {k: {m: r(v) for m, v in s.items()} for k, s in summary.items()}}
+    # The patch steering variant (selected heads replaced by their mean clean outputs), on the same sentences.
+    steer_types = tuple(dataclasses.replace(heads, head_type=t) for t in ("language", "translation"))
+    patch = run_condition(handle, ConditionConfig(src=args.src, tgt=args.tgt, prompt="instruction-free",
+                                                  n_sentences=args.sentences, steer=steer_types, steer_mode="patch",
+                                                  percent=args.patch_percent), data, progress("patch")).value
+    patch_row = {"condition": patch.label, "chrF++": round(patch.chrf, 2),
+                 "target-language rate": round(patch.target_rate, 3), "sentences": len(patch.outputs),
+                 "heads": len(patch.heads)}
+    result["evaluation"]["patch_steering"] = patch_row
     result["targets"] = {
         "steered_rate_over_instruction_rate": r(ratio, 3), "steering_target_met": bool(ratio >= 0.8),
+        "patch_steered_rate_over_instruction_rate": r(patch.target_rate / instr, 3) if instr else None,
+        "patch_steering_target_met": bool(instr and patch.target_rate / instr >= 0.8),
         "language_ablation_rate_drop": r(drop_lang, 3), "random_ablation_rate_drop": r(drop_rand, 3),
         "ablation_drop_ratio": r(drop_lang / drop_rand, 2) if drop_rand > 0 else None,
         "ablation_target_met": bool(drop_lang >= 2 * max(drop_rand, 0.0) and drop_lang > 0),
     }
     examples = []
-    for c in out.value.conditions[:4]:
+    for c in (*out.value.conditions[:4], patch):
         examples.append({"condition": c.label, "outputs": list(c.outputs[:3])})
     result["examples"] = {"sources": list(out.value.conditions[0].sources[:3]), "conditions": examples}
 
-    if args.sweep:
+    if args.sweep:  # steering mode x head share x strength on the first 10 held-out sentences
         sweep = []
-        for strength in (0.0, 1.0, 2.0, 3.0, 5.0, 8.0):
+        grid = [("add", p, st) for p in (1.0, 2.0, 5.0) for st in (1.0, 3.0)] + \
+               [("patch", p, 3.0) for p in (1.0, 2.0, 3.0, 5.0)]
+        for mode, percent, strength in grid:
             cond = ConditionConfig(src=args.src, tgt=args.tgt, prompt="instruction-free", n_sentences=10,
-                                   steer=tuple(dataclasses.replace(heads, head_type=t) for t in ("language", "translation")),
-                                   strength=strength, percent=args.percent)
-            c = run_condition(handle, cond, data, progress(f"sweep x{strength:g}")).value
-            sweep.append({"strength": strength, "target_rate": r(c.target_rate, 3), "chrF++": r(c.chrf, 2)})
-        result["strength_sweep_10_sentences"] = sweep
+                                   steer=steer_types, steer_mode=mode, strength=strength, percent=percent)
+            c = run_condition(handle, cond, data, progress(f"sweep {mode} {percent:g}% x{strength:g}")).value
+            sweep.append({"mode": mode, "percent": percent, "strength": strength if mode == "add" else None,
+                          "target_rate": r(c.target_rate, 3), "chrF++": r(c.chrf, 2)})
+        result["steering_sweep_10_sentences"] = sweep
     result["wall_seconds"] = r(time.perf_counter() - started, 1)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")

@@ -18,11 +18,11 @@ from backend.mt.examples import encode, encode_answer
 from backend.mt.heads import HeadsConfig, find_heads
 from backend.mt.prompts import PROMPT_KINDS, Demo, demo_block, instruction, pick_demos, query
 from backend.mt.selection import Head, random_heads
-from backend.mt.steering import Intervention, generate, steering_vectors
+from backend.mt.steering import STEER_MODES, Intervention, generate, head_patches, steering_vectors
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class ConditionConfig:
     rows: tuple[int, ...] = ()  # explicit data rows (overrides n_sentences)
     k_shots: int = 5
     steer: tuple[HeadsConfig, ...] = ()
+    steer_mode: str = "add"  # see steering.STEER_MODES
     strength: float = 3.0
     ablate: HeadsConfig | None = None
     random_draw: int = -1
@@ -67,7 +68,8 @@ class ConditionResult:
 def label(config: ConditionConfig) -> str:
     text = config.prompt
     if config.steer:
-        text += " + steering (" + " + ".join(h.head_type for h in config.steer) + f", ×{config.strength:g})"
+        how = f"×{config.strength:g}" if config.steer_mode == "add" else config.steer_mode
+        text += " + steering (" + " + ".join(h.head_type for h in config.steer) + f", {config.percent:g}%, {how})"
     if config.ablate is not None:
         what = f"random heads #{config.random_draw}" if config.random_draw >= 0 else f"{config.ablate.head_type} heads"
         text += f" − {what}"
@@ -100,12 +102,16 @@ def _prompt_ids(handle: ModelHandle, config: ConditionConfig, data: ParallelSet,
 
 def _intervention(handle: ModelHandle, config: ConditionConfig, data: ParallelSet,
                   progress: Progress) -> tuple[Intervention, tuple[Head, ...]]:
-    vectors, used = [], []
+    vectors, patches, used = [], [], []
     for heads_config in config.steer:
         head_map = find_heads(handle, heads_config, data, progress).value
         chosen = head_map.selected(config.percent)
-        used.extend(chosen)
-        vectors.append(steering_vectors(handle.model, head_map.mean_clean, chosen))
+        if config.steer_mode == "add":  # language and translation vectors are summed, as in the paper
+            vectors.append(steering_vectors(handle.model, head_map.mean_clean, chosen))
+        else:  # a head can be replaced only once: the first head map that selects it gives its value
+            chosen = tuple(h for h in chosen if h not in used)
+            patches.extend(head_patches(head_map.mean_clean, chosen))
+        used.extend(h for h in chosen if h not in used)
     ablate: tuple[Head, ...] = ()
     if config.ablate is not None:
         chosen = find_heads(handle, config.ablate, data, progress).value.selected(config.percent)
@@ -115,7 +121,7 @@ def _intervention(handle: ModelHandle, config: ConditionConfig, data: ParallelSe
                                   exclude=chosen)
         ablate = chosen
         used.extend(chosen)
-    return Intervention(tuple(vectors), config.strength, ablate), tuple(used)
+    return Intervention(tuple(vectors), config.strength, ablate, tuple(patches)), tuple(used)
 
 
 def compute_condition(handle: ModelHandle, config: ConditionConfig, data: ParallelSet,
@@ -147,6 +153,8 @@ def run_condition(handle: ModelHandle, config: ConditionConfig, data: ParallelSe
         raise UserError(f"Unknown prompt {config.prompt!r}; choose from {', '.join(PROMPT_KINDS)}.")
     if config.prompt == "few-shot" and config.k_shots < 1:
         raise UserError("A few-shot prompt needs at least one demonstration.")
+    if config.steer_mode not in STEER_MODES:
+        raise UserError(f"Unknown steering mode {config.steer_mode!r}; choose from {', '.join(STEER_MODES)}.")
     if not 0 <= config.strength <= 20:
         raise UserError("Steering strength must be between 0 and 20.")
     sub = tuple(dataclasses.replace(h, dataset=data.digest) for h in config.steer)

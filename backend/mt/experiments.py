@@ -19,7 +19,7 @@ from backend.mt.prompts import HEAD_TYPES
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class ExperimentConfig:
     percent: float = 1.0
     strength: float = 3.0
     steer_types: tuple[str, ...] = ("language", "translation")
+    steer_mode: str = "add"  # see steering.STEER_MODES
     ablate_type: str = "language"
     n_random: int = 3
     k_shots: int = 5
@@ -82,6 +83,7 @@ def _heads(config: ExperimentConfig, head_type: str) -> HeadsConfig:
 def _condition(config: ExperimentConfig, prompt: str, **changes) -> ConditionConfig:
     return ConditionConfig(src=config.src, tgt=config.tgt, prompt=prompt, n_sentences=config.n_sentences,
                            rows=config.rows, k_shots=config.k_shots, strength=config.strength,
+                           steer_mode=config.steer_mode,
                            percent=config.percent, max_new_tokens=config.max_new_tokens, seed=config.seed, **changes)
 
 

@@ -31,8 +31,8 @@ def candidates_for(languages: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def identify(text: str, candidates: tuple[str, ...] = DEFAULT_CANDIDATES) -> str:
-    """ISO code of the most likely language among the candidates; '' for empty text."""
-    if not text.strip():
+    """ISO code of the most likely language among the candidates; '' for text without letters ("12:30")."""
+    if sum(ch.isalpha() for ch in text) < 2:
         return ""
     return str(_identifier(tuple(sorted(candidates))).classify(text)[0])
 

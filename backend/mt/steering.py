@@ -1,9 +1,13 @@
 """Steering vectors from selected heads, and greedy generation under steering or ablation.
 
-Per layer l: v_l = o_proj_l(z_l) - o_proj_l(0), where z_l is the mean clean head output `[heads,
-head_dim]` with the non-selected heads zeroed (subtracting o_proj(0) keeps an o_proj bias, as in
-GPT-2, out of the vector). v_l is added, times a strength, to the attention output at the last
-position on every decoding step. Ablation zeroes the chosen heads at every position.
+Steering modes (STEER_MODES):
+- add (the paper's): per layer l, v_l = o_proj_l(z_l) - o_proj_l(0), where z_l is the mean clean head
+  output `[heads, head_dim]` with the non-selected heads zeroed (subtracting o_proj(0) keeps an o_proj
+  bias, as in GPT-2, out of the vector); v_l times a strength is added to the attention output at the
+  last position on every decoding step;
+- patch: the selected heads' outputs at the last position are replaced by their mean clean outputs on
+  every decoding step (activation patching used as steering; no strength).
+Ablation zeroes the chosen heads at every position.
 """
 from __future__ import annotations
 
@@ -34,13 +38,27 @@ def steering_vectors(model, mean_clean: np.ndarray, heads: tuple[Head, ...]) -> 
     return vectors
 
 
+STEER_MODES = {
+    "add": "add strength × o_proj(mean clean output of the selected heads) to the attention output (paper)",
+    "patch": "replace the selected heads' outputs by their mean clean outputs (strength unused)",
+}
+
+
+def head_patches(mean_clean: np.ndarray, heads: tuple[Head, ...]) -> tuple[tuple[int, int, torch.Tensor], ...]:
+    """(layer, head, `[head_dim]` mean clean output) for the `patch` steering mode."""
+    return tuple((layer, head, torch.from_numpy(np.asarray(mean_clean[layer, head], dtype=np.float32)))
+                 for layer, head in heads)
+
+
 @dataclass(frozen=True)
 class Intervention:
-    """What to do while generating: steering vectors (layer -> `[hidden]`, times strength) and/or heads to zero."""
+    """What to do while generating: steering vectors (layer -> `[hidden]`, times strength), head outputs
+    replaced at the last position (layer, head, value), and/or heads zeroed everywhere."""
 
     vectors: tuple[dict[int, torch.Tensor], ...] = ()
     strength: float = 3.0
     ablate: tuple[Head, ...] = ()
+    patches: tuple[tuple[int, int, torch.Tensor], ...] = ()
 
     def output_adds(self) -> list[OutputAdd]:
         return [OutputAdd(layer, vec, position=-1, scale=self.strength)
@@ -50,7 +68,8 @@ class Intervention:
         by_layer: dict[int, list[int]] = {}
         for layer, head in self.ablate:
             by_layer.setdefault(layer, []).append(head)
-        return [HeadEdit(layer, tuple(sorted(h)), "zero") for layer, h in sorted(by_layer.items())]
+        zeros = [HeadEdit(layer, tuple(sorted(h)), "zero") for layer, h in sorted(by_layer.items())]
+        return zeros + [HeadEdit(layer, (head,), "replace", value, position=-1) for layer, head, value in self.patches]
 
 
 NONE = Intervention()
