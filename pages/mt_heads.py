@@ -15,6 +15,7 @@ from backend.mt.data import language_name
 from backend.mt.examples import fit_shots
 from backend.mt.prompts import HEAD_TYPES
 from backend.mt.selection import MAX_PERCENT
+from backend.mt.steering import STEER_MODES
 
 st.title("MT heads")
 st.caption("Translation splits into finding the target language and keeping the sentence's meaning. Corrupting "
@@ -88,14 +89,17 @@ st.dataframe(top, hide_index=True, width="stretch")
 table_downloads(top, f"mt-{head_type}-heads-{src}-{tgt}", key="mt-top-export")
 
 st.subheader("Steering and ablation")
-g1, g2, g3 = st.columns(3)
-strength = g1.slider("Steering strength", 0.0, 10.0, 3.0, 0.5, key="mt-strength")
-steer_types = g2.multiselect("Steering vectors", list(HEAD_TYPES), default=list(HEAD_TYPES), key="mt-steer-types")
-n_random = g3.slider("Random-head draws (control)", 1, 10, 3, key="mt-random")
+g1, g2, g3, g4 = st.columns(4)
+steer_mode = g1.selectbox("Steering mode", list(STEER_MODES), key="mt-steer-mode",
+                          help=" · ".join(f"{k}: {v}" for k, v in STEER_MODES.items()))
+strength = g2.slider("Steering strength", 0.0, 10.0, 3.0, 0.5, key="mt-strength", disabled=steer_mode != "add")
+steer_types = g3.multiselect("Steering vectors", list(HEAD_TYPES), default=list(HEAD_TYPES), key="mt-steer-types")
+n_random = g4.slider("Random-head draws (control)", 1, 10, 3, key="mt-random")
 held_out = data.rows("evaluate")
 chosen_rows = st.multiselect("Held-out sentences for the side-by-side view", held_out, default=held_out[:3],
                              format_func=lambda r: data.text(src, r), key="mt-rows")
 base = ExperimentConfig(src=src, tgt=tgt, percent=percent, strength=strength, steer_types=tuple(steer_types),
+                        steer_mode=steer_mode,
                         ablate_type=head_type, n_random=n_random, k_shots=shots, heads=template)
 
 

@@ -13,6 +13,7 @@ from backend.mt.data import builtin, parse_upload
 from backend.mt.experiments import ExperimentConfig, run_experiment
 from backend.mt.heads import HeadsConfig, find_heads
 from backend.mt.prompts import HEAD_TYPES
+from backend.mt.steering import STEER_MODES
 
 
 def _progress(fraction: float, message: str) -> None:
@@ -61,6 +62,7 @@ def _experiment(kind: str):
         config = ExperimentConfig(src=args.src, tgt=args.tgt, n_sentences=args.sentences, rows=rows,
                                   percent=args.percent, strength=args.strength,
                                   steer_types=tuple(t for t in args.steer_types.split(",") if t),
+                                  steer_mode=args.steer_mode,
                                   ablate_type=args.ablate_type, n_random=args.random, k_shots=args.shots,
                                   heads=_heads_config(args, "language"), seed=args.seed)
         out = run_experiment(handle, kind, config, _data(args), progress=_progress)
@@ -106,6 +108,7 @@ def add_commands(subparsers) -> None:
         sub.add_argument("--rows", default="", help="explicit comma-separated data rows instead")
         sub.add_argument("--strength", type=float, default=3.0)
         sub.add_argument("--steer-types", default="language,translation")
+        sub.add_argument("--steer-mode", default="add", choices=list(STEER_MODES))
         sub.add_argument("--ablate-type", default="language", choices=list(HEAD_TYPES))
         sub.add_argument("--random", type=int, default=3, help="random-head control draws")
         sub.add_argument("--outputs", action="store_true", help="include every generated sentence")

@@ -90,3 +90,17 @@ def test_random_heads_are_seeded_and_exclude_the_selected():
     assert random_heads(30, 9, 3, seed=2, exclude=selected) != a
     with pytest.raises(UserError):
         random_heads(2, 2, 4, seed=0, exclude=selected)
+
+
+def test_patch_steering_replaces_the_heads_at_the_last_position_only(tiny_handle):
+    from backend.mt.steering import head_patches
+
+    model, info = tiny_handle.model, tiny_handle.info
+    mean = np.full((info.n_layers, info.n_heads, info.head_dim), 0.25, dtype=np.float32)
+    edits = Intervention(patches=head_patches(mean, ((0, 2),))).head_edits()
+    layers = range(info.n_layers)
+    plain = trace(model, IDS, heads=layers).head_outputs[0]
+    patched = trace(model, IDS, heads=layers, head_edits=edits).head_outputs[0]
+    assert torch.all(patched[0, -1, 2] == 0.25)
+    torch.testing.assert_close(patched[:, :-1], plain[:, :-1], rtol=0, atol=0)
+    torch.testing.assert_close(patched[0, -1, [0, 1, 3]], plain[0, -1, [0, 1, 3]], rtol=0, atol=0)
