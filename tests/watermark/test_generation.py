@@ -1,0 +1,75 @@
+"""Generation on a tiny trained model: candidates in batches, streaming, and detection of the result."""
+import pytest
+
+from backend.errors import UserError
+from backend.watermark.generation import generate, make_request, run_generation
+from backend.watermark.ipmark.config import IPMarkConfig
+from backend.watermark.ipmark.detect import detect
+from backend.watermark.kgw.detect import detect as kgw_detect
+from backend.watermark.sampling import SamplingConfig, sample_candidates
+from backend.watermark.segment import split_units
+
+SAMPLING = SamplingConfig(max_sentences=6, max_sentence_tokens=48, temperature=1.0, seed=3)
+PROMPT = "Write about the harbour town."
+
+
+def test_candidates_are_sampled_in_one_batch_and_end_at_a_unit(writer_handle):
+    import torch
+
+    from backend.models.generate import encode_prompt
+
+    cands = sample_candidates(writer_handle, encode_prompt(writer_handle, PROMPT), "", 6, SAMPLING,
+                              torch.Generator().manual_seed(0), [])
+    assert len(cands) == 6
+    for c in cands:
+        assert c.ended in ("sentence", "eos", "limit") and c.tokens <= SAMPLING.max_sentence_tokens
+        assert len(split_units(c.raw)) <= 1  # exactly one sentence unit per candidate
+
+
+def test_ipmark_generation_is_detected_and_segmented_consistently(writer_handle, identity):
+    model, users = identity
+    streamed = []
+    request = make_request(PROMPT, "ipmark", model, users[0], SAMPLING, IPMarkConfig(n_candidates=8))
+    gen = generate(writer_handle, request, on_sentence=streamed.append)
+    assert not gen.cached and [s.text for s in streamed] == [s.text for s in gen.value.sentences]
+    assert all(s.n_candidates == 8 for s in streamed)
+    assert gen.value.candidates_sampled == 8 * len(streamed)
+    assert generate(writer_handle, request).cached  # stored in DuckDB
+    text = gen.value.text
+    # the segmenter finds at detection exactly the sentences chosen at generation
+    assert [u.text for u in split_units(text)] == [s.text for s in gen.value.sentences]
+    report = detect(text)
+    for row, chosen in zip(report.sentences, gen.value.sentences):
+        if row.usable:
+            assert (row.level, row.sem_bit, row.syn_bit) == (chosen.level, chosen.sem_bit, chosen.syn_bit)
+    tiers = [s.tier for s in gen.value.sentences if s.tier >= 0]
+    # natural sentence ends rank before bits, so the tiny model's forced ends cost some tier-3 choices
+    assert sum(t == 3 for t in tiers) >= len(tiers) / 2
+    plain = run_generation(writer_handle, make_request(PROMPT, "none", sampling=SAMPLING))
+    assert detect(plain.text).detection_score < report.detection_score
+    assert report.guess_user_address == users[0] or report.model_level.z > 1
+
+
+def test_kgw_generation_is_detected(writer_handle, identity):
+    model, _ = identity
+    marked = run_generation(writer_handle, make_request(PROMPT, "kgw", model, sampling=SAMPLING))
+    plain = run_generation(writer_handle, make_request(PROMPT, "none", sampling=SAMPLING))
+    hit, miss = kgw_detect(writer_handle, marked.text, model), kgw_detect(writer_handle, plain.text, model)
+    assert hit.verdict == "watermarked" and hit.score.z > 4
+    assert miss.score.z < hit.score.z and miss.verdict != "watermarked"
+    assert sum(g == 1 for _, g in hit.tokens) == hit.n_green
+
+
+def test_requests_are_validated(identity):
+    model, users = identity
+    with pytest.raises(UserError):
+        make_request(PROMPT, "ipmark", model, 99)
+    with pytest.raises(UserError):
+        make_request(PROMPT, "kgw", 42)
+    with pytest.raises(UserError):
+        make_request("  ", "none")
+    with pytest.raises(UserError):
+        make_request(PROMPT, "magic")
+    with pytest.raises(UserError):
+        IPMarkConfig(n_candidates=0)
+    assert make_request(PROMPT, "none", model, users[0]).model_address == 0

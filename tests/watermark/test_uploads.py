@@ -1,0 +1,65 @@
+import io
+import zipfile
+
+import pytest
+
+from backend.errors import UserError
+from backend.watermark.uploads import MAX_BYTES, read_upload
+
+
+def minimal_pdf(text: str) -> bytes:
+    """A one-page PDF with one line of text (hand-built: catalog, pages, page, font, content stream)."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for i, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_plain_markdown_pdf_docx():
+    assert read_upload("a.txt", "Hello world. Second sentence.".encode()) == "Hello world. Second sentence."
+    assert read_upload("a.md", "\ufeff# Title\nText".encode("utf-8")) == "# Title\nText"
+    assert read_upload("a.TXT", "Grüße aus Köln".encode("utf-16")) == "Grüße aus Köln"
+    assert "Watermarked words here" in read_upload("a.pdf", minimal_pdf("Watermarked words here"))
+    from docx import Document
+
+    buf = io.BytesIO()
+    doc = Document()
+    doc.add_paragraph("First paragraph of the document.")
+    doc.add_paragraph("Second paragraph.")
+    doc.save(buf)
+    assert read_upload("a.docx", buf.getvalue()) == "First paragraph of the document.\nSecond paragraph."
+
+
+@pytest.mark.parametrize("name,data,message", [
+    ("big.txt", b"a" * (MAX_BYTES + 1), "limit"),
+    ("a.exe", b"MZ", "Unsupported"),
+    ("a.txt", b"", "empty"),
+    ("a.txt", b"\x00\x01\x02binary\x00", "binary"),
+    ("a.txt", "caf\u00e9".encode("latin-1"), "UTF-8"),
+    ("a.pdf", b"%PDF-1.4\nthis is not really a pdf", "PDF"),
+    ("a.pdf", b"hello", "not a PDF"),
+    ("a.docx", b"not a zip", "not a .docx"),
+    ("a.txt", b"   \n\t ", "No text"),
+])
+def test_bad_uploads_give_messages(name, data, message):
+    with pytest.raises(UserError, match=message):
+        read_upload(name, data)
+
+
+def test_corrupt_docx():
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("word/document.xml", "<broken")
+    with pytest.raises(UserError, match="docx"):
+        read_upload("a.docx", buf.getvalue())
