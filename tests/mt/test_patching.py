@@ -28,6 +28,16 @@ def test_example_position_is_the_max_kl_answer_position(handle, tiny_data):
     info = handle.info
     assert ex.clean_heads.shape == ex.corrupt_heads.shape == (info.n_layers, info.n_heads, info.head_dim)
     assert 0 <= ex.answer_offset < 4 and ex.kl >= 0
+    # Independently: KL(clean || corrupt) at every teacher-forced answer position; the example holds the max.
+    pair = prompt_pair(tiny_data, 0, "en", "fr", "language", 2, random.Random(0), "de")
+    tok = handle.tokenizer
+    clean, corrupt = tok(pair.clean)["input_ids"], tok(pair.corrupt)["input_ids"]
+    answer = tok(pair.answer, add_special_tokens=False)["input_ids"][:4]
+    lc = torch.log_softmax(trace(handle.model, torch.tensor([clean + answer])).logits[0], -1)[len(clean) - 1:-1]
+    lk = torch.log_softmax(trace(handle.model, torch.tensor([corrupt + answer])).logits[0], -1)[len(corrupt) - 1:-1]
+    kl = (lc.exp() * (lc - lk)).sum(-1)
+    assert ex.answer_offset == int(kl.argmax()) and ex.kl == pytest.approx(float(kl.max()), rel=1e-5)
+    assert ex.target == answer[ex.answer_offset]
     assert target_logp(handle.model, ex.corrupt_prefix, ex.target) == pytest.approx(ex.corrupt_logp, abs=1e-4)
 
 
