@@ -27,13 +27,15 @@ sys.path.insert(0, str(ROOT))
 
 
 def _timed(fn):
-    start = time.perf_counter()
+    """(result, wall seconds, CPU seconds of this process); CPU time is robust to other jobs on a shared box."""
+    wall, cpu = time.perf_counter(), time.process_time()
     out = fn()
-    return out, time.perf_counter() - start
+    return out, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def bench_resampling(handle, ids, n: int, tokens: int, alpha: float, seed: int) -> dict:
-    """Comparisons 1 and 2 on one prompt: plain sampling, ASMC (reorder), ASMC (recompute)."""
+def bench_resampling(handle, ids, n: int, tokens: int, alpha: float, seed: int, reps: int) -> dict:
+    """Comparisons 1 and 2 on one prompt: plain sampling, ASMC (reorder), ASMC (recompute), then
+    `reps - 1` more interleaved (plain, reorder) pairs; medians of wall and CPU seconds."""
     import torch
 
     from backend.decoding.algorithms.smc import smc_round
@@ -44,18 +46,33 @@ def bench_resampling(handle, ids, n: int, tokens: int, alpha: float, seed: int) 
     def gen():
         return torch.Generator().manual_seed(seed)
 
-    plain, t_plain = _timed(lambda: rollout(handle.model, ids, n, 1.0 / alpha, tokens, stops, gen(),
-                                            stop_at_eos=False))
-    reorder, t_reorder = _timed(lambda: smc_round(handle.model, ids, n, alpha, tokens, stops, gen(),
-                                                  stop_at_eos=False))
-    recompute, t_recompute = _timed(lambda: smc_round(handle.model, ids, n, alpha, tokens, stops, gen(),
-                                                      stop_at_eos=False, cache="recompute"))
-    return {"prompt_tokens": int(ids.shape[1]), "plain_sampling_s": t_plain, "asmc_reorder_s": t_reorder,
-            "asmc_recompute_s": t_recompute, "resampling_events": reorder.trace.resampling_events,
-            "ess_min_over_n": reorder.trace.ess_min_ratio,
-            "forward_passes": {"plain": plain.forward_passes, "reorder": reorder.forward_passes,
+    def plain():
+        return rollout(handle.model, ids, n, 1.0 / alpha, tokens, stops, gen(), stop_at_eos=False)
+
+    def asmc(cache="reorder"):
+        return smc_round(handle.model, ids, n, alpha, tokens, stops, gen(), stop_at_eos=False, cache=cache)
+
+    rollout(handle.model, ids, n, 1.0, 4, stops, gen())  # warm-up: first-touch allocations are not measured
+    times = {"plain": [], "reorder": [], "recompute": []}
+    p_out, *t = _timed(plain)
+    times["plain"].append(t)
+    reorder, *t = _timed(asmc)
+    times["reorder"].append(t)
+    recompute, *t = _timed(lambda: asmc("recompute"))
+    times["recompute"].append(t)
+    for rep in range(reps - 1):
+        times["plain"].append(_timed(plain)[1:])
+        times["reorder"].append(_timed(asmc)[1:])
+        print(f"repetition {rep + 2}/{reps} done", file=sys.stderr, flush=True)
+    med = {k: {"wall_s": statistics.median(w for w, _ in v), "cpu_s": statistics.median(c for _, c in v),
+               "runs": len(v)} for k, v in times.items()}
+    return {"prompt_tokens": int(ids.shape[1]), "seconds": med, "all_runs_wall_cpu_s": times,
+            "resampling_events": reorder.trace.resampling_events, "ess_min_over_n": reorder.trace.ess_min_ratio,
+            "forward_passes": {"plain": p_out.forward_passes, "reorder": reorder.forward_passes,
                                "recompute": recompute.forward_passes},
-            "same_particles_both_ways": reorder.rows == recompute.rows}
+            "same_particles_both_ways": reorder.rows == recompute.rows,
+            "speedup_reorder_vs_recompute": {u: med["recompute"][u] / med["reorder"][u] for u in ("wall_s", "cpu_s")},
+            "asmc_overhead_vs_plain": {u: med["reorder"][u] / med["plain"][u] for u in ("wall_s", "cpu_s")}}
 
 
 def bench_asmc_vs_mh(handle, problems, tokens: int, budget: int, alpha: float, block: int) -> dict:
@@ -98,6 +115,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest on a shared box)")
     ap.add_argument("--n", type=int, default=16, help="particles for comparisons 1-2")
     ap.add_argument("--tokens", type=int, default=128, help="new tokens for comparisons 1-2")
+    ap.add_argument("--reps", type=int, default=2, help="(plain, ASMC) pairs for comparison 2")
     ap.add_argument("--alpha", type=float, default=4.0)
     ap.add_argument("--problems", type=int, default=20, help="held-out problems for comparison 3")
     ap.add_argument("--mh-tokens", type=int, default=16, help="max new tokens for comparison 3")
@@ -105,6 +123,7 @@ def main() -> None:
     ap.add_argument("--block", type=int, default=8, help="MH block size, comparison 3")
     ap.add_argument("--fresh", action="store_true", help="temporary store: recompute every run")
     ap.add_argument("--skip", default="", help="comma-separated parts to skip: resampling,mh")
+    ap.add_argument("--merge", action="store_true", help="keep the skipped parts from the existing output file")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "decoding.json"))
     args = ap.parse_args()
     if args.fresh:
@@ -119,17 +138,16 @@ def main() -> None:
 
     handle = load(args.model)
     problems = generate_problems(args.problems, split="heldout", seed=0)
-    result = {"model": handle.display_name, "device": handle.device, "threads": args.threads,
+    out_path = Path(args.out)
+    previous = json.loads(out_path.read_text()) if args.merge and out_path.exists() else {}
+    result = {**previous, "model": handle.display_name, "device": handle.device, "threads": args.threads,
               "cpu_count": os.cpu_count(), "load_average_start": os.getloadavg(), "python": platform.python_version(),
               "torch": torch.__version__, "alpha": args.alpha}
     skip = set(args.skip.split(","))
     if "resampling" not in skip:
         ids = encode_prompt(handle, format_prompt(problems[0]))
-        r = bench_resampling(handle, ids, args.n, args.tokens, args.alpha, seed=0)
-        r.update({"n": args.n, "tokens": args.tokens,
-                  "speedup_reorder_vs_recompute": r["asmc_recompute_s"] / r["asmc_reorder_s"],
-                  "asmc_overhead_vs_plain": r["asmc_reorder_s"] / r["plain_sampling_s"]})
-        result["resampling"] = r
+        r = bench_resampling(handle, ids, args.n, args.tokens, args.alpha, seed=0, reps=args.reps)
+        result["resampling"] = {"n": args.n, "tokens": args.tokens, **r}
         print(json.dumps(r, indent=1), file=sys.stderr, flush=True)
     if "mh" not in skip:
         m = bench_asmc_vs_mh(handle, problems, args.mh_tokens, args.budget, args.alpha, args.block)
@@ -142,8 +160,8 @@ def main() -> None:
                          "asmc_overhead_vs_plain": "<= 1.3", "p95_ratio_mh_over_asmc": ">= 5 (>= 20 problems)"}
     text = json.dumps(result, indent=1)
     print(text)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text + "\n")
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(text + "\n")
 
 
 if __name__ == "__main__":
