@@ -213,3 +213,28 @@ def evaluate(handle: ModelHandle, cfg: EvalConfig = EvalConfig(), progress: Prog
     cfg = EvalConfig(**{**cfg.__dict__, "secret_tag": secret_tag()})
     return cached("watermark", "evaluate", ModelRef.of(handle), cfg,
                   lambda: run_evaluation(handle, cfg, scaled(progress, 0.0, 1.0)), code_version=CODE_VERSION)
+
+
+def latest_evaluation(handle: ModelHandle) -> EvalResult | None:
+    """The most recent stored evaluation of this model (any configuration), without computing anything."""
+    from backend.store import codec
+    from backend.store.db import connect
+
+    with connect() as con:
+        row = con.execute("SELECT payload FROM artifacts WHERE feature = 'watermark' AND action = 'evaluate' AND "
+                          "fingerprint = ? AND code_version = ? ORDER BY created DESC LIMIT 1",
+                          [handle.fingerprint, CODE_VERSION]).fetchone()
+    return None if row is None else codec.loads(row[0])
+
+
+def benchmark_rows() -> dict:
+    """bench/results/watermark.json when it exists (latency figures for the page), else {}."""
+    import json
+
+    from backend.config import REPO_ROOT
+
+    path = REPO_ROOT / "bench" / "results" / "watermark.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}

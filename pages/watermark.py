@@ -1,0 +1,181 @@
+"""Watermark: IPMark (sentence level, model + user identity) vs KGW; generate, detect, evaluate, registry."""
+import pandas as pd
+import streamlit as st
+
+from app.figures import watermark as figs
+from app.ui.downloads import table_downloads
+from app.ui.guarded import guarded, show_provenance
+from app.ui.model_picker import current_model
+from app.ui.run import run_with_progress
+from backend.watermark import registry
+from backend.watermark.corpus import human_texts
+from backend.watermark.evaluation import EvalConfig, benchmark_rows, evaluate, latest_evaluation
+from backend.watermark.generation import generate, make_request
+from backend.watermark.ipmark.config import IPMarkConfig
+from backend.watermark.ipmark.detect import detect, strip_prompt
+from backend.watermark.kgw.detect import detect as kgw_detect
+from backend.watermark.methods import METHODS
+from backend.watermark.sampling import SamplingConfig
+from backend.watermark.uploads import MAX_BYTES, SUFFIXES, read_upload
+
+st.title("Watermarks: who wrote this text?")
+st.caption("IPMark-style sentence-level watermark carrying a model address and a user address, chosen among B "
+           "candidate sentences by a semantic and a syntactic keyed bit; detection from text alone with "
+           "hierarchical identity retrieval. KGW (token-level green list) as the baseline.")
+
+models = guarded(registry.list_models) or []
+users_by_model = guarded(registry.all_users_by_model) or {}
+identities = [(m.address, u, f"{m.address}.{u} · {m.name}") for m in models for u in users_by_model.get(m.address, [])[:200]]
+
+generate_tab, detect_tab, evaluate_tab, registry_tab = st.tabs(["Generate", "Detect", "Evaluate", "Registry"])
+
+# ---------------------------------------------------------------- detect (default action: runs on first render)
+with detect_tab:
+    source = st.radio("Text", ["Paste", "Upload"], horizontal=True, key="wm-source")
+    text = None
+    if source == "Upload":
+        upload = st.file_uploader(f"{', '.join(SUFFIXES)} (at most {MAX_BYTES // 2**20} MB)",
+                                  type=[s.lstrip(".") for s in SUFFIXES], key="wm-upload")
+        if upload is not None:
+            text = guarded(lambda: read_upload(upload.name, upload.getvalue()))
+    else:
+        text = st.text_area("Paste text to check", st.session_state.get("wm-last-generated", human_texts()[0]),
+                            height=160, key="wm-text")
+    c1, c2 = st.columns([3, 1])
+    prompt = c1.text_input("Prompt to strip (optional)", "", key="wm-strip")
+    method = c2.selectbox("Method", list(METHODS), format_func=lambda m: METHODS[m].title, key="wm-detect-method")
+    if text is not None:
+        body = strip_prompt(text, prompt or None)
+        if method == "ipmark":
+            report = guarded(lambda: detect(body, IPMarkConfig()))
+            if report is not None:
+                verdict = st.success if report.verdict == "watermarked" else st.info
+                who = (f"model {report.model_address} ({report.model_name})" if report.model_address else "no model")
+                if report.user_address:
+                    who += f", user {report.model_address}.{report.user_address} ({report.user_label})"
+                verdict(f"**{report.verdict}** · {who} · {report.n_usable} usable of {report.n_sentences} sentences")
+                m1, m2, m3, m4 = st.columns(4)
+                for col, name, lv in ((m1, "model level", report.model_level), (m2, "user level", report.user_level),
+                                      (m3, "total", report.total)):
+                    col.metric(f"z ({name})", "–" if lv is None else f"{lv.z:.2f}",
+                               None if lv is None else f"p = {lv.p_value:.2g}", delta_color="off")
+                m4.metric("keys scored", f"{report.keys_evaluated:,}",
+                          f"{(report.signature_seconds + report.retrieval_seconds) * 1000:.0f} ms", delta_color="off")
+                st.plotly_chart(figs.level_evidence(report), width="stretch", key="wm-levels")
+                st.markdown(figs.highlighted_sentences(body, report), unsafe_allow_html=True)
+                st.caption("Green: both bits 1 · pale green: one bit · red: none · grey: too short to carry bits. "
+                           "p-values are exact (binomial convolution with the variance of the weighted score).")
+                st.plotly_chart(figs.sentence_contributions(report), width="stretch", key="wm-sentences")
+                table = pd.DataFrame([r.__dict__ for r in report.sentences])
+                st.dataframe(table, hide_index=True, width="stretch")
+                table_downloads(table, "watermark-sentences", key="wm-sent-export")
+        else:
+            handle = current_model()
+            addresses = [m.address for m in models]
+            if handle is not None and addresses:
+                address = st.selectbox("KGW key of model identity", addresses, key="wm-kgw-address")
+                kreport = guarded(lambda: kgw_detect(handle, body, address))
+                if kreport is not None:
+                    st.info(f"**{kreport.verdict}** · z = {kreport.score.z:.2f}, p = {kreport.score.p_value:.2g}, "
+                            f"{kreport.n_green}/{kreport.n_tokens} green tokens · tokenizer of {handle.display_name}")
+                    st.markdown(figs.highlighted_tokens(kreport), unsafe_allow_html=True)
+            elif not addresses:
+                st.info("Register a model identity first (Registry tab).")
+
+# ---------------------------------------------------------------- generate
+with generate_tab:
+    handle = current_model()
+    if handle is not None:
+        st.caption(f"Model: **{handle.display_name}**")
+    if not identities:
+        st.info("Register a model identity and at least one user (Registry tab) to generate watermarked text.")
+    elif handle is not None:
+        with st.form("wm-generate"):
+            gprompt = st.text_area("Prompt", "Describe a rainy day in a big city.", key="wm-prompt")
+            c1, c2, c3, c4 = st.columns(4)
+            pick = c1.selectbox("Identity", range(len(identities)), format_func=lambda i: identities[i][2])
+            gmethod = c2.selectbox("Method", list(METHODS), format_func=lambda m: METHODS[m].title)
+            b = c3.number_input("B (candidates)", 1, 32, 8)
+            n_sent = c4.number_input("Sentences", 1, 20, 5)
+            go_button = st.form_submit_button("Generate watermarked and unwatermarked", type="primary")
+        if go_button:
+            model_address, user_address, _ = identities[pick]
+            sampling = SamplingConfig(max_sentences=int(n_sent))
+            left, right = st.columns(2)
+            left.markdown(f"**{METHODS[gmethod].title}**")
+            right.markdown("**Unwatermarked**")
+            for column, meth in ((left, gmethod), (right, "none")):
+                box = column.empty()
+                shown: list[str] = []
+
+                def stream(sentence, box=box, shown=shown):
+                    tag = f" `{sentence.level} · tier {sentence.tier}`" if sentence.level else ""
+                    shown.append(f"{sentence.text}{tag}")
+                    box.markdown("\n\n".join(shown))
+
+                with column:
+                    request = guarded(lambda meth=meth: make_request(gprompt, meth, model_address, user_address,
+                                                                     sampling, IPMarkConfig(n_candidates=int(b))))
+                    done = None if request is None else run_with_progress(
+                        f"Generating ({meth})", lambda p, r=request, s=stream: generate(handle, r, s, p))
+                if done is not None:
+                    box.markdown(done.value.text)
+                    if meth != "none":
+                        st.session_state["wm-last-generated"] = done.value.text
+            st.caption("The watermarked text is now the default of the Detect tab.")
+
+# ---------------------------------------------------------------- evaluate
+with evaluate_tab:
+    handle = current_model()
+    result = guarded(lambda: latest_evaluation(handle)) if handle is not None else None
+    if handle is not None and st.button("Run the evaluation (minutes to hours on CPU)", key="wm-eval"):
+        done = run_with_progress("Evaluating", lambda p: evaluate(handle, EvalConfig(), p))
+        result = done.value if done is not None else result
+    if result is None:
+        st.info("No stored evaluation for this model yet: run it here or with "
+                "`python -m backend watermark evaluate --json`.")
+    else:
+        st.caption(f"Model: **{result.model_name}** · {result.quality[0].n} prompts · {result.n_users} users")
+        c1, c2 = st.columns(2)
+        c1.plotly_chart(figs.roc_curves(result, "ipmark"), width="stretch", key="wm-roc-ip")
+        c2.plotly_chart(figs.roc_curves(result, "kgw"), width="stretch", key="wm-roc-kgw")
+        attacks = pd.DataFrame([d.__dict__ for d in result.detection])
+        st.dataframe(attacks, hide_index=True, width="stretch")
+        table_downloads(attacks, "watermark-attacks", key="wm-att-export")
+        c1, c2 = st.columns(2)
+        c1.plotly_chart(figs.perplexity_bars(result), width="stretch", key="wm-ppl")
+        c2.plotly_chart(figs.attribution_curve(result), width="stretch", key="wm-attr")
+    bench = benchmark_rows()
+    if bench.get("latency"):
+        st.plotly_chart(figs.latency_chart(bench["latency"]), width="stretch", key="wm-latency")
+
+# ---------------------------------------------------------------- registry
+with registry_tab:
+    frame = guarded(registry.summary_frame)
+    if frame is not None:
+        st.plotly_chart(figs.registry_bars(frame), width="stretch", key="wm-registry")
+        st.dataframe(frame, hide_index=True, width="stretch")
+        table_downloads(frame, "watermark-identities", key="wm-reg-export")
+    c1, c2, c3 = st.columns(3)
+    with c1.form("wm-add-model"):
+        name = st.text_input("Model name", "my-model")
+        if st.form_submit_button("Add model"):
+            added = guarded(lambda: registry.add_model(name))
+            if added:
+                st.success(f"Model {added.address} added")
+    with c2.form("wm-add-user"):
+        owner = st.number_input("Model address", 1, 2**31 - 1, 1)
+        label = st.text_input("User label", "alice")
+        if st.form_submit_button("Add user"):
+            added = guarded(lambda: registry.add_user(int(owner), label))
+            if added:
+                st.success(f"User {added.full_address} added")
+    with c3.form("wm-bulk"):
+        bulk_owner = st.number_input("Model address ", 1, 2**31 - 1, 1)
+        count = st.number_input("Users to create", 1, 100_000, 1000)
+        if st.form_submit_button("Bulk-create users"):
+            n = guarded(lambda: registry.bulk_add_users(int(bulk_owner), int(count), "bulk"))
+            if n:
+                st.success(f"{n:,} users added")
+    st.caption("Keys are derived with HMAC from a master secret kept outside git (data/secrets/, owner-only) or "
+               "given by DASH_WATERMARK_SECRET; it is never shown, logged or exported.")
