@@ -1,7 +1,9 @@
 """Writes the NAG sample corpora of this project: pool.jsonl, targets.jsonl, heldout.jsonl.
 
 Each document is 2-4 sentences drawn from domain-specific sentence templates with random fillers
-(seeded), so the three files are disjoint and reproducible:
+(seeded), so the three files are disjoint and reproducible. In the pool, 60% of the documents of 3-4
+sentences have one replaced by a sentence of another domain (the label stays their majority domain),
+so ranking is not trivially separable:
 
     .venv/bin/python data/nag/build_samples.py
 
@@ -121,19 +123,24 @@ def quality(text: str) -> float:
     return round(min(1.0, len(words) / 60) * 0.5 + 0.5 * len(set(words)) / max(len(words), 1), 3)
 
 
-def document(domain: str, rng: random.Random) -> str:
+def document(domain: str, rng: random.Random, mixed: float = 0.0) -> str:
+    """2-4 sentences of `domain`; with probability `mixed` one of them comes from another domain (harder pools)."""
     templates = rng.sample(TEMPLATES[domain], rng.randint(2, 4))
+    if len(templates) >= 3 and rng.random() < mixed:  # the label stays the majority domain
+        other = rng.choice([d for d in TEMPLATES if d != domain])
+        templates[rng.randrange(len(templates))] = rng.choice(TEMPLATES[other])
     sentences = [t.format(**{k: rng.choice(v) for k, v in FILL.items()}) for t in templates]
     return ("\n\n" if domain == "code" else " ").join(sentences)
 
 
-def build(per_domain: int, seed: int, prefix: str, seen: set[str], with_quality: bool = False) -> list[dict]:
+def build(per_domain: int, seed: int, prefix: str, seen: set[str], with_quality: bool = False,
+          mixed: float = 0.0) -> list[dict]:
     rng = random.Random(seed)
     rows = []
     for domain in TEMPLATES:
         count = 0
         while count < per_domain:
-            text = document(domain, rng)
+            text = document(domain, rng, mixed)
             if text in seen:
                 continue
             seen.add(text)
@@ -153,7 +160,7 @@ def write(name: str, rows: list[dict]) -> None:
 
 def main() -> None:
     seen: set[str] = set()
-    pool = build(50, seed=7, prefix="pool", seen=seen, with_quality=True)
+    pool = build(50, seed=7, prefix="pool", seen=seen, with_quality=True, mixed=0.6)
     random.Random(11).shuffle(pool)  # interleave domains, so no ranking can profit from file order
     write("pool.jsonl", pool)
     write("targets.jsonl", build(8, seed=23, prefix="target", seen=seen))
