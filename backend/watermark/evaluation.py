@@ -32,7 +32,7 @@ from backend.watermark.quality import perplexity
 from backend.watermark.sampling import SamplingConfig
 from backend.watermark.segment import split_units
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"
 DEFAULT_ATTACKS = (("synonym_substitution", 0.1), ("synonym_substitution", 0.3), ("word_deletion", 0.1),
                    ("copy_paste", 0.5), ("sentence_shuffle", 1.0), ("sentence_deletion", 0.3),
                    ("lm_paraphrase", 1.0))
@@ -113,15 +113,28 @@ def eval_identities(handle: ModelHandle, n_users: int) -> tuple[int, list[int]]:
     return model.address, [u.user_address for u in users]
 
 
+@dataclass(frozen=True)
+class ParaphraseRequest:
+    text: str
+    instruction: str = "Rewrite the following text in your own words:"
+
+
 def _paraphraser(handle: ModelHandle):
+    """Greedy whole-text paraphrase by the model (cached per text: it is the slowest attack)."""
     limit = context_limit(handle.model) or 4096
 
-    def paraphrase(text: str) -> str:
-        prompt = f"Rewrite the following text in your own words:\n\n{text}"
-        n_text = len(handle.tokenizer(text, add_special_tokens=False)["input_ids"])
+    def compute(request: ParaphraseRequest) -> str:
+        prompt = f"{request.instruction}\n\n{request.text}"
+        n_text = len(handle.tokenizer(request.text, add_special_tokens=False)["input_ids"])
         room = limit - encode_prompt(handle, prompt).shape[1] - 1
         budget = min(int(n_text * 1.5) + 16, 400, room)
-        return plain_generate(handle, prompt, max_new_tokens=budget, temperature=0.0).text if budget > 0 else text
+        if budget <= 0:
+            return request.text
+        return plain_generate(handle, prompt, max_new_tokens=budget, temperature=0.0).text
+
+    def paraphrase(text: str) -> str:
+        request = ParaphraseRequest(text)
+        return cached("watermark", "paraphrase", ModelRef.of(handle), request, lambda: compute(request)).value
     return paraphrase
 
 
@@ -238,3 +251,22 @@ def benchmark_rows() -> dict:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
+
+
+def generation_costs(handle: ModelHandle, cfg: EvalConfig = EvalConfig()) -> dict[str, dict]:
+    """Mean wall time and sentences per generation and method, read from the evaluation's cached generations
+    (computed if missing). The times were measured when each text was first generated."""
+    model_address, users = eval_identities(handle, cfg.n_users)
+    out = {}
+    for method in ("none", "ipmark", "kgw"):
+        items = []
+        for i, prompt in enumerate(prompts()[:cfg.n_prompts]):
+            sampling = SamplingConfig(**{**cfg.sampling.__dict__, "seed": cfg.sampling.seed + i})
+            req = make_request(prompt, method, model_address, users[i % len(users)], sampling, cfg.ipmark, cfg.kgw)
+            items.append(generate(handle, req).value)
+        n_sentences = sum(len(g.sentences) for g in items)
+        out[method] = {"texts": len(items), "mean_seconds": round(float(np.mean([g.seconds for g in items])), 2),
+                       "seconds_per_sentence": round(sum(g.seconds for g in items) / max(n_sentences, 1), 2),
+                       "candidates_per_sentence": round(sum(g.candidates_sampled for g in items)
+                                                        / max(n_sentences, 1), 2)}
+    return out

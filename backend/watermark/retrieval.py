@@ -1,11 +1,15 @@
 """Who wrote it: hierarchical retrieval over the identity registry, and the flat scan it replaces.
 
 Hierarchical (O(M + U_m) key evaluations): score every registered model on its model-level
-sentences, keep the models whose exact p-value passes alpha / M (Bonferroni), then score only the
-users of those models (plus the users of the best-scoring model, for a best guess) on their
-user-level sentences. Flat (O(M * U)): score every (model, user) pair on all its sentences and take
-the best total z. Both read the same signatures, computed once per text; candidates are ranked by
-cheap z-scores and exact p-values are computed for the winners only.
+sentences, keep the models whose exact p-value passes a lenient pre-filter (`filter_p`, plus the
+best-scoring model), then score only the users of those models on their user-level sentences.
+Flat (O(M * U)): score every (model, user) pair on all its sentences and take the best total z.
+Both read the same signatures, computed once per text; users are ranked by cheap z-scores and exact
+p-values are computed for the winners only.
+
+Decision (family-wise level alpha, Bonferroni): the text is watermarked by model m if its
+model-level p <= alpha / M or the total p of (m, best user) <= alpha / U (all registered users); the
+user is named if, in addition, its user-level p <= alpha / U_m.
 """
 from __future__ import annotations
 
@@ -14,9 +18,11 @@ import time
 from dataclasses import dataclass
 
 from backend.watermark.keys import model_key, user_key
-from backend.watermark.scoring import MODEL, USER, bits_of, level_messages
+from backend.watermark.scoring import MODEL, USER, bits_of, level_messages, prepare
 from backend.watermark.signatures import Signature
 from backend.watermark.stats import LevelScore, level_score
+
+FILTER_P = 0.01  # model-level p-value a model needs for its users to be scored (plus the best model)
 
 
 @dataclass(frozen=True)
@@ -49,29 +55,32 @@ def _z(sem: list[int], syn: list[int], w_sem: float, w_syn: float) -> float:
     return (w_sem * (sum(sem) - len(sem) / 2) + w_syn * (sum(syn) - len(syn) / 2)) / math.sqrt(var)
 
 
-def _match(m, u, msgs, model_bits, user_bits, n_users, w_sem, w_syn, alpha, model_ok) -> Match:
+def _match(m, u, msgs, model_bits, user_bits, n_users, w_sem, w_syn, alpha, n_models, all_users) -> Match:
     model = level_score(MODEL, len(msgs[MODEL].sentence_ids), *model_bits, w_sem, w_syn)
     user = None if user_bits is None else level_score(USER, len(msgs[USER].sentence_ids), *user_bits, w_sem, w_syn)
     sem = model_bits[0] + (user_bits[0] if user_bits else [])
     syn = model_bits[1] + (user_bits[1] if user_bits else [])
     n = model.n_sentences + (user.n_sentences if user else 0)
     total = level_score("total", n, sem, syn, w_sem, w_syn)
-    user_ok = user is not None and user.p_value <= alpha / max(n_users, 1)
+    model_ok = model.p_value <= alpha / max(n_models, 1) or (
+        user is not None and total.p_value <= alpha / max(all_users, 1))
+    user_ok = model_ok and user is not None and user.p_value <= alpha / max(n_users, 1)
     return Match(m, u, model, user, total, model_ok, user_ok)
 
 
 def hierarchical(sigs: list[Signature], registry: dict[int, list[int]], w_sem: float, w_syn: float,
-                 alpha: float) -> Retrieval:
+                 alpha: float, filter_p: float = FILTER_P) -> Retrieval:
     start = time.perf_counter()
     per_model = {}
+    prep = prepare(sigs)
     for m in registry:
         mk = model_key(m)
-        msgs = level_messages(sigs, mk)
+        msgs = level_messages(prep, mk)
         bits = bits_of(mk, msgs[MODEL])
         per_model[m] = (msgs, bits, level_score(MODEL, len(msgs[MODEL].sentence_ids), *bits, w_sem, w_syn))
     order = sorted(per_model, key=lambda m: (-per_model[m][2].z, m))
-    threshold = alpha / max(len(registry), 1)
-    surviving = tuple(m for m in order if per_model[m][2].p_value <= threshold and per_model[m][2].n_bits > 0)
+    surviving = tuple(m for m in order if per_model[m][2].p_value <= filter_p and per_model[m][2].n_bits > 0)
+    all_users = sum(len(u) for u in registry.values())
     keys, best = len(registry), None
     guess = tuple(order[:1]) if any(s.usable for s in sigs) else ()
     for m in dict.fromkeys(surviving + guess):
@@ -83,7 +92,8 @@ def hierarchical(sigs: list[Signature], registry: dict[int, list[int]], w_sem: f
             if z > top_z:
                 top_u, top_bits, top_z = u, bits, z
         keys += len(registry[m])
-        match = _match(m, top_u, msgs, model_bits, top_bits, len(registry[m]), w_sem, w_syn, alpha, m in surviving)
+        match = _match(m, top_u, msgs, model_bits, top_bits, len(registry[m]), w_sem, w_syn, alpha, len(registry),
+                       all_users)
         if best is None or _rank(match) > _rank(best):
             best = match
     ranking = tuple((m, per_model[m][2].z, per_model[m][2].log10_p) for m in order)
@@ -99,10 +109,11 @@ def flat(sigs: list[Signature], registry: dict[int, list[int]], w_sem: float, w_
     """Every (model, user) key scored on every sentence of its levels; the best total z wins."""
     start = time.perf_counter()
     keys, ranking, top = 0, [], None
-    threshold = alpha / max(len(registry), 1)
+    all_users = sum(len(u) for u in registry.values())
+    prep = prepare(sigs)
     for m, users in registry.items():
         mk = model_key(m)
-        msgs = level_messages(sigs, mk)
+        msgs = level_messages(prep, mk)
         model_bits = bits_of(mk, msgs[MODEL])
         model = level_score(MODEL, len(msgs[MODEL].sentence_ids), *model_bits, w_sem, w_syn)
         ranking.append((m, model.z, model.log10_p))
@@ -112,11 +123,13 @@ def flat(sigs: list[Signature], registry: dict[int, list[int]], w_sem: float, w_
             z = _z(model_bits[0] + bits[0], model_bits[1] + bits[1], w_sem, w_syn)
             keys += 1
             if top is None or z > top[0]:
-                top = (z, m, u, msgs, model_bits, bits, len(users), model.p_value <= threshold)
+                top = (z, m, u, msgs, model_bits, bits, len(users))
+        if not users and (top is None or model.z > top[0]):
+            top = (model.z, m, 0, msgs, model_bits, None, 0)
     best = None
     if top is not None:
-        _, m, u, msgs, model_bits, bits, n_users, model_ok = top
-        best = _match(m, u, msgs, model_bits, bits, n_users, w_sem, w_syn, alpha, model_ok)
+        _, m, u, msgs, model_bits, bits, n_users = top
+        best = _match(m, u, msgs, model_bits, bits, n_users, w_sem, w_syn, alpha, len(registry), all_users)
     ranking.sort(key=lambda item: (-item[1], item[0]))
-    surviving = tuple(m for m, z, lp in ranking if 10 ** lp <= threshold)
+    surviving = (best.model_address,) if best is not None and best.model_significant else ()
     return Retrieval(best, tuple(ranking), surviving, keys, time.perf_counter() - start, "flat")

@@ -38,15 +38,33 @@ class LevelMessages:
     syn: tuple[bytes, ...]
 
 
-def level_messages(sigs: list[Signature], model_key: Key) -> dict[str, LevelMessages]:
+@dataclass(frozen=True)
+class Prepared:
+    """The HMAC inputs of a text's usable sentences, encoded once and reused for every key."""
+
+    ids: tuple[int, ...]
+    level: tuple[bytes, ...]  # "level|<semantic>"
+    sem: tuple[bytes, ...]  # "sem|<semantic>"
+    syn: tuple[bytes, ...]  # "syn|<syntactic>"
+
+
+def prepare(sigs: list[Signature]) -> Prepared:
+    ids = tuple(i for i, s in enumerate(sigs) if s.usable)
+    return Prepared(ids, tuple(f"level|{sigs[i].semantic}".encode() for i in ids),
+                    tuple(f"sem|{sigs[i].semantic}".encode() for i in ids),
+                    tuple(f"syn|{sigs[i].syntactic}".encode() for i in ids))
+
+
+def level_messages(sigs: list[Signature] | Prepared, model_key: Key) -> dict[str, LevelMessages]:
     """Split usable sentences by level (under this model's key) and deduplicate their messages."""
+    prep = sigs if isinstance(sigs, Prepared) else prepare(sigs)
+    is_model = [(model_key.mac(m)[-1] & 0x0F) < 8 for m in prep.level]  # the same rule as level_of
     out = {}
-    levels = [level_of(model_key, s.semantic) if s.usable else None for s in sigs]
-    for level in (MODEL, USER):
-        ids = tuple(i for i, lv in enumerate(levels) if lv == level)
-        sem = tuple(dict.fromkeys(f"sem|{sigs[i].semantic}".encode() for i in ids))
-        syn = tuple(dict.fromkeys(f"syn|{sigs[i].syntactic}".encode() for i in ids))
-        out[level] = LevelMessages(level, ids, sem, syn)
+    for level, flag in ((MODEL, True), (USER, False)):
+        picked = [k for k, f in enumerate(is_model) if f == flag]
+        out[level] = LevelMessages(level, tuple(prep.ids[k] for k in picked),
+                                   tuple(dict.fromkeys(prep.sem[k] for k in picked)),
+                                   tuple(dict.fromkeys(prep.syn[k] for k in picked)))
     return out
 
 

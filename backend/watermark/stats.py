@@ -10,6 +10,7 @@ of the score actually used (IPMark's reference code uses 0.25 per sentence, whic
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,7 @@ class LevelScore:
         return self.n_sem + self.n_syn
 
 
+@lru_cache(maxsize=65536)
 def log_sf_weighted(score: float, n_sem: int, n_syn: int, w_sem: float, w_syn: float) -> float:
     """log P(w_sem X + w_syn Y >= score) for independent X ~ Bin(n_sem, .5), Y ~ Bin(n_syn, .5)."""
     if n_sem + n_syn == 0:

@@ -14,7 +14,7 @@ class IPMarkConfig:
     w_syn: float = 0.5
     quality_exponent: float = 0.7  # candidates ranked by logprob / tokens**exponent
     max_same_level: int = 3  # diversity rule: no more than this many consecutive sentences of one level
-    alpha: float = 1e-3  # family-wise level for "watermarked" (Bonferroni over models, then users)
+    alpha: float = 1e-3  # family-wise level for "watermarked" (Bonferroni over models / users)
     min_sentences: int = 4  # fewer usable sentences: "too short to decide"
 
     def __post_init__(self):

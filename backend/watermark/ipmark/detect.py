@@ -1,6 +1,7 @@
 """IPMark detection from text alone (no language model): segment, sign once, retrieve the identity.
 
-Verdicts: "watermarked" (a model passes alpha/M; the user is named when it also passes alpha/U_m),
+Verdicts: "watermarked" (see backend.watermark.retrieval for the Bonferroni rule; the user is named
+when its own level also passes alpha/U_m),
 "not watermarked", "too short to decide" (fewer than `min_sentences` usable sentences; the scores are
 still reported), "no identities registered".
 """
@@ -85,8 +86,8 @@ def detect_signed(sigs: list[Signature], cfg: IPMarkConfig, method: str = "hiera
     n_usable = sum(s.usable for s in sigs)
     if not users:
         return _report(EMPTY_REGISTRY, None, None, sigs, n_usable, names, cfg, signature_seconds)
-    search = hierarchical if method == "hierarchical" else flat
-    found = search(sigs, users, cfg.w_sem, cfg.w_syn, cfg.alpha)
+    found = hierarchical(sigs, users, cfg.w_sem, cfg.w_syn, cfg.alpha) if method == "hierarchical" \
+        else flat(sigs, users, cfg.w_sem, cfg.w_syn, cfg.alpha)
     best = found.best
     if n_usable < cfg.min_sentences:
         verdict = TOO_SHORT
