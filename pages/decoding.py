@@ -112,9 +112,9 @@ with tab_one:
             st.warning("These results are for an earlier input; press Run for the current one.")
         for column, r in zip(st.columns(len(results)), results):
             with column:
-                st.markdown(f"**{label_of.get(r.strategy, r.strategy)}**")
-                verdict = {True: "correct", False: "wrong", None: "no checker"}[r.correct]
-                st.metric("Answer", "-" if r.answer is None else r.answer, verdict, delta_color="off")
+                verdict = {True: ":green[correct]", False: ":red[wrong]", None: ":gray[no checker]"}[r.correct]
+                st.markdown(f"**{label_of.get(r.strategy, r.strategy)}** · {verdict}")
+                st.metric("Answer", "-" if r.answer is None else r.answer)
                 st.caption(f"{r.wall_seconds:.2f} s · {r.tokens_generated} tokens · "
                            f"{r.forward_passes} forward passes")
                 with st.container(height=200):

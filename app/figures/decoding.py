@@ -73,9 +73,8 @@ def genealogy(result: DecodeResult, round_index: int = -1) -> go.Figure:
         xs, ys = segments[survived]
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=color, width=1.5), name=name,
                                  hoverinfo="skip"))
-    res = p.resampled.nonzero()[0] + 1
-    for t in res:
-        fig.add_vline(x=int(t) + 0.5, line_color="rgba(200,80,60,0.25)", line_width=1)
+    for t in p.resampled.nonzero()[0]:  # resampling after token t+1 rewires the segments from x=t to x=t+1
+        fig.add_vline(x=int(t) + 0.5, line_color="rgba(200,80,60,0.35)", line_width=1)
     return fig.update_layout(height=360, margin=dict(t=30, b=10), xaxis_title="generated token",
                              yaxis_title="particle", legend_title_text="",
                              title=f"N={p.n}: {p.resampling_events} resampling events (red), "
