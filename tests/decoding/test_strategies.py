@@ -72,3 +72,15 @@ def test_a_new_strategy_plugs_in_with_one_registration(monkeypatch):
     assert "echo_test" in strategies() and get_strategy("echo_test").label == "Echo"
     r = decode(load("tiny-llama"), "hi", DecodeConfig(strategy="echo_test", max_new_tokens=2, extra={"tag": "y"}))
     assert r.value.notes == ("y",) and r.value.config.extra == {"tag": "y"}
+
+
+def test_no_strategy_calls_model_generate(monkeypatch, problem):
+    """q must be exactly our own softmax: generation_config defaults (top-k, penalties) never get a say."""
+    handle = load("tiny-llama")
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("model.generate was called")
+
+    monkeypatch.setattr(handle.model, "generate", forbidden)
+    for name in ("sampling", "low_temp", "best_of_n", "mh", "asmc"):
+        decode(handle, problem, SMALL.replace(strategy=name, seed=99))
