@@ -8,7 +8,6 @@ RNG state, so a killed run resumes where its last checkpoint left off.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import random
 import time
@@ -81,8 +80,10 @@ def build_example(tokenizer: PreTrainedTokenizerBase, problem: Problem) -> tuple
     prompt, full = chat_texts(tokenizer, problem)
     if not full.startswith(prompt):
         raise ValueError("the chat template does not extend the generation prompt with the reply")
-    n_prompt = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
-    ids = tokenizer(full, add_special_tokens=False)["input_ids"]
+    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    ids, n_prompt = tokenizer(full, add_special_tokens=False)["input_ids"], len(prompt_ids)
+    if ids[:n_prompt] != prompt_ids:
+        raise ValueError("the prompt tokenizes differently inside the full chat (a merge across the boundary)")
     eot = ids.index(tokenizer.eos_token_id, n_prompt)  # the reply's end-of-turn token: the last one learnt
     ids = ids[: eot + 1]
     return ids, [IGNORE] * n_prompt + ids[n_prompt:]
@@ -242,8 +243,3 @@ def score_report(problems: Sequence[Problem], replies: Sequence[str]) -> dict:
         by_level[str(level)] = {"n": len(hits), "exact_match": round(sum(hits) / len(hits), 4)}
     return {"n": len(problems), "exact_match": round(sum(correct) / max(1, len(problems)), 4),
             "by_difficulty": by_level, "correct": correct}
-
-
-def write_json(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")

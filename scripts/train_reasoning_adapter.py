@@ -1,0 +1,233 @@
+"""Train (or resume) the arithmetic LoRA adapter on SmolLM2-135M-Instruct, evaluate base and adapter, write the card.
+
+    .venv/bin/python scripts/train_reasoning_adapter.py            # defaults = the committed recipe
+    .venv/bin/python scripts/train_reasoning_adapter.py --max-steps 600   # train longer from the checkpoint
+
+Writes adapter_model.safetensors (fp16), adapter_config.json, eval.json and MODEL_CARD.md to --output-dir.
+Re-running after a kill resumes from the last checkpoint in --run-dir; finished evaluations are cached there.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import json
+import os
+import platform
+import shlex
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+from safetensors.torch import save_file  # noqa: E402
+
+from backend.disagreement.adapter_training import (TrainConfig, greedy_completions, print_flush,  # noqa: E402
+                                                   score_report, train)
+from backend.models import load  # noqa: E402
+from backend.tasks.arithmetic import generate_problems  # noqa: E402
+from peft import get_peft_model_state_dict  # noqa: E402
+
+MODEL_ID = "smollm2-135m-instruct"
+
+
+def parse_config(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespace]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for field in dataclasses.fields(TrainConfig):
+        flag, default = "--" + field.name.replace("_", "-"), field.default
+        if field.name == "target_modules":
+            parser.add_argument(flag, nargs="+", default=list(default))
+        elif field.name == "difficulty":
+            parser.add_argument(flag, type=int, choices=(1, 2, 3), default=None)
+        else:
+            parser.add_argument(flag, type=type(default), default=default)
+    parser.add_argument("--eval-base-only", action="store_true",
+                        help="only evaluate the base model (fills the run_dir cache; can run beside training)")
+    parser.add_argument("--note", default="", help="what this attempt changes (recorded in the card)")
+    args = parser.parse_args(argv)
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
+    values["target_modules"] = tuple(values["target_modules"])
+    return TrainConfig(**values), args
+
+
+def write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def save_adapter(peft_model, out: Path) -> int:
+    """adapter_model.safetensors in fp16 (half the size, same greedy answers) + adapter_config.json."""
+    out.mkdir(parents=True, exist_ok=True)
+    weights = {k: v.detach().to(torch.float16).contiguous() for k, v in get_peft_model_state_dict(
+        peft_model, save_embedding_layers=False).items()}
+    save_file(weights, out / "adapter_model.safetensors", metadata={"format": "pt"})
+    (out / "adapter_model.safetensors").chmod(0o644)
+    config = copy.copy(peft_model.peft_config["default"])
+    config.base_model_name_or_path = MODEL_ID  # the registry id, not this machine's cache path
+    config.save_pretrained(out)
+    return (out / "adapter_model.safetensors").stat().st_size
+
+
+def cached_eval(path: Path, fingerprint: str, run) -> dict:
+    if path.exists() and json.loads(path.read_text()).get("fingerprint") == fingerprint:
+        return json.loads(path.read_text())
+    start = time.perf_counter()
+    result = {**run(), "fingerprint": fingerprint}
+    result["eval_seconds"] = round(time.perf_counter() - start, 1)
+    write_json(path, result)
+    return result
+
+
+def evaluate(name: str, model, tokenizer, problems, cfg: TrainConfig) -> dict:
+    print_flush(f"evaluating {name} on {len(problems)} held-out problems (greedy, {cfg.max_new_tokens} new tokens)")
+    replies = greedy_completions(model, tokenizer, problems, cfg.max_new_tokens, cfg.eval_batch_size)
+    report = score_report(problems, replies)
+    report["examples"] = [{"question": p.question, "answer": p.answer, "reply": r} for p, r in
+                          zip(problems[:3], replies[:3])]
+    print_flush(f"{name}: exact match {report['exact_match']:.3f} {report['by_difficulty']}")
+    return report
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def model_card(cfg: TrainConfig, record: dict) -> str:
+    base, tuned = record["base"], record["reasoning"]
+    mix = ", ".join(f"{n} of difficulty {d}" for d, n in sorted(record["train_difficulty_counts"].items()))
+    rows = "\n".join(f"| {d} ({'step' if d == '1' else 'steps'}) | {base['by_difficulty'][d]['n']} | "
+                     f"{pct(base['by_difficulty'][d]['exact_match'])} | {pct(tuned['by_difficulty'][d]['exact_match'])} |"
+                     for d in sorted(base["by_difficulty"]))
+    attempts = "\n".join(
+        f"| {i} | {a['note'] or '-'} | r={a['config']['lora_r']}, lr={a['config']['lr']}, "
+        f"batch={a['config']['batch_size']}x{a['config']['grad_accum']}, steps={a['steps']}, "
+        f"n_train={a['config']['n_train']} | {a['train_minutes']:.0f} min | {pct(a['reasoning_exact_match'])} |"
+        for i, a in enumerate(record["attempts"], 1))
+    hp = "\n".join(f"| `{k}` | `{v}` |" for k, v in cfg.to_dict().items() if k not in ("run_dir", "output_dir"))
+    example = tuned["examples"][0]
+    return f"""# smollm2-135m-arith-lora: the dashboard's "reasoning model"
+
+A LoRA adapter for **SmolLM2-135M-Instruct** (the dashboard's embedded `{MODEL_ID}`, Q4_1 weights dequantised to
+fp32), trained by this project on its own arithmetic word problems (`backend/tasks/arithmetic.py`) to answer with
+step-by-step solutions ending in `Answer: <number>`.
+
+## Result: held-out greedy exact match
+
+{base['n']} held-out problems (`generate_problems({base['n']}, "heldout", seed={cfg.eval_seed})`; the held-out split is
+disjoint from the training split by construction), greedy decoding, at most {cfg.max_new_tokens} new tokens, same chat
+prompt for both models, scored with `check_answer`.
+
+| model | exact match |
+|---|---|
+| base (SmolLM2-135M-Instruct) | **{pct(base['exact_match'])}** |
+| reasoning (base + this adapter) | **{pct(tuned['exact_match'])}** |
+| difference | **{100 * (tuned['exact_match'] - base['exact_match']):+.1f} points** |
+
+| difficulty | n | base | reasoning |
+|---|---|---|---|
+{rows}
+
+Example (held-out): *{example['question']}* (answer {example['answer']})
+
+```
+{example['reply']}
+```
+
+## Training recipe
+
+- Data: {cfg.n_train} training-split problems, `generate_problems({cfg.n_train}, "train", seed={cfg.seed},
+  difficulty={cfg.difficulty})`: {mix}. Each is a chat (default SmolLM2 system prompt, user = `format_prompt(problem)`,
+  assistant = `problem.solution`); loss only on the assistant tokens, its `<|im_end|>` included.
+- LoRA (peft) r={cfg.lora_r}, alpha={cfg.lora_alpha}, dropout={cfg.lora_dropout} on
+  {', '.join(cfg.target_modules)} of all 30 layers: {record['trainable_parameters']:,} trainable parameters
+  (stored in fp16: {record['adapter_bytes'] / 1e6:.1f} MB).
+- AdamW lr={cfg.lr}, weight decay={cfg.weight_decay}, linear warmup {cfg.warmup_steps} steps then linear decay to 0,
+  batch {cfg.batch_size} x {cfg.grad_accum} accumulation, {record['steps']} steps
+  ({record['epochs']:.2f} epochs), gradient clipping 1.0, fp32, right padding.
+- Training loss: {record['loss_first10']:.3f} (mean of the first 10 steps) -> {record['loss_last10']:.3f} (last 10).
+- Hardware and time: {record['hardware']}; training took {record['train_minutes']:.1f} min wall time
+  ({record['resumes']} resume(s) from checkpoint); evaluation {record['eval_minutes']:.1f} min.
+
+All hyperparameters (`TrainConfig`):
+
+| field | value |
+|---|---|
+{hp}
+
+## Attempts
+
+| # | change | recipe | training time | reasoning EM |
+|---|---|---|---|---|
+{attempts}
+
+## Use and reproduce
+
+```python
+from peft import PeftModel
+from backend.models import load
+model = PeftModel.from_pretrained(load("{MODEL_ID}").model, "data/models/smollm2-135m-arith-lora")
+```
+
+Reproduce (about {record['train_minutes'] + record['eval_minutes']:.0f} min on 2 CPU cores; resumes if killed):
+
+```
+{record['command']}
+```
+"""
+
+
+def main(argv: list[str] | None = None) -> None:
+    cfg, args = parse_config(argv)
+    handle = load(MODEL_ID)
+    problems = generate_problems(cfg.eval_n, "heldout", seed=cfg.eval_seed)
+    tag = f"n{cfg.eval_n}_seed{cfg.eval_seed}_tok{cfg.max_new_tokens}"
+    base_cache = Path(cfg.run_dir) / f"eval_base_{tag}.json"
+    if args.eval_base_only:
+        cached_eval(base_cache, handle.fingerprint, lambda: evaluate("base", handle.model, handle.tokenizer, problems, cfg))
+        return
+    print_flush(f"config {json.dumps(cfg.to_dict())}")
+    peft_model, state = train(handle.model, handle.tokenizer, cfg)
+    out, run_dir = Path(cfg.output_dir), Path(cfg.run_dir)
+    adapter_bytes = save_adapter(peft_model, out)
+    print_flush(f"adapter written to {out} ({adapter_bytes / 1e6:.1f} MB)")
+
+    with peft_model.disable_adapter():
+        base = cached_eval(base_cache, handle.fingerprint,
+                           lambda: evaluate("base", peft_model, handle.tokenizer, problems, cfg))
+    tuned = cached_eval(run_dir / f"eval_adapter_step{state['step']}_{tag}.json", handle.fingerprint,
+                        lambda: evaluate("reasoning", peft_model, handle.tokenizer, problems, cfg))
+
+    train_problems = generate_problems(cfg.n_train, "train", seed=cfg.seed, difficulty=cfg.difficulty)
+    losses = state["losses"]
+    command = "cd /work/main && .venv/bin/python scripts/train_reasoning_adapter.py " + shlex.join(
+        argv if argv is not None else sys.argv[1:])
+    attempt = {"note": args.note, "config": cfg.to_dict(), "steps": state["step"],
+               "train_minutes": round(state["train_seconds"] / 60, 1), "reasoning_exact_match": tuned["exact_match"],
+               "base_exact_match": base["exact_match"], "run_dir": cfg.run_dir}
+    previous = json.loads((out / "eval.json").read_text()).get("attempts", []) if (out / "eval.json").exists() else []
+    attempts = [a for a in previous if (a["run_dir"], a["steps"]) != (cfg.run_dir, state["step"])] + [attempt]
+    record = {
+        "model": MODEL_ID, "base_fingerprint": handle.fingerprint, "config": cfg.to_dict(), "steps": state["step"],
+        "epochs": state["step"] * cfg.batch_size * cfg.grad_accum / cfg.n_train, "resumes": state["resumes"],
+        "trainable_parameters": sum(p.numel() for p in peft_model.parameters() if p.requires_grad),
+        "adapter_bytes": adapter_bytes, "train_minutes": state["train_seconds"] / 60,
+        "eval_minutes": (base["eval_seconds"] + tuned["eval_seconds"]) / 60,
+        "train_difficulty_counts": {str(k): v for k, v in sorted(Counter(p.difficulty for p in train_problems).items())},
+        "loss_first10": sum(losses[:10]) / len(losses[:10]), "loss_last10": sum(losses[-10:]) / len(losses[-10:]),
+        "loss_every_10_steps": losses[::10], "hardware": f"{os.cpu_count()} CPU cores ({platform.machine()}), no GPU, torch {torch.__version__}",
+        "base": {k: v for k, v in base.items() if k != "correct"},
+        "reasoning": {k: v for k, v in tuned.items() if k != "correct"},
+        "heldout_ids": [p.id for p in problems], "base_correct": base["correct"], "reasoning_correct": tuned["correct"],
+        "attempts": attempts, "command": command,
+    }
+    write_json(out / "eval.json", record)
+    (out / "MODEL_CARD.md").write_text(model_card(cfg, record))
+    print_flush(f"base {base['exact_match']:.3f} -> reasoning {tuned['exact_match']:.3f}; card in {out / 'MODEL_CARD.md'}")
+
+
+if __name__ == "__main__":
+    main()
