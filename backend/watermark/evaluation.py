@@ -3,8 +3,11 @@
 Per prompt: one unwatermarked, one IPMark and one KGW generation (each cached on its own, so an
 interrupted evaluation resumes). Negatives: the unwatermarked generations plus the shipped
 human-written texts. Each attack is applied to the watermarked texts; ROC-AUC and TPR at 1/5/10%
-FPR are measured against the clean negatives. IPMark's statistic is -log10 p of the best identity's
-total evidence (hierarchical retrieval over the registry); KGW's is its z-score.
+FPR are measured against the clean negatives. Detection is "is this text watermarked with the keys of
+identity k": IPMark's statistic is -log10 p of the total evidence (both levels) under the generating
+user's keys (negative k is tested against the k-th identity in turn); KGW's is its z-score under the
+model's key. `tpr_decision` / `fpr_decision` use each method's own verdict instead: IPMark's full
+registry search at family-wise alpha, KGW's z >= 4.
 """
 from __future__ import annotations
 
@@ -24,15 +27,18 @@ from backend.watermark.corpus import human_texts, prompts
 from backend.watermark.generation import Generation, generate, make_request
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.ipmark.detect import detect as ipmark_detect
+from backend.watermark.ipmark.detect import detect_signed
 from backend.watermark.keys import secret_tag
 from backend.watermark.kgw.config import KGWConfig
 from backend.watermark.kgw.detect import detect as kgw_detect
 from backend.watermark.metrics import roc_auc, roc_curve, tpr_at_fpr
 from backend.watermark.quality import perplexity
 from backend.watermark.sampling import SamplingConfig
+from backend.watermark.retrieval import flat
 from backend.watermark.segment import split_units
+from backend.watermark.signatures import sign_text
 
-CODE_VERSION = "2"
+CODE_VERSION = "3"
 DEFAULT_ATTACKS = (("synonym_substitution", 0.1), ("synonym_substitution", 0.3), ("word_deletion", 0.1),
                    ("copy_paste", 0.5), ("sentence_shuffle", 1.0), ("sentence_deletion", 0.3),
                    ("lm_paraphrase", 1.0))
@@ -167,16 +173,20 @@ def run_evaluation(handle: ModelHandle, cfg: EvalConfig, progress: Progress = si
                                   float(np.mean([len(g.text.split()) for g in items])), len(items)))
     negatives = [g.text for g in gens["none"]] + list(human_texts())
 
-    def ip_score(text):
-        r = ipmark_detect(text, cfg.ipmark)
-        return r.detection_score, r.verdict == "watermarked"
+    def ip_score(text, k):
+        """-log10 p under the identity being tested (user k's keys); flag = the registry search's verdict."""
+        sigs = sign_text(text, cfg.ipmark.n_bits)
+        known = flat(sigs, {model_address: [users[k % len(users)]]}, cfg.ipmark.w_sem, cfg.ipmark.w_syn,
+                     cfg.ipmark.alpha).best
+        found = detect_signed(sigs, cfg.ipmark)
+        return -known.total.log10_p, found.verdict == "watermarked"
 
-    def kgw_score(text):
+    def kgw_score(text, k):
         r = kgw_detect(handle, text, model_address, cfg.kgw)
         return r.detection_score, r.verdict == "watermarked"
 
     scorers = {"ipmark": ip_score, "kgw": kgw_score}
-    neg_scores = {m: [scorers[m](t) for t in negatives] for m in scorers}
+    neg_scores = {m: [scorers[m](t, k) for k, t in enumerate(negatives)] for m in scorers}
     conditions = [("clean", None, 0.0)] + [(f"{a} {r:g}", a, r) for a, r in cfg.attacks]
     rows, curves = [], []
     paraphrase = _paraphraser(handle)
@@ -188,7 +198,7 @@ def run_evaluation(handle: ModelHandle, cfg: EvalConfig, progress: Progress = si
                 texts = [apply_attack(attack, t, rate, AttackContext(cfg.attack_seed + k, gens["none"][k].text,
                                                                      paraphrase))
                          for k, t in enumerate(texts)]
-            pos = [scorer(t) for t in texts]
+            pos = [scorer(t, k) for k, t in enumerate(texts)]
             neg = neg_scores[method]
             rows.append(_row(method, label, [p[0] for p in pos], [n[0] for n in neg], [p[1] for p in pos],
                              [n[1] for n in neg]))
