@@ -16,10 +16,11 @@ from tests.support.tiny import ARCHITECTURES, build_tiny_model
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="dash-tests-"))
 TINY_DIRS = {arch: build_tiny_model(arch, _SESSION_DIR / "models" / arch) for arch in ARCHITECTURES}
 
-os.environ["DASH_STORE"] = str(_SESSION_DIR / "store.duckdb")
 os.environ["DASH_EXTRA_MODELS"] = ";".join(f"tiny-{arch}={path}" for arch, path in TINY_DIRS.items())
-if os.environ.get("DASH_E2E_REAL_MODEL") != "1":  # `make screenshots` keeps the embedded default model
+if os.environ.get("DASH_E2E_REAL_MODEL") != "1":
+    os.environ["DASH_STORE"] = str(_SESSION_DIR / "store.duckdb")
     os.environ["DASH_DEFAULT_MODEL"] = "tiny-llama"
+# else: `make screenshots` keeps the embedded default model and the default store (warmed by the benchmarks)
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 

@@ -69,7 +69,11 @@ def browser():
         browser.close()
 
 
-def _wait_until_idle(page, timeout_s: float = 180) -> None:
+# The embedded model computes a page's default action for real: allow it minutes, not seconds.
+PAGE_TIMEOUT_S = 900 if os.environ.get("DASH_E2E_REAL_MODEL") == "1" else 180
+
+
+def _wait_until_idle(page, timeout_s: float = PAGE_TIMEOUT_S) -> None:
     """Streamlit shows a 'running' status widget while the script runs; wait for it to go away."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_s * 1000)
     deadline = time.monotonic() + timeout_s
