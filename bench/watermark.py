@@ -4,8 +4,10 @@
    temporary store): hierarchical retrieval vs the flat scan of every (model, user) key, on the same
    signed watermarked document (24 corpus sentences chosen by IPMark's rule for one identity), with
    the attributions compared. Retrieval only: the text is signed once before timing.
-2. End-to-end detection of a 2,000-word document (segmentation, embedding, signatures, registry
-   lookup, retrieval) on CPU with the embedder loaded, sentence-embedding cache cleared each time.
+2. End-to-end detection of a 2,000-word watermarked document (segmentation, embedding, signatures,
+   registry lookup, retrieval; 10,000 registered users) on CPU with the embedder loaded, the
+   sentence-embedding cache cleared each time. Wall and CPU time and the load average are recorded:
+   the machine is shared.
 3. The quality / robustness / attribution evaluation (cached in the store: run
    `python -m backend watermark evaluate --json` first, or let this run compute it).
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
 import os
 import statistics
 import sys
@@ -103,13 +106,20 @@ def document_detection(words: int = 2000, users: int = 10_000) -> dict:
         registry_users = _populate(users)
         model = max(registry_users)
         user = registry_users[model][0]
-        chosen, rest = select(corpus_sentences(), model, user)
+        chosen, _ = select(corpus_sentences(), model, user)
+        # The corpus holds ~56 sentences that carry this identity's bits: repeat them (reshuffled) up to the
+        # length; repeats cost the same embedding work and count once in the score. Filling with the other
+        # corpus sentences would not do: they are exactly those whose bits are not both 1 (biased to 0).
+        rng = random.Random(0)
         parts, count = [], 0
-        for sentence in chosen + rest:  # watermarked sentences first, then ordinary ones up to the length
-            if count >= words:
-                break
-            parts.append(sentence)
-            count += len(sentence.split())
+        while count < words:
+            batch = chosen[:]
+            rng.shuffle(batch) if parts else None
+            for sentence in batch:
+                if count >= words:
+                    break
+                parts.append(sentence)
+                count += len(sentence.split())
         document = " ".join(parts)
         embedder = get_embedder()
 
@@ -118,9 +128,12 @@ def document_detection(words: int = 2000, users: int = 10_000) -> dict:
             return detect(document, CFG)
 
         run()  # warm-up: tokenizer and kernels
+        cpu_start = time.process_time()
         seconds, report = _median_time(run, 3)
+        cpu_seconds = (time.process_time() - cpu_start) / 3
         return {"words": len(document.split()), "sentences": report.n_sentences, "registry_users": users,
-                "seconds": round(seconds, 3), "signature_seconds": round(report.signature_seconds, 3),
+                "seconds": round(seconds, 3), "cpu_seconds_per_run": round(cpu_seconds, 3),
+                "load_average": os.getloadavg()[0], "signature_seconds": round(report.signature_seconds, 3),
                 "retrieval_seconds": round(report.retrieval_seconds, 4), "verdict": report.verdict,
                 "attributed": [report.model_address, report.user_address], "expected": [model, user],
                 "target_under_2s": seconds < 2.0, "torch_threads": torch.get_num_threads()}
