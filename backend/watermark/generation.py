@@ -18,7 +18,7 @@ from backend.watermark.kgw.config import KGWConfig
 from backend.watermark.methods import BASELINE, GENERATION_CHOICES
 from backend.watermark.sampling import ChosenSentence, SamplingConfig, first_candidate, sentence_loop
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"  # 2: candidates after the first sentence start with whitespace
 MAX_PROMPT_CHARS = 4000
 
 

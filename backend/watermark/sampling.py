@@ -4,7 +4,9 @@ For each next sentence, `n` candidate continuations are sampled in one batch (th
 accepted text are prefilled once and broadcast to n rows); a row stops as soon as the segmenter
 (backend.watermark.segment) says its first sentence unit is complete, at EOS, or at
 `max_sentence_tokens` (the unit is then closed with "."). Finished rows are dropped from the batch
-(cache rows reordered away). A `choose` callback picks one candidate; `on_sentence` streams it.
+(cache rows reordered away). After the first sentence, the first token of every candidate must start
+with whitespace, so a new sentence can never glue onto the previous one (generation-time and
+detection-time segmentation stay identical). A `choose` callback picks one candidate; `on_sentence` streams it.
 The same loop serves IPMark (n = B, keyed choice), KGW (n = 1, a logits processor) and the
 unwatermarked baseline (n = 1), so all three segment, sample and stop identically.
 """
@@ -101,6 +103,8 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
     for step in range(cfg.max_sentence_tokens):
         raw_logp = torch.log_softmax(logits, dim=-1)
         shaped = _penalise(logits, seen[rows], cfg.repetition_penalty)
+        if step == 0 and tail.strip():  # a new sentence must start with whitespace, or it would glue onto the last
+            shaped = shaped.masked_fill(~_space_start(handle, vocab).to(shaped.device), float("-inf"))
         if processor is not None:
             shaped = processor(shaped, decoder.tokens[:, -1])
         probs = torch.softmax(shaped / max(cfg.temperature, 1e-4), dim=-1).cpu()
@@ -139,6 +143,23 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
                 raw, body = raw + ".", body + "."
             done[cid] = Candidate(raw, body, len(tokens[cid]), sum(logps[cid]), "limit", valid)
     return [done[c] for c in range(n)]
+
+
+_space_masks: dict[tuple[str, int], torch.Tensor] = {}
+
+
+def _space_start(handle: ModelHandle, vocab: int) -> torch.Tensor:
+    """`[vocab]` bool: tokens whose text starts with whitespace, plus EOS (computed once per model)."""
+    key = (handle.fingerprint, vocab)
+    if key not in _space_masks:
+        tok = handle.tokenizer
+        n = min(vocab, len(tok))
+        mask = torch.zeros(vocab, dtype=torch.bool)
+        mask[:n] = torch.tensor([tok.decode([i])[:1].isspace() for i in range(n)])
+        if tok.eos_token_id is not None and tok.eos_token_id < vocab:
+            mask[tok.eos_token_id] = True
+        _space_masks[key] = mask
+    return _space_masks[key]
 
 
 def _tokens_covering(tok, ids: list[int], n_chars: int) -> int:
@@ -199,6 +220,8 @@ def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
         sampled += n
         pick = choose(candidates, chosen)
         cand = candidates[pick.index]
+        if not cand.raw.strip():  # the model chose to stop (EOS right away): nothing to add
+            break
         sentence = ChosenSentence(i, cand.text, pick.level, pick.sem_bit, pick.syn_bit, pick.tier, n,
                                   round(cand.quality(), 4), cand.ended)
         chosen.append(sentence)
@@ -206,7 +229,7 @@ def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
         tail = cand.raw
         if on_sentence is not None:
             on_sentence(sentence)
-        if cand.ended == "eos" or not cand.raw.strip():
+        if cand.ended == "eos":
             break
     progress(1.0, f"{len(chosen)} sentences")
     return LoopResult(text.strip(), tuple(chosen), sampled)
