@@ -74,17 +74,11 @@ PAGE_TIMEOUT_S = 900 if os.environ.get("DASH_E2E_REAL_MODEL") == "1" else 180
 
 
 def _wait_until_idle(page, timeout_s: float = PAGE_TIMEOUT_S) -> None:
-    """Streamlit shows a 'running' status widget while the script runs; wait for it to go away."""
+    """Wait until the page's script (including its default computation) has finished running."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_s * 1000)
-    deadline = time.monotonic() + timeout_s
     time.sleep(1.0)
-    while time.monotonic() < deadline:
-        if page.locator('[data-testid="stStatusWidget"]').count() == 0:
-            time.sleep(0.5)
-            if page.locator('[data-testid="stStatusWidget"]').count() == 0:
-                return
-        time.sleep(0.5)
-    raise AssertionError("page kept running")
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
+                           state="attached", timeout=timeout_s * 1000)
 
 
 @pytest.mark.parametrize("view", [HOME, *FEATURES, *TOOLS], ids=lambda v: v.title)
