@@ -195,11 +195,11 @@ def main(argv: list[str] | None = None) -> None:
     adapter_bytes = save_adapter(peft_model, out)
     print_flush(f"adapter written to {out} ({adapter_bytes / 1e6:.1f} MB)")
 
-    with peft_model.disable_adapter():
-        base = cached_eval(base_cache, handle.fingerprint,
-                           lambda: evaluate("base", peft_model, handle.tokenizer, problems, cfg))
     tuned = cached_eval(run_dir / f"eval_adapter_step{state['step']}_{tag}.json", handle.fingerprint,
                         lambda: evaluate("reasoning", peft_model, handle.tokenizer, problems, cfg))
+    with peft_model.disable_adapter():  # the base model: same weights, LoRA bypassed
+        base = cached_eval(base_cache, handle.fingerprint,
+                           lambda: evaluate("base", peft_model, handle.tokenizer, problems, cfg))
 
     train_problems = generate_problems(cfg.n_train, "train", seed=cfg.seed, difficulty=cfg.difficulty)
     losses = state["losses"]
