@@ -131,7 +131,7 @@ class BatchRow:
 
     label: str
     strategy: str
-    budget: int  # budget multiplier (generated tokens / max_new_tokens); 1 for single-sequence strategies
+    budget: int  # budget multiplier of a sweep (generated tokens / max_new_tokens); 1 when not swept
     problem_id: str
     correct: bool | None
     answer: int | None
