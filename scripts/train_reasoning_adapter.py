@@ -47,6 +47,8 @@ def parse_config(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespac
             parser.add_argument(flag, type=type(default), default=default)
     parser.add_argument("--eval-base-only", action="store_true",
                         help="only evaluate the base model (fills the run_dir cache; can run beside training)")
+    parser.add_argument("--notes-file", type=Path, default=None,
+                        help="markdown for the card's Notes section (kept in eval.json for later re-runs)")
     parser.add_argument("--note", default="", help="what this attempt changes (recorded in the card)")
     args = parser.parse_args(argv)
     values = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
@@ -68,6 +70,7 @@ def save_adapter(peft_model, out: Path) -> int:
     (out / "adapter_model.safetensors").chmod(0o644)
     config = copy.copy(peft_model.peft_config["default"])
     config.base_model_name_or_path = MODEL_ID  # the registry id, not this machine's cache path
+    config.target_modules = sorted(config.target_modules)  # a set in peft: fix the order for a stable file
     config.save_pretrained(out)
     return (out / "adapter_model.safetensors").stat().st_size
 
@@ -109,6 +112,7 @@ def model_card(cfg: TrainConfig, record: dict) -> str:
         for i, a in enumerate(record["attempts"], 1))
     hp = "\n".join(f"| `{k}` | `{v}` |" for k, v in cfg.to_dict().items() if k not in ("run_dir", "output_dir"))
     example = tuned["examples"][0]
+    notes = f"\n## Notes\n\n{record['notes'].strip()}\n" if record.get("notes") else ""
     return f"""# smollm2-135m-arith-lora: the dashboard's "reasoning model"
 
 A LoRA adapter for **SmolLM2-135M-Instruct** (the dashboard's embedded `{MODEL_ID}`, Q4_1 weights dequantised to
@@ -172,12 +176,13 @@ from backend.models import load
 model = PeftModel.from_pretrained(load("{MODEL_ID}").model, "data/models/smollm2-135m-arith-lora")
 ```
 
-Reproduce (about {record['train_minutes'] + record['eval_minutes']:.0f} min on 2 CPU cores; resumes if killed):
+Reproduce (re-running the same command after a kill resumes from the last checkpoint; a finished run only
+re-writes this card and eval.json, from the cached evaluations):
 
 ```
 {record['command']}
 ```
-"""
+{notes}"""
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -203,13 +208,17 @@ def main(argv: list[str] | None = None) -> None:
 
     train_problems = generate_problems(cfg.n_train, "train", seed=cfg.seed, difficulty=cfg.difficulty)
     losses = state["losses"]
-    command = "cd /work/main && .venv/bin/python scripts/train_reasoning_adapter.py " + shlex.join(
-        argv if argv is not None else sys.argv[1:])
+    given = list(argv if argv is not None else sys.argv[1:])
+    if "--notes-file" in given:  # card text, not part of the recipe
+        del given[given.index("--notes-file"): given.index("--notes-file") + 2]
+    command = "cd /work/main && .venv/bin/python scripts/train_reasoning_adapter.py " + shlex.join(given)
     attempt = {"note": args.note, "config": cfg.to_dict(), "steps": state["step"],
                "train_minutes": round(state["train_seconds"] / 60, 1), "reasoning_exact_match": tuned["exact_match"],
                "base_exact_match": base["exact_match"], "run_dir": cfg.run_dir}
-    previous = json.loads((out / "eval.json").read_text()).get("attempts", []) if (out / "eval.json").exists() else []
-    attempts = [a for a in previous if (a["run_dir"], a["steps"]) != (cfg.run_dir, state["step"])] + [attempt]
+    previous = json.loads((out / "eval.json").read_text()) if (out / "eval.json").exists() else {}
+    notes = args.notes_file.read_text() if args.notes_file else previous.get("notes", "")
+    attempts = [a for a in previous.get("attempts", [])
+                if (a["run_dir"], a["steps"]) != (cfg.run_dir, state["step"])] + [attempt]
     record = {
         "model": MODEL_ID, "base_fingerprint": handle.fingerprint, "config": cfg.to_dict(), "steps": state["step"],
         "epochs": state["step"] * cfg.batch_size * cfg.grad_accum / cfg.n_train, "resumes": state["resumes"],
@@ -222,7 +231,7 @@ def main(argv: list[str] | None = None) -> None:
         "base": {k: v for k, v in base.items() if k != "correct"},
         "reasoning": {k: v for k, v in tuned.items() if k != "correct"},
         "heldout_ids": [p.id for p in problems], "base_correct": base["correct"], "reasoning_correct": tuned["correct"],
-        "attempts": attempts, "command": command,
+        "attempts": attempts, "command": command, "notes": notes,
     }
     write_json(out / "eval.json", record)
     (out / "MODEL_CARD.md").write_text(model_card(cfg, record))

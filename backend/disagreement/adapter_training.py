@@ -175,7 +175,7 @@ def train(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, cfg: Train
         torch.set_rng_state(saved["torch_rng"])
         random.setstate(saved["python_rng"])
         state = {k: saved[k] for k in ("step", "train_seconds", "losses", "resumes")}
-        state.update(config=cfg.to_dict(), resumes=state["resumes"] + 1)
+        state.update(config=cfg.to_dict(), resumes=state["resumes"] + (state["step"] < cfg.max_steps))
         log(f"resumed from {ckpt} at step {state['step']} ({state['train_seconds'] / 60:.1f} min trained)")
     n_trainable = sum(p.numel() for p in params)
     log(f"training {n_trainable:,} LoRA parameters on {len(examples)} examples, steps {state['step']}->{cfg.max_steps}")
