@@ -21,7 +21,7 @@ from backend.progress import Progress, silent
 @dataclass(frozen=True)
 class GateConfig:
     signal: str = "ce"  # the guided policy's signal (both models every step)
-    window: int = 8  # W: previous tokens the local mean is taken over
+    window: int = 8  # W: previous tokens the local mean is taken over (0: threshold only, no spike rule)
     early: str = "partial"  # rule for steps t < W (gate.EARLY_RULES)
 
     def check(self) -> None:
@@ -29,8 +29,8 @@ class GateConfig:
 
         if self.signal not in SIGNALS:
             raise UserError(f"Unknown gate signal {self.signal!r}; choose one of {', '.join(SIGNALS)}.")
-        if self.window < 1:
-            raise UserError("The gate window must be at least 1 token.")
+        if self.window < 0:
+            raise UserError("The gate window must be 0 (threshold only) or more tokens.")
         if self.early not in EARLY_RULES:
             raise UserError(f"Unknown early-step rule {self.early!r}; choose one of {', '.join(EARLY_RULES)}.")
 

@@ -134,7 +134,7 @@ def _common(sub, batch: bool = True) -> None:
 
 def _gate_args(sub) -> None:
     sub.add_argument("--signal", default="ce", help="gate signal: ce, kl_base_reason, kl_reason_base, js")
-    sub.add_argument("--window", type=int, default=8, help="W: tokens of the local mean")
+    sub.add_argument("--window", type=int, default=8, help="W: tokens of the local mean (0: threshold only)")
     sub.add_argument("--early", default="partial", help="rule for the first W steps: partial, threshold, never")
     sub.add_argument("--cal-n", type=int, default=32, help="training problems the gate is calibrated on")
 

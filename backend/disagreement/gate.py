@@ -2,7 +2,8 @@
 
 tau is the (1 - r) quantile of the signal over base rollouts (budget r) and lambda = E[s | s > tau] / E[s],
 so a token must be both globally rare and a local spike. The first W steps have fewer than W previous
-values; EARLY_RULES makes that choice explicit.
+values; EARLY_RULES makes that choice explicit. W = 0 drops the local condition (threshold only), an
+ablation of the spike rule.
 """
 from __future__ import annotations
 
@@ -71,10 +72,12 @@ def calibrate(values: np.ndarray, budget: float) -> Threshold:
 
 def gate(s: float, history: Sequence[float], threshold: Threshold, window: int, early: str = "partial") -> bool:
     """Whether step t (with `history` = s over steps 0..t-1) is taken over by the reasoning model."""
-    if window <= 0:
-        raise ValueError("window must be positive")
+    if window < 0:
+        raise ValueError("window must be >= 0")
     if threshold.is_always:
         return True
+    if window == 0:
+        return s > threshold.tau
     if len(history) < window:
         return EARLY_RULES[early](s, list(history), threshold.tau, threshold.lam)
     return s > threshold.tau and s > threshold.lam * float(np.mean(history[-window:]))

@@ -24,6 +24,11 @@ def test_early_steps_follow_the_named_rule():
     assert not gate(0.5, [], T, window=4, early="threshold")
 
 
+def test_window_zero_is_the_threshold_alone():
+    assert gate(1.5, [1.0, 1.0, 1.0], T, window=0)  # would fail the spike rule (2 * 1.0 > 1.5)
+    assert not gate(0.5, [], T, window=0)
+
+
 def test_never_and_always():
     assert not gate(1e9, [], Threshold.never(), window=4)
     assert gate(-1.0, [5.0] * 10, Threshold.always(), window=4)
