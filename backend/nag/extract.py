@@ -93,16 +93,21 @@ def pad_id(handle: ModelHandle) -> int:
     return next((i for i in (tok.pad_token_id, tok.eos_token_id, 0) if i is not None))
 
 
-def length_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
-    """Indices grouped so that (rows x longest row) stays within batch_tokens, shortest documents first."""
+def length_batches(lengths: Sequence[int], batch_tokens: int, max_padding: float = 0.1) -> list[list[int]]:
+    """Indices grouped shortest documents first, so that (rows x longest row) stays within batch_tokens and
+    padding stays under `max_padding` of the real tokens: on a CPU a padded token costs as much as a real
+    one, so a wide length spread in one batch would cancel what batching saves."""
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
     batches: list[list[int]] = []
     current: list[int] = []
+    real = 0
     for i in order:
-        if current and (len(current) + 1) * lengths[i] > batch_tokens:
+        rows, width = len(current) + 1, lengths[i]  # ascending order: the newcomer is the longest
+        if current and (rows * width > batch_tokens or rows * width > (1 + max_padding) * (real + width)):
             batches.append(current)
-            current = []
+            current, real = [], 0
         current.append(i)
+        real += lengths[i]
     if current:
         batches.append(current)
     return batches

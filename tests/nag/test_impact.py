@@ -6,7 +6,7 @@ import torch
 
 from backend.models import load
 from backend.models.architecture import decoder_layers, mlp_up_proj
-from backend.nag.extract import ExtractConfig, extract_batched, extract_naive, pad_batch, pad_id
+from backend.nag.extract import ExtractConfig, extract_batched, extract_naive, length_batches, pad_batch, pad_id
 from backend.nag.impact import IMPACTS
 
 TEXTS = ["short one", "a somewhat longer document about enzymes and heat", "mid length text here"]
@@ -119,3 +119,14 @@ def test_truncation_and_context_limit():
     assert feats[1].used_tokens == feats[1].n_tokens
     assert feats[0].top.shape == (handle.info.n_layers, 32)
     assert np.all(np.diff(np.sort(feats[0].top, axis=1), axis=1) > 0)  # distinct neurons per layer
+
+
+def test_length_batches_cover_every_document_once_within_both_limits():
+    lengths = [5, 50, 6, 48, 7, 51, 5, 120, 49]
+    batches = length_batches(lengths, batch_tokens=160, max_padding=0.1)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for rows in batches:
+        width, real = max(lengths[i] for i in rows), sum(lengths[i] for i in rows)
+        assert len(rows) == 1 or (len(rows) * width <= 160 and len(rows) * width <= 1.1 * real)
+    grouped = [[lengths[i] for i in b] for b in batches]
+    assert [5, 5] in grouped and [48, 49, 50] in grouped  # short documents are never padded to 50 tokens
