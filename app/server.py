@@ -1,0 +1,55 @@
+"""Start the dashboard as a local subprocess on a free port (browser tests, the memory benchmark)."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"  # Debian's package; a browser is never downloaded
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"]
+
+
+class AppDidNotStart(RuntimeError):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def running_app(log: IO | None = None, env: dict[str, str] | None = None,
+                start_timeout_s: float = 60.0) -> Iterator[tuple[str, subprocess.Popen]]:
+    """(base URL, server process) of a headless streamlit serving app/main.py; stopped on exit."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+                            cwd=ROOT, stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                            env=env if env is not None else os.environ.copy())
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + start_timeout_s
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise AppDidNotStart(f"streamlit did not answer on {url} within {start_timeout_s:.0f} s")
+                time.sleep(0.5)
+        yield url, proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
