@@ -9,6 +9,7 @@ Measures side by side in one run:
   the rate at least twice as much as random heads.
 
 Usage: .venv/bin/python bench/mt.py [--sentences 60] [--prompts 8] [--threads 1] [--sweep] [--patch-percent 5]
+       [--wide-percent 5 --wide-strength 1]
 Everything goes through the DuckDB store, so a rerun is served from cache (the page shows the same runs).
 """
 from __future__ import annotations
@@ -61,6 +62,8 @@ def main() -> None:
     parser.add_argument("--percent", type=float, default=1.0)
     parser.add_argument("--strength", type=float, default=3.0)
     parser.add_argument("--patch-percent", type=float, default=5.0, help="head share for the patch steering variant")
+    parser.add_argument("--wide-percent", type=float, default=5.0, help="head share for the wider add-mode steering")
+    parser.add_argument("--wide-strength", type=float, default=1.0, help="strength for the wider add-mode steering")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch default)")
     parser.add_argument("--sweep", action="store_true", help="also sweep steering strength on 10 sentences")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "mt.json"))
@@ -103,17 +106,23 @@ def main() -> None:
     drop_lang, drop_rand = summary["language"]["rate_drop_mean"], summary["random"]["rate_drop_mean"]
     result["evaluation"] = {"sentences": args.sentences, "provenance": out.provenance, "seconds": r(out.seconds, 1),
                             "table": table, "ablation": {k: {m: r(v) for m, v in s.items()} for k, s in summary.items()}}
-    # The patch steering variant (selected heads replaced by their mean clean outputs), on the same sentences.
+    # Two more steering settings on the same sentences: the add mode with more heads and a lower strength,
+    # and the patch variant (selected heads replaced by their mean clean outputs).
     steer_types = tuple(dataclasses.replace(heads, head_type=t) for t in ("language", "translation"))
-    patch = run_condition(handle, ConditionConfig(src=args.src, tgt=args.tgt, prompt="instruction-free",
-                                                  n_sentences=args.sentences, steer=steer_types, steer_mode="patch",
-                                                  percent=args.patch_percent), data, progress("patch")).value
-    patch_row = {"condition": patch.label, "chrF++": round(patch.chrf, 2),
-                 "target-language rate": round(patch.target_rate, 3), "sentences": len(patch.outputs),
-                 "heads": len(patch.heads)}
-    result["evaluation"]["patch_steering"] = patch_row
+    extra = {}
+    for name, mode, percent, strength in (("wide_add_steering", "add", args.wide_percent, args.wide_strength),
+                                          ("patch_steering", "patch", args.patch_percent, args.strength)):
+        cond = ConditionConfig(src=args.src, tgt=args.tgt, prompt="instruction-free", n_sentences=args.sentences,
+                               steer=steer_types, steer_mode=mode, strength=strength, percent=percent)
+        extra[name] = run_condition(handle, cond, data, progress(name)).value
+        result["evaluation"][name] = {"condition": extra[name].label, "chrF++": round(extra[name].chrf, 2),
+                                      "target-language rate": round(extra[name].target_rate, 3),
+                                      "sentences": len(extra[name].outputs), "heads": len(extra[name].heads)}
+    wide, patch = extra["wide_add_steering"], extra["patch_steering"]
     result["targets"] = {
         "steered_rate_over_instruction_rate": r(ratio, 3), "steering_target_met": bool(ratio >= 0.8),
+        "wide_add_steered_rate_over_instruction_rate": r(wide.target_rate / instr, 3) if instr else None,
+        "wide_add_steering_target_met": bool(instr and wide.target_rate / instr >= 0.8),
         "patch_steered_rate_over_instruction_rate": r(patch.target_rate / instr, 3) if instr else None,
         "patch_steering_target_met": bool(instr and patch.target_rate / instr >= 0.8),
         "language_ablation_rate_drop": r(drop_lang, 3), "random_ablation_rate_drop": r(drop_rand, 3),
@@ -121,7 +130,7 @@ def main() -> None:
         "ablation_target_met": bool(drop_lang >= 2 * max(drop_rand, 0.0) and drop_lang > 0),
     }
     examples = []
-    for c in (*out.value.conditions[:4], patch):
+    for c in (*out.value.conditions[:4], wide, patch):
         examples.append({"condition": c.label, "outputs": list(c.outputs[:3])})
     result["examples"] = {"sources": list(out.value.conditions[0].sources[:3]), "conditions": examples}
 
