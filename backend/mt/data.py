@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from backend.config import settings
 from backend.errors import UserError
+from backend.jsonlines import json_objects
 
 SPLITS = ("heads", "evaluate")
 MAX_ROWS = 2000  # larger uploads are sampled down to this many rows (seeded)
@@ -100,16 +101,7 @@ def _records(text: str, filename: str) -> list[dict[str, str]]:
     lower = filename.lower()
     if lower.endswith((".jsonl", ".json", ".ndjson")):
         records = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise UserError(f"Line {number} of {filename} is not valid JSON ({err.msg}).") from None
-            if not isinstance(obj, dict):
-                raise UserError(f"Line {number} of {filename} is not a JSON object like "
-                                '{"en": "...", "fr": "..."}.')
+        for _, obj in json_objects(text.splitlines(), filename, '{"en": "...", "fr": "..."}'):
             records.append({str(k).strip().lower(): "" if v is None else str(v) for k, v in obj.items()})
         return records
     if lower.endswith(".tsv") or lower.endswith(".txt"):

@@ -8,13 +8,13 @@ held-out problem can never be generated as a train problem, whatever the seed.
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 from backend.errors import UserError
+from backend.jsonlines import json_objects
 
 SPLITS = ("train", "heldout")
 HELDOUT_PERCENT = 20  # share of the canonical problem space reserved for evaluation
@@ -254,15 +254,7 @@ def _parse_int(value: Any) -> int | None:
 def load_jsonl_problems(text: str) -> list[Problem]:
     """Problems from uploaded JSON lines: {"question" or "prompt": str, "answer": int}."""
     out: list[Problem] = []
-    for no, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise UserError(f"Line {no}: not valid JSON ({e.msg}).") from None
-        if not isinstance(row, dict):
-            raise UserError(f"Line {no}: expected a JSON object like {{\"question\": ..., \"answer\": 42}}.")
+    for no, row in json_objects(text.splitlines(), "The upload", '{"question": "...", "answer": 42}'):
         question = row.get("question", row.get("prompt"))
         if not isinstance(question, str) or not question.strip():
             raise UserError(f"Line {no}: needs a non-empty \"question\" (or \"prompt\") text field.")

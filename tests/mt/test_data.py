@@ -36,7 +36,7 @@ def test_tsv_csv_and_jsonl_give_the_same_set():
     ("id\tsplit\n1\theads\n", "a.tsv", "no language columns"),
     ("english sentence\tfrench sentence\na\tb\nc\td\ne\tf\ng\th\n", "a.tsv", "language codes"),
     ("en\tfr\nhello\tbonjour\n", "a.tsv", "at least"),
-    ('{"en": "a", "fr": "b"}\nnot json\n', "a.jsonl", "Line 2"),
+    ('{"en": "a", "fr": "b"}\nnot json\n', "a.jsonl", "line 2"),
     ('["a", "b"]\n', "a.jsonl", "JSON object"),
 ])
 def test_bad_uploads_say_what_is_wrong(text, name, message):

@@ -152,8 +152,8 @@ def test_load_jsonl_ok() -> None:
 @pytest.mark.parametrize(
     "text, fragment",
     [
-        ('{"question": "q", "answer": 1}\n{"question": "q", "answer": 2', "Line 2: not valid JSON"),
-        ('[1, 2]', "Line 1: expected a JSON object"),
+        ('{"question": "q", "answer": 1}\n{"question": "q", "answer": 2', "line 2: not valid JSON"),
+        ('[1, 2]', "line 1: expected a JSON object"),
         ('{"answer": 1}', "Line 1: needs a non-empty \"question\""),
         ('{"question": "", "answer": 1}', "Line 1: needs a non-empty"),
         ('{"question": "q"}', "Line 1: needs an \"answer\""),
