@@ -127,16 +127,24 @@ def document_detection(words: int = 2000, users: int = 10_000) -> dict:
             embedder._memo.clear()  # time real embedding work, not the cache
             return detect(document, CFG)
 
-        run()  # warm-up: tokenizer and kernels
-        cpu_start = time.process_time()
-        seconds, report = _median_time(run, 3)
-        cpu_seconds = (time.process_time() - cpu_start) / 3
+        by_threads = {}
+        default_threads = torch.get_num_threads()
+        for threads in sorted({default_threads, 1}, reverse=True):
+            torch.set_num_threads(threads)
+            run()  # warm-up: tokenizer and kernels
+            cpu_start = time.process_time()
+            seconds, report = _median_time(run, 3)
+            by_threads[str(threads)] = {"seconds": round(seconds, 3),
+                                        "cpu_seconds_per_run": round((time.process_time() - cpu_start) / 3, 3),
+                                        "signature_seconds": round(report.signature_seconds, 3),
+                                        "retrieval_seconds": round(report.retrieval_seconds, 4),
+                                        "load_average": os.getloadavg()[0]}
+        torch.set_num_threads(default_threads)
+        slowest = max(v["seconds"] for v in by_threads.values())
         return {"words": len(document.split()), "sentences": report.n_sentences, "registry_users": users,
-                "seconds": round(seconds, 3), "cpu_seconds_per_run": round(cpu_seconds, 3),
-                "load_average": os.getloadavg()[0], "signature_seconds": round(report.signature_seconds, 3),
-                "retrieval_seconds": round(report.retrieval_seconds, 4), "verdict": report.verdict,
+                "by_torch_threads": by_threads, "verdict": report.verdict,
                 "attributed": [report.model_address, report.user_address], "expected": [model, user],
-                "target_under_2s": seconds < 2.0, "torch_threads": torch.get_num_threads()}
+                "target_under_2s": slowest < 2.0}
 
 
 def evaluation() -> dict:
