@@ -4,23 +4,20 @@ Lookups for a whole slice of documents are one read of the artifact table (a hit
 documents not found are extracted together by the batched path and each stored as its own artifact,
 so a document seen in any earlier pool or target set is never run through the model again.
 
-Writes go to the store's own tables in one transaction per slice, each artifact with its run row
-(as `backend.store.cached` writes them, so run deletion keeps its meaning): one `cached` call per
-document costs a store open per document, ~0.2 s on a busy machine, more than the model itself.
+Reads and writes go through the store's slice API (`lookup_many` / `store_many`: one store open per
+slice, each artifact with its run row as `cached` writes them): one `cached` call per document costs a
+store open per document, ~0.2 s on a busy machine, more than the model itself.
 """
 from __future__ import annotations
 
 import time
-import uuid
 from dataclasses import dataclass
 
 from backend.models.loading import ModelHandle
 from backend.nag.corpus import Document
 from backend.nag.extract import DocFeatures, ExtractConfig, effective_max_length, extract_batched
 from backend.progress import Progress, silent
-from backend.store import ModelRef, codec
-from backend.store.artifacts import _record, artifact_key
-from backend.store.db import connect
+from backend.store import ModelRef, artifacts
 
 FEATURE = "nag"
 ACTION = "doc-features"
@@ -41,33 +38,14 @@ def doc_key(handle: ModelHandle, doc: Document, config: ExtractConfig) -> DocKey
     return DocKey(doc.digest, config.impact, effective_max_length(handle, config), config.stored_k)
 
 
-def _artifact(handle: ModelHandle, key: DocKey) -> str:
-    return artifact_key(FEATURE, ACTION, handle.fingerprint, codec.canonical_params(key), CODE_VERSION)
-
-
 def lookup_many(handle: ModelHandle, keys: list[DocKey]) -> dict[DocKey, DocFeatures]:
-    by_artifact = {_artifact(handle, key): key for key in keys}
-    if not by_artifact:
-        return {}
-    with connect() as con:
-        rows = con.execute("SELECT key, payload FROM artifacts WHERE key IN (SELECT unnest(?))",
-                           [list(by_artifact)]).fetchall()
-    return {by_artifact[k]: codec.loads(payload) for k, payload in rows}
+    found = artifacts.lookup_many(FEATURE, ACTION, ModelRef.of(handle), keys, CODE_VERSION)
+    return {keys[i]: feats for i, feats in found.items()}
 
 
 def store_many(handle: ModelHandle, items: list[tuple[DocKey, DocFeatures]], seconds: float) -> None:
     """Store several documents' features (and their run rows) in one transaction."""
-    ref = ModelRef.of(handle)
-    with connect() as con:
-        for key, feats in items:
-            params = codec.canonical_params(key)
-            artifact = _artifact(handle, key)
-            con.execute("INSERT INTO artifacts (key, feature, action, fingerprint, params, code_version, payload,"
-                        " compute_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                        [artifact, FEATURE, ACTION, ref.fingerprint, params, CODE_VERSION, codec.dumps(feats),
-                         seconds])
-            _record(con, run_id=uuid.uuid4().hex[:12], feature=FEATURE, action=ACTION, model=ref, params=params,
-                    key=artifact, seconds=seconds, cached=False)
+    artifacts.store_many(FEATURE, ACTION, ModelRef.of(handle), items, seconds, CODE_VERSION)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -61,6 +61,17 @@ def _record(con, *, run_id, feature, action, model: ModelRef, params, key, secon
                 [run_id, feature, action, model.id, model.fingerprint, params, key, seconds, cached])
 
 
+def _insert(con, *, feature, action, model: ModelRef, params, key, code_version, value, seconds) -> str:
+    """Artifact and its run row, on the caller's connection (one transaction: never a run without its artifact)."""
+    run_id = uuid.uuid4().hex[:12]
+    con.execute("INSERT INTO artifacts (key, feature, action, fingerprint, params, code_version, payload,"
+                " compute_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+                [key, feature, action, model.fingerprint, params, code_version, codec.dumps(value), seconds])
+    _record(con, run_id=run_id, feature=feature, action=action, model=model, params=params, key=key,
+            seconds=seconds, cached=False)
+    return run_id
+
+
 def cached(feature: str, action: str, model: ModelRef, config: Any, compute: Callable[[], T],
            code_version: str = "1") -> Computed[T]:
     """Return the stored result for this exact request, or compute, store and return it.
@@ -69,10 +80,10 @@ def cached(feature: str, action: str, model: ModelRef, config: Any, compute: Cal
     """
     params = codec.canonical_params(config)
     key = artifact_key(feature, action, model.fingerprint, params, code_version)
-    run_id = uuid.uuid4().hex[:12]
     hit = lookup(key)
     if hit is not None:
         value, seconds = hit
+        run_id = uuid.uuid4().hex[:12]
         with connect() as con:
             _record(con, run_id=run_id, feature=feature, action=action, model=model, params=params, key=key,
                     seconds=seconds, cached=True)
@@ -80,14 +91,40 @@ def cached(feature: str, action: str, model: ModelRef, config: Any, compute: Cal
     start = time.perf_counter()
     value = compute()
     seconds = time.perf_counter() - start
-    payload = codec.dumps(value)
-    with connect() as con:  # artifact and run row in one transaction: never a run without its artifact
-        con.execute("INSERT INTO artifacts (key, feature, action, fingerprint, params, code_version, payload,"
-                    " compute_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                    [key, feature, action, model.fingerprint, params, code_version, payload, seconds])
-        _record(con, run_id=run_id, feature=feature, action=action, model=model, params=params, key=key,
-                seconds=seconds, cached=False)
+    with connect() as con:
+        run_id = _insert(con, feature=feature, action=action, model=model, params=params, key=key,
+                         code_version=code_version, value=value, seconds=seconds)
     return Computed(value, False, seconds, key, run_id)
+
+
+# Many small artifacts at once (e.g. one per document): one store open per slice instead of one per item,
+# which on a busy machine costs more than computing a small item.
+
+def lookup_many(feature: str, action: str, model: ModelRef, configs: Sequence[Any],
+                code_version: str = "1") -> dict[int, Any]:
+    """Stored results for several requests in one read, keyed by position in `configs`; misses are absent.
+    A hit records no run row (the slice's caller reports what it served)."""
+    positions: dict[str, list[int]] = {}
+    for i, config in enumerate(configs):
+        key = artifact_key(feature, action, model.fingerprint, codec.canonical_params(config), code_version)
+        positions.setdefault(key, []).append(i)
+    if not positions:
+        return {}
+    with connect() as con:
+        rows = con.execute("SELECT key, payload FROM artifacts WHERE key IN (SELECT unnest(?))",
+                           [list(positions)]).fetchall()
+    return {i: codec.loads(payload) for key, payload in rows for i in positions[key]}
+
+
+def store_many(feature: str, action: str, model: ModelRef, items: Sequence[tuple[Any, Any]],
+               seconds_each: float, code_version: str = "1") -> None:
+    """Store several computed (config, value) results, each with its run row, in one transaction."""
+    with connect() as con:
+        for config, value in items:
+            params = codec.canonical_params(config)
+            key = artifact_key(feature, action, model.fingerprint, params, code_version)
+            _insert(con, feature=feature, action=action, model=model, params=params, key=key,
+                    code_version=code_version, value=value, seconds=seconds_each)
 
 
 @dataclass(frozen=True)

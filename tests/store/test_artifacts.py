@@ -81,3 +81,17 @@ def test_codec_refuses_types_outside_backend():
     evil = json.dumps({"__dataclass__": "os:system", "fields": {}})
     with pytest.raises(ValueError):
         loads(evil)
+
+
+def test_slices_are_stored_and_found_by_position_and_shared_with_cached(fresh_store):
+    from backend.store.artifacts import lookup_many, store_many
+    from backend.store.runs import RunFilter, list_runs
+
+    configs = [Config(1), Config(2), Config(1), Config(3)]
+    assert lookup_many("demo", "item", MODEL, configs) == {}
+    store_many("demo", "item", MODEL, [(Config(1), "one"), (Config(2), "two")], seconds_each=0.5)
+    assert lookup_many("demo", "item", MODEL, configs) == {0: "one", 1: "two", 2: "one"}
+    assert lookup_many("demo", "item", MODEL, configs, code_version="2") == {}
+    hit = cached("demo", "item", MODEL, Config(2), lambda: "recomputed")
+    assert hit.cached and hit.value == "two" and hit.seconds == 0.5
+    assert len(list_runs(RunFilter(feature="demo"))) == 3  # two stored + one cache hit
