@@ -57,11 +57,12 @@ def _embedding_prepare(handle, target_sets, extract, progress):
 
 
 def _embedding_score(centroids, handle, docs, extract, seed, progress) -> SliceScores:
-    from backend.nag.embedding import embed
+    from backend.nag.embedding import document_embeddings
 
-    sim = centroids @ embed([d.text for d in docs]).T
+    vectors, hits = document_embeddings(docs)
+    sim = centroids @ vectors.T
     counts, truncated = _token_counts(handle, docs, extract.max_length)
-    return SliceScores(sim.astype(np.float64), counts, truncated)
+    return SliceScores(sim.astype(np.float64), counts, truncated, hits)
 
 
 def _random_prepare(handle, target_sets, extract, progress):

@@ -3,8 +3,8 @@ and the KGW token-level baseline; model-free detection with hierarchical identit
 attacks and a robustness evaluation.
 
 Modules: keys (master secret, HMAC keys), registry (identities in DuckDB), segment (the one sentence
-segmenter), embedder/signatures/skeleton (semantic and syntactic signatures), scoring/stats/retrieval
-(keyed bits, exact p-values, hierarchical vs flat search), sampling (sentence-level candidate
-generation), methods (the registry of methods: ipmark/, kgw/), generation, uploads, attacks,
-metrics/quality/evaluation.
+segmenter), signatures/skeleton (semantic and syntactic signatures; the sentence embedder is the shared
+backend.models.sentence_embedder), scoring/stats/retrieval (keyed bits, exact p-values, hierarchical vs
+flat search), sampling (sentence-level candidate generation), methods (the registry of methods: ipmark/,
+kgw/), generation, uploads, attacks, metrics/quality/evaluation.
 """

@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from backend.watermark.corpus import DATA, human_texts
-from backend.watermark.embedder import DIM, get_embedder
+from backend.models.sentence_embedder import DIM, get_embedder
 from backend.watermark.segment import Unit, split_units
 from backend.watermark.skeleton import skeleton
 

