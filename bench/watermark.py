@@ -33,7 +33,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch  # noqa: E402
 
 from backend.watermark import registry  # noqa: E402
-from backend.watermark.embedder import get_embedder  # noqa: E402
+from backend.models.sentence_embedder import get_embedder  # noqa: E402
 from backend.watermark.ipmark.config import IPMarkConfig  # noqa: E402
 from backend.watermark.ipmark.detect import detect, detect_signed  # noqa: E402
 from backend.watermark.oracle import corpus_sentences, select  # noqa: E402
@@ -124,7 +124,7 @@ def document_detection(words: int = 2000, users: int = 10_000) -> dict:
         embedder = get_embedder()
 
         def run():
-            embedder._memo.clear()  # time real embedding work, not the cache
+            embedder.clear_memo()  # time real embedding work, not the cache
             return detect(document, CFG)
 
         by_threads = {}
