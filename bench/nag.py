@@ -57,7 +57,8 @@ def _time_paths(handle, texts: list[str], config: ExtractConfig) -> tuple[dict, 
 def throughput(handle, texts: list[str], default_threads: int) -> dict:
     """Both paths at torch's default thread count (what the app uses) and on a single thread."""
     config = ExtractConfig()
-    out: dict = {"documents": len(texts), "default_threads": default_threads, "by_threads": {}}
+    out: dict = {"documents": len(texts), "default_threads": default_threads, "by_threads": {},
+                 "load_average_start": os.getloadavg()[0]}
     for threads in sorted({default_threads, 1}, reverse=True):
         torch.set_num_threads(threads)
         out["by_threads"][str(threads)], naive, batched = _time_paths(handle, texts, config)
