@@ -3,6 +3,7 @@
 re-ranking a pool against a new target never re-embeds it."""
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,12 +44,11 @@ def document_embeddings(docs: Sequence[Document]) -> tuple[np.ndarray, int]:
     hits = len(found)
     todo = {keys[i]: docs[i].text for i in range(len(docs)) if i not in found}  # repeated texts: once
     if todo:
-        fresh = embed(list(todo.values()))
-        artifacts.store_many(FEATURE, ACTION, ref, list(zip(todo, fresh)), 0.0, CODE_VERSION)
-        by_key = dict(zip(todo, fresh))
-        for i, key in enumerate(keys):
-            if i not in found:
-                found[i] = by_key[key]
-    out = np.stack([np.asarray(found[i], dtype=np.float32) for i in range(len(docs))]) if docs \
-        else np.zeros((0, DIM), dtype=np.float32)
-    return out, hits
+        start = time.perf_counter()
+        fresh = dict(zip(todo, embed(list(todo.values()))))
+        artifacts.store_many(FEATURE, ACTION, ref, list(fresh.items()), (time.perf_counter() - start) / len(todo),
+                             CODE_VERSION)
+        found.update({i: fresh[key] for i, key in enumerate(keys) if i not in found})
+    if not docs:
+        return np.zeros((0, DIM), dtype=np.float32), 0
+    return np.stack([np.asarray(found[i], dtype=np.float32) for i in range(len(docs))]), hits
