@@ -17,7 +17,7 @@ from backend.disagreement.guided import InterveneConfig, intervene
 from backend.disagreement.intervention import POLICIES
 from backend.disagreement.pair import default_reasoning_id, load_pair
 from backend.disagreement.rollout import ProblemSet
-from backend.disagreement.sweep import SWEEP_POLICIES, SweepConfig, sweep
+from backend.disagreement.sweep import SWEEP_POLICIES, SweepConfig, latest_sweep, sweep
 from backend.models import list_models
 from backend.tasks.arithmetic import generate_problems
 
@@ -170,13 +170,22 @@ with tab_intervene:
                                calibration, max_new)
     if st.button("Run the sweep", key="dis-sweep-run", disabled=not rates):
         st.session_state["dis-sweep"] = sweep_config
+    shown = None
     if st.session_state.get("dis-sweep") == sweep_config:
         done = run_with_progress("Budget sweep", lambda progress: sweep(pair, sweep_config, progress))
-        if done is not None:
-            st.plotly_chart(figs.sweep_figure(done.value), width="stretch", key="dis-sweep-fig")
-            points = pd.DataFrame([p.__dict__ for p in done.value.points])
-            st.dataframe(points, hide_index=True, width="stretch")
-            table_downloads(points, "disagreement-sweep", key="dis-sweep-export")
+        shown = None if done is None else done.value
+    else:  # before a run: the latest stored sweep of this pair (e.g. the benchmark's 100 problems)
+        stored = guarded(lambda: latest_sweep(pair))
+        if stored is not None:
+            shown = stored.value
+            st.caption(f"Latest stored sweep of this pair: {shown.n_problems} held-out problems, gate "
+                       f"{stored.params['gate']['signal']} with W = {stored.params['gate']['window']}, computed in "
+                       f"{stored.compute_seconds / 60:.0f} min. Run the sweep for the settings above.")
+    if shown is not None:
+        st.plotly_chart(figs.sweep_figure(shown), width="stretch", key="dis-sweep-fig")
+        points = pd.DataFrame([p.__dict__ for p in shown.points])
+        st.dataframe(points, hide_index=True, width="stretch")
+        table_downloads(points, "disagreement-sweep", key="dis-sweep-export")
 
 # ---------------------------------------------------------------- EOPD
 with tab_eopd:

@@ -173,3 +173,10 @@ def sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> Compu
                            refs[0].skipped)
 
     return cached("disagreement", "sweep", pair.ref, config, compute, code_version=CODE_VERSION)
+
+
+def latest_sweep(pair: Pair):
+    """The most recent stored sweep of this pair (any settings) as `backend.store.artifacts.Stored`, or None."""
+    from backend.store.artifacts import latest
+
+    return latest("disagreement", "sweep", pair.ref, CODE_VERSION)

@@ -128,6 +128,25 @@ def store_many(feature: str, action: str, model: ModelRef, items: Sequence[tuple
 
 
 @dataclass(frozen=True)
+class Stored:
+    """A stored result found without its exact request: the canonical params it was computed with."""
+
+    params: dict
+    value: Any
+    compute_seconds: float
+
+
+def latest(feature: str, action: str, model: ModelRef, code_version: str = "1") -> Stored | None:
+    """The most recent stored result of (feature, action) for this model, any configuration; computes nothing
+    (pages show it before the user asks for a long run)."""
+    with connect() as con:
+        row = con.execute("SELECT params, payload, compute_seconds FROM artifacts WHERE feature = ? AND action = ?"
+                          " AND fingerprint = ? AND code_version = ? ORDER BY created DESC LIMIT 1",
+                          [feature, action, model.fingerprint, code_version]).fetchone()
+    return None if row is None else Stored(json.loads(row[0]), codec.loads(row[1]), row[2])
+
+
+@dataclass(frozen=True)
 class StoreStatus:
     path: str
     size_bytes: int

@@ -240,14 +240,11 @@ def evaluate(handle: ModelHandle, cfg: EvalConfig = EvalConfig(), progress: Prog
 
 def latest_evaluation(handle: ModelHandle) -> EvalResult | None:
     """The most recent stored evaluation of this model (any configuration), without computing anything."""
-    from backend.store import codec
-    from backend.store.db import connect
+    from backend.store import ModelRef
+    from backend.store.artifacts import latest
 
-    with connect() as con:
-        row = con.execute("SELECT payload FROM artifacts WHERE feature = 'watermark' AND action = 'evaluate' AND "
-                          "fingerprint = ? AND code_version = ? ORDER BY created DESC LIMIT 1",
-                          [handle.fingerprint, CODE_VERSION]).fetchone()
-    return None if row is None else codec.loads(row[0])
+    found = latest("watermark", "evaluate", ModelRef.of(handle), CODE_VERSION)
+    return None if found is None else found.value
 
 
 def benchmark_rows() -> dict:

@@ -33,6 +33,8 @@ def test_batch_sweep_and_eopd_buttons():
     assert len(plotly_charts(at)) >= before + 6  # Lorenz, positions, categories, ROC, sweep, EOPD summary
     assert any(m.label == "Gini" for m in at.metric)
     assert any(m.label == "Gated tokens" for m in at.metric)
+    again = run_page("disagreement.py")  # a new session shows the stored sweep before any button
+    assert any("Latest stored sweep of this pair" in c.value for c in again.caption)
 
 
 def test_mismatched_pair_shows_a_message(tmp_path, monkeypatch):

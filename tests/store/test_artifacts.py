@@ -95,3 +95,15 @@ def test_slices_are_stored_and_found_by_position_and_shared_with_cached(fresh_st
     hit = cached("demo", "item", MODEL, Config(2), lambda: "recomputed")
     assert hit.cached and hit.value == "two" and hit.seconds == 0.5
     assert len(list_runs(RunFilter(feature="demo"))) == 3  # two stored + one cache hit
+
+
+def test_latest_returns_the_newest_result_of_any_config_for_that_model(fresh_store):
+    from backend.store.artifacts import latest
+
+    assert latest("demo", "run", MODEL) is None
+    cached("demo", "run", MODEL, Config(1), lambda: "first")
+    cached("demo", "run", MODEL, Config(2, alpha=2.0), lambda: "second")
+    cached("demo", "run", ModelRef("other", "beef"), Config(3), lambda: "other model")
+    found = latest("demo", "run", MODEL)
+    assert found.value == "second" and found.params == {"n": 2, "alpha": 2.0}
+    assert latest("demo", "run", MODEL, code_version="2") is None
