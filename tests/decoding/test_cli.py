@@ -36,6 +36,6 @@ def test_bad_input_exits_2_with_a_message(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
     assert main(["decode", "compare", "--model", "tiny-llama", "--jsonl", str(bad)]) == 2
-    assert "Line 1" in capsys.readouterr().err
+    assert "line 1" in capsys.readouterr().err
     assert main(["decode", "run", "--model", "tiny-llama", "--alpha", "0"]) == 2
     assert "alpha" in capsys.readouterr().err
