@@ -144,7 +144,10 @@ with tab_intervene:
                               format_func=lambda r: f"{r:.0%}", key="dis-budget")
     gate_signal = i3.selectbox("Gate signal", [s for s in SIGNALS if s != "entropy_reason"],
                                format_func=figs.SIGNAL_LABELS.get, key="dis-gate-signal")
-    window = i4.number_input("Window W (0: threshold only)", 0, 64, 8, key="dis-window")
+    window = i4.number_input("Window W (0: threshold only)", 0, 64, 8, key="dis-window",
+                             help="On the embedded pair (50–100 held-out problems, README) the spike rule with W = 8 "
+                                  "keeps takeovers under 10% and gains nothing; W = 0 takes over 38–52% of tokens "
+                                  "and reaches 26–40% accuracy vs 2–8% for random positions.")
     cal_n = st.number_input("Calibration problems (train split)", 2, 500, 32, key="dis-cal-n")
     gate_config = GateConfig(gate_signal, int(window), "partial")
     calibration = CalibrationConfig(ProblemSet(int(cal_n), "train", 1), max_new)
