@@ -1,14 +1,21 @@
 """The Watermark page under AppTest: the default detection runs and shows its figures without errors."""
+import pytest
+
 from tests.app.helpers import plotly_charts, run_page
 
 
-def test_watermark_page_detects_on_first_render(tmp_path, monkeypatch):
+@pytest.fixture
+def one_identity(tmp_path, monkeypatch):
+    """A private secret and store holding one model identity with one user."""
     monkeypatch.setenv("DASH_WATERMARK_SECRET_FILE", str(tmp_path / "secret.key"))
     monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
     from backend.watermark import registry
 
     model = registry.add_model("page-model")
     registry.add_user(model.address, "page-user")
+
+
+def test_watermark_page_detects_on_first_render(one_identity):
     at = run_page("watermark.py")
     assert not at.error, [e.value for e in at.error]
     assert len(plotly_charts(at)) >= 3  # evidence by level, per-sentence contributions, registry
@@ -17,13 +24,7 @@ def test_watermark_page_detects_on_first_render(tmp_path, monkeypatch):
     assert len(at.tabs) == 4
 
 
-def test_watermark_page_generates_and_checks_kgw(tmp_path, monkeypatch):
-    monkeypatch.setenv("DASH_WATERMARK_SECRET_FILE", str(tmp_path / "secret.key"))
-    monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
-    from backend.watermark import registry
-
-    model = registry.add_model("page-model")
-    registry.add_user(model.address, "page-user")
+def test_watermark_page_generates_and_checks_kgw(one_identity):
     at = run_page("watermark.py")
     at.number_input[0].set_value(2)  # B
     at.number_input[1].set_value(1)  # one sentence
