@@ -3,7 +3,6 @@
 re-ranking a pool against a new target never re-embeds it."""
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,18 +36,10 @@ def centroid(texts: Sequence[str]) -> np.ndarray:
 
 def document_embeddings(docs: Sequence[Document]) -> tuple[np.ndarray, int]:
     """(`[N, 384]` embeddings in order, how many came from the store)."""
-    embedder = get_embedder()
-    ref = ModelRef(EMBEDDER_ID, embedder.fingerprint)
-    keys = [EmbeddingKey(d.digest) for d in docs]
-    found = artifacts.lookup_many(FEATURE, ACTION, ref, keys, CODE_VERSION)
-    hits = len(found)
-    todo = {keys[i]: docs[i].text for i in range(len(docs)) if i not in found}  # repeated texts: once
-    if todo:
-        start = time.perf_counter()
-        fresh = dict(zip(todo, embed(list(todo.values()))))
-        artifacts.store_many(FEATURE, ACTION, ref, list(fresh.items()), (time.perf_counter() - start) / len(todo),
-                             CODE_VERSION)
-        found.update({i: fresh[key] for i, key in enumerate(keys) if i not in found})
     if not docs:
         return np.zeros((0, DIM), dtype=np.float32), 0
-    return np.stack([np.asarray(found[i], dtype=np.float32) for i in range(len(docs))]), hits
+    keys = [EmbeddingKey(d.digest) for d in docs]
+    texts = {key: doc.text for key, doc in zip(keys, docs)}  # repeated texts: embedded once
+    done = artifacts.cached_many(FEATURE, ACTION, ModelRef(EMBEDDER_ID, get_embedder().fingerprint), keys,
+                                 lambda missing: list(embed([texts[key] for key in missing])), CODE_VERSION)
+    return np.stack([np.asarray(v, dtype=np.float32) for v in done.values]), done.hits

@@ -128,6 +128,33 @@ def store_many(feature: str, action: str, model: ModelRef, items: Sequence[tuple
 
 
 @dataclass(frozen=True)
+class ComputedMany(Generic[T]):
+    """Results in request order; hits: requests found in the store; computed: distinct requests computed."""
+
+    values: list[T]
+    hits: int
+    computed: int
+
+
+def cached_many(feature: str, action: str, model: ModelRef, configs: Sequence[Any],
+                compute: Callable[[list[Any]], Sequence[T]], code_version: str = "1") -> ComputedMany[T]:
+    """`cached` for a slice of small requests (hashable configs): one read for all of them; the missing
+    ones, each distinct config once, go to a single `compute(missing)` call (so it can batch) and are
+    stored in one transaction."""
+    found = lookup_many(feature, action, model, configs, code_version)
+    hits = len(found)
+    missing = list(dict.fromkeys(c for i, c in enumerate(configs) if i not in found))
+    if missing:
+        start = time.perf_counter()
+        values = list(compute(missing))
+        store_many(feature, action, model, list(zip(missing, values)), (time.perf_counter() - start) / len(missing),
+                   code_version)
+        fresh = dict(zip(missing, values))
+        found.update({i: fresh[c] for i, c in enumerate(configs) if i not in found})
+    return ComputedMany([found[i] for i in range(len(configs))], hits, len(missing))
+
+
+@dataclass(frozen=True)
 class Stored:
     """A stored result found without its exact request: the canonical params it was computed with."""
 

@@ -107,3 +107,21 @@ def test_latest_returns_the_newest_result_of_any_config_for_that_model(fresh_sto
     found = latest("demo", "run", MODEL)
     assert found.value == "second" and found.params == {"n": 2, "alpha": 2.0}
     assert latest("demo", "run", MODEL, code_version="2") is None
+
+
+def test_cached_many_computes_each_missing_config_once_in_one_call(fresh_store):
+    from backend.store.artifacts import cached_many
+
+    calls = []
+
+    def compute(missing):
+        calls.append(list(missing))
+        return [f"v{c.n}" for c in missing]
+
+    store_first = cached("demo", "item", MODEL, Config(1), lambda: "stored")
+    assert not store_first.cached
+    done = cached_many("demo", "item", MODEL, [Config(1), Config(2), Config(2), Config(3)], compute)
+    assert done.values == ["stored", "v2", "v2", "v3"] and done.hits == 1 and done.computed == 2
+    assert calls == [[Config(2), Config(3)]]
+    again = cached_many("demo", "item", MODEL, [Config(3), Config(2)], compute)
+    assert again.values == ["v3", "v2"] and again.hits == 2 and again.computed == 0 and len(calls) == 1
