@@ -20,7 +20,7 @@ from backend.disagreement.rollout import ProblemSet, answer_correct, decode_toke
 from backend.disagreement.scoring import RolloutConfig, fits, rollouts
 from backend.errors import UserError
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, cached
+from backend.store import Computed, Stored, cached, latest
 from backend.tasks.arithmetic import Problem
 
 CODE_VERSION = "1"
@@ -175,8 +175,6 @@ def sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> Compu
     return cached("disagreement", "sweep", pair.ref, config, compute, code_version=CODE_VERSION)
 
 
-def latest_sweep(pair: Pair):
-    """The most recent stored sweep of this pair (any settings) as `backend.store.artifacts.Stored`, or None."""
-    from backend.store.artifacts import latest
-
+def latest_sweep(pair: Pair) -> Stored | None:
+    """The most recent stored sweep of this pair (any settings), or None."""
     return latest("disagreement", "sweep", pair.ref, CODE_VERSION)

@@ -20,7 +20,7 @@ from backend.models.generate import encode_prompt
 from backend.models.generate import generate as plain_generate
 from backend.models.loading import ModelHandle
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached
+from backend.store import Computed, ModelRef, cached, latest
 from backend.watermark import registry
 from backend.watermark.attacks import AttackContext, apply_attack
 from backend.watermark.corpus import human_texts, prompts
@@ -240,9 +240,6 @@ def evaluate(handle: ModelHandle, cfg: EvalConfig = EvalConfig(), progress: Prog
 
 def latest_evaluation(handle: ModelHandle) -> EvalResult | None:
     """The most recent stored evaluation of this model (any configuration), without computing anything."""
-    from backend.store import ModelRef
-    from backend.store.artifacts import latest
-
     found = latest("watermark", "evaluate", ModelRef.of(handle), CODE_VERSION)
     return None if found is None else found.value
 
