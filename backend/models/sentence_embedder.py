@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-import time
 from collections import OrderedDict
 from pathlib import Path
 
@@ -44,12 +43,10 @@ class SentenceEmbedder:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
-        start = time.perf_counter()
         self._torch = torch
         self.tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
         self.model = AutoModel.from_pretrained(folder, local_files_only=True, dtype=torch.float32,
                                                use_safetensors=True).eval()
-        self.load_seconds = time.perf_counter() - start
         self.fingerprint = fingerprint_dir(folder)
         self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
 
@@ -93,7 +90,3 @@ def get_embedder() -> SentenceEmbedder:
         if "minilm" not in _loaded:
             _loaded["minilm"] = SentenceEmbedder(model_dir())
         return _loaded["minilm"]
-
-
-def is_loaded() -> bool:
-    return "minilm" in _loaded
