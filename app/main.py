@@ -12,6 +12,9 @@ import streamlit as st  # noqa: E402
 
 from app.ui.model_picker import model_picker  # noqa: E402
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
+from backend.features import load_all  # noqa: E402
+
+load_all()  # every feature's variants registered before any page lists them
 
 st.set_page_config(page_title="Interpretability & decoding dashboard", page_icon=":material/biotech:", layout="wide")
 

@@ -9,6 +9,7 @@ import sys
 from backend.cli import models_cmd, runs_cmd
 from backend.cli.output import emit
 from backend.errors import UserError
+from backend.features import load_all
 
 # Each feature package that has a `cli` module contributes `add_commands(subparsers)`.
 FEATURE_PACKAGES = ("mt", "nag", "disagreement", "decoding", "watermark", "fp8")
@@ -23,6 +24,7 @@ def command_modules() -> list:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    load_all()  # flags list every registered variant
     parser = argparse.ArgumentParser(prog="python -m backend", description=__doc__)
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     features = parser.add_subparsers(dest="feature", required=True)

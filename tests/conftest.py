@@ -23,6 +23,10 @@ if os.environ.get("DASH_E2E_REAL_MODEL") != "1":
 # else: `make screenshots` keeps the embedded default model and the default store (warmed by the benchmarks)
 os.environ["HF_HUB_OFFLINE"] = "1"
 
+from backend.features import load_all  # noqa: E402  (after the environment: settings are read on import)
+
+load_all()
+
 
 @pytest.fixture(scope="session")
 def session_dir() -> Path:

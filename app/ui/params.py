@@ -1,0 +1,57 @@
+"""Page widgets derived from config dataclass fields: default, range and help come from `param()`.
+
+    window = number_for(GateConfig, "window", "Spike window W", key="dis-window")
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from backend.params import declared, default_of
+
+
+def number_for(cls: type, name: str, label: str, *, container: Any = st, **overrides: Any):
+    """st.number_input with the field's default, bounds and help (overrides win, e.g. a narrower max)."""
+    spec = declared(cls, name)
+    default = default_of(cls, name)
+    kwargs: dict[str, Any] = {"value": default, "help": spec.help if spec else None}
+    if spec is not None:
+        low = spec.ge if spec.ge is not None else spec.gt
+        high = spec.le if spec.le is not None else spec.lt
+        if low is not None:
+            kwargs["min_value"] = type(default)(low)
+        if high is not None:
+            kwargs["max_value"] = type(default)(high)
+    kwargs.update(overrides)
+    return container.number_input(label, **kwargs)
+
+
+def slider_for(cls: type, name: str, label: str, *, container: Any = st, **overrides: Any):
+    """st.slider over the field's declared range, starting at its default."""
+    spec = declared(cls, name)
+    default = default_of(cls, name)
+    low = spec.ge if spec.ge is not None else spec.gt
+    high = spec.le if spec.le is not None else spec.lt
+    kwargs: dict[str, Any] = {"min_value": type(default)(low), "max_value": type(default)(high), "value": default,
+                              "help": spec.help}
+    kwargs.update(overrides)
+    return container.slider(label, **kwargs)
+
+
+def select_for(cls: type, name: str, label: str, *, labels: dict[str, str] | None = None, container: Any = st,
+               **overrides: Any):
+    """st.selectbox over the field's choices (a registry's names), starting at its default."""
+    spec = declared(cls, name)
+    options = list(overrides.pop("options", None) or spec.options())
+    default = overrides.pop("value", default_of(cls, name))
+    index = options.index(default) if default in options else 0
+    fmt = (lambda n: labels.get(n, n)) if labels else str
+    return container.selectbox(label, options, index=index, format_func=fmt, help=spec.help, **overrides)
+
+
+def checkbox_for(cls: type, name: str, label: str, *, container: Any = st, **overrides: Any):
+    spec = declared(cls, name)
+    kwargs: dict[str, Any] = {"value": default_of(cls, name), "help": spec.help if spec else None}
+    kwargs.update(overrides)
+    return container.checkbox(label, **kwargs)
