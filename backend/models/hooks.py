@@ -79,6 +79,19 @@ class Hooks:
 
     def __enter__(self) -> Hooks:
         model_lock(self.model).acquire()  # released in __exit__; see backend/models/locks.py
+        try:
+            self._install()
+        except BaseException:
+            # __exit__ does not run when __enter__ raises: undo here, or the lock stays held and the
+            # hooks already registered would edit every later forward of this shared model.
+            self._remove()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._remove()
+
+    def _install(self) -> None:
         info = arch_info(self.model)
         edits: dict[int, list[HeadEdit]] = {}
         for edit in self.head_edits:
@@ -90,13 +103,14 @@ class Hooks:
             self._handles.append(attention_out_proj(self.model, add.layer).register_forward_hook(self._add_hook(add)))
         for layer in self.read_mlp_up:
             self._handles.append(mlp_up_proj(self.model, layer).register_forward_hook(self._mlp_hook(layer)))
-        return self
 
-    def __exit__(self, *exc) -> None:
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
-        model_lock(self.model).release()
+    def _remove(self) -> None:
+        try:
+            for handle in self._handles:
+                handle.remove()
+            self._handles.clear()
+        finally:
+            model_lock(self.model).release()
 
     def _head_hook(self, layer: int, edits: list[HeadEdit], read: bool, n_heads: int):
         def hook(module, args):

@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from backend.models.hooks import HeadEdit, Hooks, OutputAdd, trace
@@ -110,3 +111,47 @@ def test_a_hooked_computation_in_one_thread_does_not_leak_into_another(tiny_hand
         assert worker.is_alive()
     worker.join()
     torch.testing.assert_close(seen["logits"], expected)
+
+
+def _lock_is_free_for_another_thread(model) -> bool:
+    import threading
+
+    from backend.models.locks import model_lock
+
+    got = {}
+
+    def probe():
+        lock = model_lock(model)
+        got["ok"] = lock.acquire(timeout=2)
+        if got["ok"]:
+            lock.release()
+
+    worker = threading.Thread(target=probe)
+    worker.start()
+    worker.join()
+    return got["ok"]
+
+
+def test_an_error_while_installing_hooks_releases_the_lock_and_removes_installed_hooks(tiny_handle):
+    """The edit on layer 0 installs, the read on a layer that does not exist raises: nothing may stay behind."""
+    model, ids = tiny_handle.model, _ids(tiny_handle)
+    with torch.no_grad():
+        before = model(input_ids=ids).logits
+    with pytest.raises(IndexError):
+        with Hooks(model, head_edits=[HeadEdit(0, (0, 1), "zero")], read_mlp_up=[10_000]):
+            pass
+    assert _lock_is_free_for_another_thread(model)
+    with torch.no_grad():
+        assert torch.equal(model(input_ids=ids).logits, before)
+
+
+def test_an_error_inside_the_block_also_cleans_up(tiny_handle):
+    model, ids = tiny_handle.model, _ids(tiny_handle)
+    with torch.no_grad():
+        before = model(input_ids=ids).logits
+    with pytest.raises(RuntimeError, match="boom"):
+        with Hooks(model, head_edits=[HeadEdit(0, (0, 1), "zero")]):
+            raise RuntimeError("boom")
+    assert _lock_is_free_for_another_thread(model)
+    with torch.no_grad():
+        assert torch.equal(model(input_ids=ids).logits, before)
