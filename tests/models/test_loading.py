@@ -52,11 +52,30 @@ def test_fingerprint_is_stable_and_sensitive_to_weights(tmp_path):
     assert fingerprint_dir(a) != fingerprint_dir(b)
 
 
+def _greedy_without_cache(handle, prompt: str, n: int) -> tuple[int, ...]:
+    """Reference greedy decode: a full forward over the whole sequence at every step, stopping at EOS."""
+    import torch
+
+    from backend.models.generate import encode_prompt
+
+    ids = encode_prompt(handle, prompt)
+    new: list[int] = []
+    with torch.no_grad():
+        for _ in range(n):
+            token = int(handle.model(input_ids=ids).logits[0, -1].argmax())
+            if token == handle.tokenizer.eos_token_id:
+                break
+            new.append(token)
+            ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
+    return tuple(new)
+
+
 def test_generate_runs_offline_and_rejects_bad_input(tiny_handle):
     from backend.models.generate import generate
 
     out = generate(tiny_handle, "Hello", max_new_tokens=5)
-    assert len(out.token_ids) <= 5
+    assert out.token_ids == _greedy_without_cache(tiny_handle, "Hello", 5)
+    assert out.text == tiny_handle.tokenizer.decode(list(out.token_ids), skip_special_tokens=True)
     with pytest.raises(UserError):
         generate(tiny_handle, "   ")
     with pytest.raises(UserError):

@@ -1,6 +1,7 @@
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 
 from backend.store import ModelRef, cached, status
 from backend.store.codec import dumps, loads
@@ -45,11 +46,12 @@ def test_failed_compute_stores_nothing(fresh_store):
     def boom():
         raise RuntimeError("no")
 
-    try:
+    with pytest.raises(RuntimeError, match="no"):
         cached("demo", "run", MODEL, Config(1), boom)
-    except RuntimeError:
-        pass
     assert status().artifacts == 0 and status().runs == 0
+    # the next call computes (nothing half-stored was found) and stores exactly once
+    assert cached("demo", "run", MODEL, Config(1), lambda: 42).value == 42
+    assert status().artifacts == 1
 
 
 @dataclass(frozen=True)
