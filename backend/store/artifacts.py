@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from backend.store import codec
-from backend.store.db import connect
+from backend.store.db import connect, store_path
+from backend.store.singleflight import key_lock
 
 T = TypeVar("T")
 
@@ -80,21 +81,34 @@ def cached(feature: str, action: str, model: ModelRef, config: Any, compute: Cal
     """
     params = codec.canonical_params(config)
     key = artifact_key(feature, action, model.fingerprint, params, code_version)
-    hit = lookup(key)
-    if hit is not None:
-        value, seconds = hit
-        run_id = uuid.uuid4().hex[:12]
+    served = _serve_hit(feature, action, model, params, key)
+    if served is not None:
+        return served
+    # Identical requests running now (other threads or processes) wait here for the first one's artifact.
+    with key_lock(store_path(), key):
+        served = _serve_hit(feature, action, model, params, key)
+        if served is not None:
+            return served
+        start = time.perf_counter()
+        value = compute()
+        seconds = time.perf_counter() - start
         with connect() as con:
-            _record(con, run_id=run_id, feature=feature, action=action, model=model, params=params, key=key,
-                    seconds=seconds, cached=True)
-        return Computed(value, True, seconds, key, run_id)
-    start = time.perf_counter()
-    value = compute()
-    seconds = time.perf_counter() - start
-    with connect() as con:
-        run_id = _insert(con, feature=feature, action=action, model=model, params=params, key=key,
-                         code_version=code_version, value=value, seconds=seconds)
+            run_id = _insert(con, feature=feature, action=action, model=model, params=params, key=key,
+                             code_version=code_version, value=value, seconds=seconds)
     return Computed(value, False, seconds, key, run_id)
+
+
+def _serve_hit(feature: str, action: str, model: ModelRef, params: str, key: str) -> Computed | None:
+    """The stored result with a 'cached' run row, or None on a miss."""
+    hit = lookup(key)
+    if hit is None:
+        return None
+    value, seconds = hit
+    run_id = uuid.uuid4().hex[:12]
+    with connect() as con:
+        _record(con, run_id=run_id, feature=feature, action=action, model=model, params=params, key=key,
+                seconds=seconds, cached=True)
+    return Computed(value, True, seconds, key, run_id)
 
 
 # Many small artifacts at once (e.g. one per document): one store open per slice instead of one per item,
@@ -182,8 +196,6 @@ class StoreStatus:
 
 
 def status() -> StoreStatus:
-    from backend.store.db import store_path
-
     with connect() as con:
         artifacts = con.execute("SELECT count(*) FROM artifacts").fetchone()[0]
         runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
