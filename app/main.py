@@ -13,6 +13,7 @@ import streamlit as st  # noqa: E402
 from app.ui.model_picker import model_picker  # noqa: E402
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
 from backend.features import load_all  # noqa: E402
+from backend.store.db import store_notice  # noqa: E402
 
 load_all()  # every feature's variants registered before any page lists them
 
@@ -26,4 +27,7 @@ def _page(view, default=False):
 sections = {"": [_page(HOME, default=True)], "Views": [_page(v) for v in FEATURES], "Tools": [_page(v) for v in TOOLS]}
 navigation = st.navigation({name: pages for name, pages in sections.items() if pages})
 model_picker()
+notice = store_notice()
+if notice:
+    st.warning(notice, icon=":material/database:")
 navigation.run()

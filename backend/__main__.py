@@ -10,6 +10,7 @@ from backend.cli import models_cmd, runs_cmd
 from backend.cli.output import emit
 from backend.errors import UserError
 from backend.features import load_all
+from backend.store.db import store_notice
 
 # Each feature package that has a `cli` module contributes `add_commands(subparsers)`.
 FEATURE_PACKAGES = ("mt", "nag", "disagreement", "decoding", "watermark", "fp8")
@@ -46,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if result != {}:
         emit(result, args.json)
+    notice = store_notice()
+    if notice:
+        print(f"warning: {notice}", file=sys.stderr)
     return 0
 
 

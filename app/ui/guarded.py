@@ -20,10 +20,11 @@ def guarded(call: Callable[[], T]) -> T | None:
         st.error(str(err))
     except Exception as err:  # a bug: say so plainly, keep the details in the server log
         log.exception("unexpected error")
-        st.error(f"Something went wrong ({type(err).__name__}: {err}). The details are in the server log.")
+        # the exception text can name internal paths: it goes to the server log only
+        st.error(f"Something went wrong ({type(err).__name__}). The details are in the server log.")
     return None
 
 
 def show_provenance(computed) -> None:
     """'cached' or 'computed in N s' under a result."""
-    st.caption(f"{computed.provenance} · run {computed.run_id}")
+    st.caption(f"{computed.provenance} · run {computed.run_id}" if computed.run_id else computed.provenance)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from backend.store import codec
-from backend.store.db import connect, store_path
+from backend.store.db import StoreUnavailable, connect, store_path
 from backend.store.singleflight import key_lock
 
 T = TypeVar("T")
@@ -38,10 +38,13 @@ class Computed(Generic[T]):
     cached: bool
     seconds: float
     key: str
-    run_id: str
+    run_id: str  # "" when the store was unavailable and nothing was recorded
+    stored: bool = True
 
     @property
     def provenance(self) -> str:
+        if not self.stored:
+            return f"computed in {self.seconds:.1f} s (not cached: the store is unavailable)"
         return "cached" if self.cached else f"computed in {self.seconds:.1f} s"
 
 
@@ -81,6 +84,16 @@ def cached(feature: str, action: str, model: ModelRef, config: Any, compute: Cal
     """
     params = codec.canonical_params(config)
     key = artifact_key(feature, action, model.fingerprint, params, code_version)
+    try:
+        return _cached(feature, action, model, params, key, compute, code_version)
+    except StoreUnavailable:  # read-only, locked for too long or damaged: still answer, uncached
+        start = time.perf_counter()
+        value = compute()
+        return Computed(value, False, time.perf_counter() - start, key, "", stored=False)
+
+
+def _cached(feature: str, action: str, model: ModelRef, params: str, key: str, compute: Callable[[], T],
+            code_version: str) -> Computed[T]:
     served = _serve_hit(feature, action, model, params, key)
     if served is not None:
         return served
@@ -155,14 +168,20 @@ def cached_many(feature: str, action: str, model: ModelRef, configs: Sequence[An
     """`cached` for a slice of small requests (hashable configs): one read for all of them; the missing
     ones, each distinct config once, go to a single `compute(missing)` call (so it can batch) and are
     stored in one transaction."""
-    found = lookup_many(feature, action, model, configs, code_version)
+    try:
+        found = lookup_many(feature, action, model, configs, code_version)
+    except StoreUnavailable:
+        found = {}
     hits = len(found)
     missing = list(dict.fromkeys(c for i, c in enumerate(configs) if i not in found))
     if missing:
         start = time.perf_counter()
         values = list(compute(missing))
-        store_many(feature, action, model, list(zip(missing, values)), (time.perf_counter() - start) / len(missing),
-                   code_version)
+        try:
+            store_many(feature, action, model, list(zip(missing, values)),
+                       (time.perf_counter() - start) / len(missing), code_version)
+        except StoreUnavailable:
+            pass  # computed, not cached; store_notice() says why on every page
         fresh = dict(zip(missing, values))
         found.update({i: fresh[c] for i, c in enumerate(configs) if i not in found})
     return ComputedMany([found[i] for i in range(len(configs))], hits, len(missing))
@@ -180,10 +199,13 @@ class Stored:
 def latest(feature: str, action: str, model: ModelRef, code_version: str = "1") -> Stored | None:
     """The most recent stored result of (feature, action) for this model, any configuration; computes nothing
     (pages show it before the user asks for a long run)."""
-    with connect() as con:
-        row = con.execute("SELECT params, payload, compute_seconds FROM artifacts WHERE feature = ? AND action = ?"
-                          " AND fingerprint = ? AND code_version = ? ORDER BY created DESC LIMIT 1",
-                          [feature, action, model.fingerprint, code_version]).fetchone()
+    try:
+        with connect() as con:
+            row = con.execute("SELECT params, payload, compute_seconds FROM artifacts WHERE feature = ? AND action = ?"
+                              " AND fingerprint = ? AND code_version = ? ORDER BY created DESC LIMIT 1",
+                              [feature, action, model.fingerprint, code_version]).fetchone()
+    except StoreUnavailable:
+        return None
     return None if row is None else Stored(json.loads(row[0]), codec.loads(row[1]), row[2])
 
 

@@ -1,0 +1,91 @@
+"""Store faults: a damaged file is moved aside (kept) and a fresh store started; an unusable location or a
+lock held too long still answers, uncached, and says so."""
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from backend.store import ModelRef, cached, latest, list_runs, status
+from backend.store import db
+from backend.store.db import StoreUnavailable, store_notice
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = ModelRef("m", "faults")
+
+
+@dataclass(frozen=True)
+class Request:
+    n: int
+
+
+def _fill(n: int = 3) -> None:
+    for i in range(n):
+        cached("faults", "run", MODEL, Request(i), lambda i=i: {"value": i, "pad": "x" * 50_000})
+
+
+def test_garbage_store_is_moved_aside_and_a_fresh_one_serves(fresh_store):
+    fresh_store.write_bytes(b"not a database " * 1000)
+    out = cached("faults", "run", MODEL, Request(1), lambda: {"value": 1})
+    assert out.value == {"value": 1} and out.stored
+    kept = list(fresh_store.parent.glob(fresh_store.name + ".damaged-*"))
+    assert len(kept) == 1 and kept[0].read_bytes().startswith(b"not a database")
+    assert "moved aside" in store_notice()
+    assert status().artifacts == 1
+
+
+def test_truncated_store_is_moved_aside_not_deleted(fresh_store):
+    _fill()
+    data = fresh_store.read_bytes()
+    fresh_store.write_bytes(data[: len(data) // 3])
+    db._initialised.discard(fresh_store)  # a new process would open it cold
+    out = cached("faults", "run", MODEL, Request(2), lambda: {"value": 2})
+    assert out.value == {"value": 2}
+    assert list(fresh_store.parent.glob(fresh_store.name + ".damaged-*"))
+    # whatever the first call met, the store works again afterwards
+    assert cached("faults", "run", MODEL, Request(9), lambda: {"value": 9}).stored
+
+
+def test_unusable_location_computes_without_caching(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("the store's folder would be here")
+    monkeypatch.setenv("DASH_STORE", str(blocker / "store.duckdb"))
+    out = cached("faults", "run", MODEL, Request(1), lambda: {"value": 1})
+    assert out.value == {"value": 1} and not out.stored and not out.cached
+    assert "not cached" in out.provenance
+    assert "cannot be used" in store_notice()
+    assert latest("faults", "run", MODEL) is None
+    with pytest.raises(StoreUnavailable):
+        list_runs()
+
+
+HOLDER = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1])
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_lock_held_too_long_computes_without_caching(fresh_store, monkeypatch):
+    _fill(1)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(fresh_store)], cwd=ROOT, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(db, "LOCK_TIMEOUT_S", 0.5)
+        out = cached("faults", "run", MODEL, Request(5), lambda: {"value": 5})
+        assert out.value == {"value": 5} and not out.stored
+        assert "held it for over" in store_notice()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_cli_says_so_and_exits_cleanly_on_a_damaged_store(fresh_store):
+    fresh_store.write_bytes(b"garbage" * 500)
+    proc = subprocess.run([sys.executable, "-m", "backend", "runs", "list", "--json"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "moved aside" in proc.stderr
