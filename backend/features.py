@@ -10,6 +10,15 @@ import importlib
 
 FEATURE_MODULES: tuple[str, ...] = (
     "backend.decoding.algorithms",
+    "backend.mt.attribution",
+    "backend.mt.prompts",
+    "backend.mt.prompt_kinds",
+    "backend.mt.steering",
+    "backend.mt.experiments",
+    "backend.nag.scorers",
+    "backend.nag.impact",
+    "backend.fp8.spectral",
+    "backend.fp8.formats",
 )
 
 _loaded = False

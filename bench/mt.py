@@ -27,9 +27,11 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
+from backend.cli.params import add_flags  # noqa: E402
 from backend.models import default_model_id, load  # noqa: E402
 from backend.mt import ExperimentConfig, HeadsConfig, builtin, find_heads, run_condition, run_experiment  # noqa: E402
 from backend.mt.conditions import ConditionConfig  # noqa: E402
+from backend.mt.prompts import HEAD_TYPES  # noqa: E402
 
 
 def log(message: str) -> None:
@@ -54,13 +56,9 @@ def r(x: float, n: int = 4):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", default=None)
-    parser.add_argument("--src", default="en")
-    parser.add_argument("--tgt", default="fr")
-    parser.add_argument("--prompts", type=int, default=8)
+    add_flags(parser, HeadsConfig, {"src": "--src", "tgt": "--tgt", "n_prompts": "--prompts"})
     parser.add_argument("--sentences", type=int, default=60)
-    parser.add_argument("--random", type=int, default=3)
-    parser.add_argument("--percent", type=float, default=1.0)
-    parser.add_argument("--strength", type=float, default=3.0)
+    add_flags(parser, ExperimentConfig, {"n_random": "--random", "percent": "--percent", "strength": "--strength"})
     parser.add_argument("--patch-percent", type=float, default=5.0, help="head share for the patch steering variant")
     parser.add_argument("--wide-percent", type=float, default=5.0, help="head share for the wider add-mode steering")
     parser.add_argument("--wide-strength", type=float, default=1.0, help="strength for the wider add-mode steering")
@@ -73,11 +71,11 @@ def main() -> None:
     started = time.perf_counter()
     handle = load(args.model or default_model_id())
     data = builtin()
-    heads = HeadsConfig(src=args.src, tgt=args.tgt, n_prompts=args.prompts)
+    heads = HeadsConfig(src=args.src, tgt=args.tgt, n_prompts=args.n_prompts)
     result: dict = {"model": handle.display_name, "pair": f"{args.src}->{args.tgt}", "data": data.name,
                     "threads": torch.get_num_threads(), "heads": {}}
 
-    for head_type in ("language", "translation"):
+    for head_type in HEAD_TYPES.names():
         config = dataclasses.replace(heads, head_type=head_type)
         out = find_heads(handle, config, data, progress(f"heads/{head_type}"))
         hm = out.value
@@ -95,7 +93,7 @@ def main() -> None:
             f"rho={result['heads'][head_type]['spearman_patching_vs_attribution']}")
 
     exp = ExperimentConfig(src=args.src, tgt=args.tgt, n_sentences=args.sentences, percent=args.percent,
-                           strength=args.strength, n_random=args.random, heads=heads)
+                           strength=args.strength, n_random=args.n_random, heads=heads)
     out = run_experiment(handle, "evaluate", exp, data, progress("evaluate"))
     table = out.value.table()
     summary = out.value.ablation_summary()
@@ -108,7 +106,7 @@ def main() -> None:
                             "table": table, "ablation": {k: {m: r(v) for m, v in s.items()} for k, s in summary.items()}}
     # Two more steering settings on the same sentences: the add mode with more heads and a lower strength,
     # and the patch variant (selected heads replaced by their mean clean outputs).
-    steer_types = tuple(dataclasses.replace(heads, head_type=t) for t in ("language", "translation"))
+    steer_types = tuple(dataclasses.replace(heads, head_type=t) for t in HEAD_TYPES.names())
     extra = {}
     for name, mode, percent, strength in (("wide_add_steering", "add", args.wide_percent, args.wide_strength),
                                           ("patch_steering", "patch", args.patch_percent, args.strength)):

@@ -8,14 +8,15 @@ from app.figures.mt import ablation_chart, ablation_rows, agreement_scatter, eva
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
+from app.ui.params import select_for, slider_for
 from app.ui.run import run_with_progress
 from backend.mt import ExperimentConfig, HeadsConfig, builtin, find_heads, parse_upload, run_experiment
-from backend.mt.attribution import ATTRIBUTION_HELP
+from backend.mt.attribution import ATTRIBUTIONS
 from backend.mt.data import language_name
 from backend.mt.examples import fit_shots
 from backend.mt.prompts import HEAD_TYPES
-from backend.mt.selection import MAX_PERCENT
 from backend.mt.steering import STEER_MODES
+from backend.params import default_of
 
 st.title("MT heads")
 st.caption("Translation splits into finding the target language and keeping the sentence's meaning. Corrupting "
@@ -49,15 +50,19 @@ src = c1.selectbox("Source", data.languages, index=0, format_func=language_name,
 targets = [lang for lang in data.languages if lang != src]
 tgt = c2.selectbox("Target", targets, index=targets.index("fr") if "fr" in targets else 0,
                    format_func=language_name, key="mt-tgt")
-head_type = c3.radio("Head type", list(HEAD_TYPES), horizontal=True, key="mt-type",
-                     help=" · ".join(f"{k}: {v}" for k, v in HEAD_TYPES.items()))
-percent = c4.slider("Heads selected (% of L×H)", 0.0, MAX_PERCENT, 1.0, 0.1, key="mt-percent")
+head_types = list(HEAD_TYPES.names())
+head_type = c3.radio("Head type", head_types, index=head_types.index(default_of(HeadsConfig, "head_type")),
+                     horizontal=True, key="mt-type", help=HEAD_TYPES.help_text())
+percent = slider_for(ExperimentConfig, "percent", "Heads selected (% of L×H)", container=c4, step=0.1,
+                     key="mt-percent")
 with st.expander("Head-finding settings"):
     s1, s2, s3 = st.columns(3)
-    n_prompts = s1.slider("Prompts", 1, 16, 8, key="mt-prompts")
-    wanted = s2.slider("Demonstrations (k)", 1, 8, 5, key="mt-shots")
-    attribution = s3.selectbox("Attribution", list(ATTRIBUTION_HELP), key="mt-attr",
-                               help=" · ".join(f"{k}: {v}" for k, v in ATTRIBUTION_HELP.items()))
+    # The page caps prompts and demonstrations below the configs' limits: more is slow on CPU.
+    n_prompts = slider_for(HeadsConfig, "n_prompts", "Prompts", container=s1, max_value=16, key="mt-prompts")
+    wanted = slider_for(HeadsConfig, "k_shots", "Demonstrations (k)", container=s2, max_value=8, key="mt-shots")
+    attribution = select_for(HeadsConfig, "attribution", "Attribution", labels=ATTRIBUTIONS.labels(), container=s3,
+                             key="mt-attr")
+    st.caption(ATTRIBUTIONS.help_text())
 shots = guarded(lambda: fit_shots(handle, data, src, tgt, wanted)) or 1
 if shots < wanted:
     st.info(f"{shots} demonstration(s) instead of {wanted}: longer prompts would not fit the model's context.")
@@ -91,11 +96,15 @@ table_downloads(top, f"mt-{head_type}-heads-{src}-{tgt}", key="mt-top-export")
 
 st.subheader("Steering and ablation")
 g1, g2, g3, g4 = st.columns(4)
-steer_mode = g1.selectbox("Steering mode", list(STEER_MODES), key="mt-steer-mode",
-                          help=" · ".join(f"{k}: {v}" for k, v in STEER_MODES.items()))
-strength = g2.slider("Steering strength", 0.0, 10.0, 3.0, 0.5, key="mt-strength", disabled=steer_mode != "add")
-steer_types = g3.multiselect("Steering vectors", list(HEAD_TYPES), default=list(HEAD_TYPES), key="mt-steer-types")
-n_random = g4.slider("Random-head draws (control)", 1, 10, 3, key="mt-random")
+steer_mode = select_for(ExperimentConfig, "steer_mode", "Steering mode", labels=STEER_MODES.labels(), container=g1,
+                        key="mt-steer-mode")
+strength = slider_for(ExperimentConfig, "strength", "Steering strength", container=g2, max_value=10.0, step=0.5,
+                      key="mt-strength", disabled=not STEER_MODES.get(steer_mode).uses_strength)
+steer_types = g3.multiselect("Steering vectors", head_types, default=list(default_of(ExperimentConfig, "steer_types")),
+                             key="mt-steer-types", help=HEAD_TYPES.help_text())
+n_random = slider_for(ExperimentConfig, "n_random", "Random-head draws (control)", container=g4, min_value=1,
+                      key="mt-random")
+st.caption(STEER_MODES.help_text())
 st.caption("If the add mode garbles the output, lower the strength or raise the head share; the patch mode "
            "(selected heads set to their mean clean outputs) needs no strength. On SmolLM2-135M the paper's 1% × 3 "
            "does not switch the language (0% French); add mode at 5% × 1 reaches 93% and patch mode at 5% 97% "

@@ -10,15 +10,15 @@ g = 1 is that head patched. The score of a head is then an attribution to its ga
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from captum.attr import InputXGradient, IntegratedGradients
 from scipy.stats import spearmanr
 
-from backend.errors import UserError
 from backend.models.hooks import HeadEdit, Hooks
+from backend.registry import Registry, Variant
 
 
 def _gated_forward(model, prefix: tuple[int, ...], target: int, delta: torch.Tensor, offset: float):
@@ -54,23 +54,29 @@ def _integrated_gradients(model, prefix, target, delta, steps: int) -> np.ndarra
     return attr[0].detach().cpu().double().numpy()
 
 
-ATTRIBUTIONS: dict[str, Callable[..., np.ndarray]] = {
-    "attribution-patching": _attribution_patching,
-    "integrated-gradients": _integrated_gradients,
-}
-ATTRIBUTION_HELP = {
-    "attribution-patching": "grad · (clean - corrupt) at the corrupted run: one backward pass",
-    "integrated-gradients": "captum IntegratedGradients along corrupted -> clean, all heads together",
-}
+@dataclass(frozen=True)
+class AttributionMethod(Variant):
+    """`run(model, prefix, target, delta, steps) -> [layers, heads]`. `complete`: the attributions sum to the
+    effect of patching every head at once (the completeness axiom of integrated gradients)."""
+
+    complete: bool = False
+
+
+ATTRIBUTIONS: Registry[AttributionMethod] = Registry("mt-attribution", "attribution method")
+ATTRIBUTIONS.register(AttributionMethod(
+    "attribution-patching", "Attribution patching",
+    "grad · (clean - corrupt) at the corrupted run: one backward pass", _attribution_patching))
+ATTRIBUTIONS.register(AttributionMethod(
+    "integrated-gradients", "Integrated gradients",
+    "captum IntegratedGradients along corrupted -> clean, all heads together", _integrated_gradients, complete=True))
 
 
 def attribute(model, prefix: tuple[int, ...], target: int, delta: torch.Tensor, method: str,
               steps: int = 8) -> np.ndarray:
     """`[layers, heads]` attribution of log p(target) to each head's move towards its mean clean value."""
-    if method not in ATTRIBUTIONS:
-        raise UserError(f"Unknown attribution method {method!r}; choose from {', '.join(ATTRIBUTIONS)}.")
+    run = ATTRIBUTIONS.get(method).run
     with torch.enable_grad():
-        return ATTRIBUTIONS[method](model, prefix, target, delta, steps)
+        return run(model, prefix, target, delta, steps)
 
 
 def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:

@@ -6,14 +6,19 @@ import math
 import sys
 from pathlib import Path
 
+from backend.cli.params import add_flags, flag_values
 from backend.errors import UserError
 from backend.models import default_model_id, load
-from backend.mt.attribution import ATTRIBUTIONS
 from backend.mt.data import builtin, parse_upload
-from backend.mt.experiments import ExperimentConfig, run_experiment
+from backend.mt.experiments import EXPERIMENTS, ExperimentConfig, run_experiment
 from backend.mt.heads import HeadsConfig, find_heads
-from backend.mt.prompts import HEAD_TYPES
-from backend.mt.steering import STEER_MODES
+from backend.params import default_of, help_of
+
+# field -> flag (the flag names predate the configs; they stay)
+HEADS_FLAGS = {"src": "--src", "tgt": "--tgt", "n_prompts": "--prompts", "k_shots": "--shots",
+               "attribution": "--attribution", "seed": "--seed"}
+EXPERIMENT_FLAGS = {"n_sentences": "--sentences", "strength": "--strength", "steer_mode": "--steer-mode",
+                    "ablate_type": "--ablate-type", "n_random": "--random"}
 
 
 def _progress(fraction: float, message: str) -> None:
@@ -33,8 +38,7 @@ def _data(args):
 
 
 def _heads_config(args, head_type: str) -> HeadsConfig:
-    return HeadsConfig(src=args.src, tgt=args.tgt, head_type=head_type, n_prompts=args.prompts, k_shots=args.shots,
-                       attribution=args.attribution, seed=args.seed)
+    return HeadsConfig(head_type=head_type, **flag_values(args, HeadsConfig, HEADS_FLAGS))
 
 
 def _finite(x: float) -> float | None:
@@ -59,17 +63,15 @@ def _experiment(kind: str):
     def handler(args) -> dict:
         handle = load(args.model or default_model_id(), progress=_progress)
         rows = tuple(int(r) for r in args.rows.split(",")) if args.rows else ()
-        config = ExperimentConfig(src=args.src, tgt=args.tgt, n_sentences=args.sentences, rows=rows,
-                                  percent=args.percent, strength=args.strength,
-                                  steer_types=tuple(t for t in args.steer_types.split(",") if t),
-                                  steer_mode=args.steer_mode,
-                                  ablate_type=args.ablate_type, n_random=args.random, k_shots=args.shots,
-                                  heads=_heads_config(args, "language"), seed=args.seed)
+        values = flag_values(args, ExperimentConfig, (*EXPERIMENT_FLAGS, "src", "tgt", "percent", "k_shots", "seed"))
+        config = ExperimentConfig(rows=rows, steer_types=tuple(t for t in args.steer_types.split(",") if t),
+                                  heads=_heads_config(args, "language"), **values)
         out = run_experiment(handle, kind, config, _data(args), progress=_progress)
         result = {"model": handle.display_name, "pair": f"{args.src}->{args.tgt}", "provenance": out.provenance,
                   "seconds": round(out.seconds, 1), "run_id": out.run_id, "table": out.value.table()}
-        if kind in ("ablate", "evaluate"):
-            result["ablation"] = out.value.ablation_summary()
+        summary = out.value.ablation_summary()  # empty for an experiment without ablations
+        if summary:
+            result["ablation"] = summary
         if args.outputs:
             result["outputs"] = [{"condition": c.label, "source": s, "output": o, "detected": d}
                                  for c in out.value.conditions
@@ -82,13 +84,8 @@ def _experiment(kind: str):
 def _common(sub) -> None:
     sub.add_argument("--model", help="registry id (default: the configured default model)")
     sub.add_argument("--data", help="TSV/CSV/JSONL of parallel sentences (default: the built-in EN/FR/DE/ES set)")
-    sub.add_argument("--src", default="en")
-    sub.add_argument("--tgt", default="fr")
-    sub.add_argument("--prompts", type=int, default=8, help="head-finding prompts")
-    sub.add_argument("--shots", type=int, default=5, help="demonstrations per few-shot prompt")
-    sub.add_argument("--attribution", default="attribution-patching", choices=list(ATTRIBUTIONS))
-    sub.add_argument("--percent", type=float, default=1.0, help="share of all heads selected (0-5)")
-    sub.add_argument("--seed", type=int, default=0)
+    add_flags(sub, HeadsConfig, HEADS_FLAGS)
+    add_flags(sub, ExperimentConfig, {"percent": "--percent"})
 
 
 def add_commands(subparsers) -> None:
@@ -96,20 +93,15 @@ def add_commands(subparsers) -> None:
     actions = parser.add_subparsers(dest="action", required=True)
     sub = actions.add_parser("heads", help="L x H head map by activation patching + attribution")
     _common(sub)
-    sub.add_argument("--head-type", default="language", choices=list(HEAD_TYPES))
+    add_flags(sub, HeadsConfig, {"head_type": "--head-type"})
     sub.add_argument("--top", type=int, default=10, help="rows of the top-heads table")
     sub.set_defaults(handler=cmd_heads)
-    for kind, text in (("steer", "instruction-free vs steered vs instruction baseline"),
-                       ("ablate", "few-shot with selected heads vs random heads zeroed"),
-                       ("evaluate", "the full evaluation table on held-out sentences")):
-        sub = actions.add_parser(kind, help=text)
+    for experiment in EXPERIMENTS:
+        sub = actions.add_parser(experiment.name, help=experiment.help)
         _common(sub)
-        sub.add_argument("--sentences", type=int, default=10, help="held-out sentences (first n of 'evaluate')")
-        sub.add_argument("--rows", default="", help="explicit comma-separated data rows instead")
-        sub.add_argument("--strength", type=float, default=3.0)
-        sub.add_argument("--steer-types", default="language,translation")
-        sub.add_argument("--steer-mode", default="add", choices=list(STEER_MODES))
-        sub.add_argument("--ablate-type", default="language", choices=list(HEAD_TYPES))
-        sub.add_argument("--random", type=int, default=3, help="random-head control draws")
+        add_flags(sub, ExperimentConfig, EXPERIMENT_FLAGS)
+        sub.add_argument("--rows", default="", help=f"{help_of(ExperimentConfig, 'rows')}, comma-separated")
+        sub.add_argument("--steer-types", default=",".join(default_of(ExperimentConfig, "steer_types")),
+                         help=f"{help_of(ExperimentConfig, 'steer_types')}, comma-separated (default: %(default)s)")
         sub.add_argument("--outputs", action="store_true", help="include every generated sentence")
-        sub.set_defaults(handler=_experiment(kind))
+        sub.set_defaults(handler=_experiment(experiment.name))

@@ -4,21 +4,20 @@ on its own, so the steering view, the ablation view and the full evaluation shar
 from __future__ import annotations
 
 import dataclasses
-import random
 from dataclasses import dataclass
 
 import numpy as np
 
 from backend.errors import UserError
-from backend.models.generate import encode_prompt
 from backend.models.loading import ModelHandle
-from backend.mt import metrics
+from backend.mt import fields, metrics
 from backend.mt.data import ParallelSet, builtin
-from backend.mt.examples import encode, encode_answer
+from backend.mt.examples import encode_answer
 from backend.mt.heads import HeadsConfig, find_heads
-from backend.mt.prompts import PROMPT_KINDS, Demo, demo_block, instruction, pick_demos, query
+from backend.mt.prompt_kinds import PROMPT_KINDS
 from backend.mt.selection import Head, random_heads
-from backend.mt.steering import STEER_MODES, Intervention, generate, head_patches, steering_vectors
+from backend.mt.steering import STEER_MODES, Intervention, generate
+from backend.params import Config, param, require
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
 
@@ -26,26 +25,31 @@ CODE_VERSION = "2"
 
 
 @dataclass(frozen=True)
-class ConditionConfig:
+class ConditionConfig(Config):
     """A generation condition on the `evaluate` split. `steer`: head maps whose top `percent` heads give
     steering vectors (added together, times `strength`). `ablate`: the head map whose top heads are
     zeroed; with `random_draw >= 0` the same number of other heads, drawn with that seed, are zeroed instead."""
 
-    src: str = "en"
-    tgt: str = "fr"
-    prompt: str = "few-shot"  # see prompts.PROMPT_KINDS
-    n_sentences: int = 20
-    rows: tuple[int, ...] = ()  # explicit data rows (overrides n_sentences)
-    k_shots: int = 5
-    steer: tuple[HeadsConfig, ...] = ()
-    steer_mode: str = "add"  # see steering.STEER_MODES
-    strength: float = 3.0
-    ablate: HeadsConfig | None = None
-    random_draw: int = -1
-    percent: float = 1.0
-    max_new_tokens: int = 48
-    seed: int = 0
-    dataset: str = ""
+    src: str = fields.src()
+    tgt: str = fields.tgt()
+    prompt: str = param("few-shot", "prompt format", choices=PROMPT_KINDS)
+    n_sentences: int = param(20, "held-out sentences: the first n of the 'evaluate' split", ge=1)
+    rows: tuple[int, ...] = fields.rows()
+    k_shots: int = fields.k_shots(low=0)
+    steer: tuple[HeadsConfig, ...] = param((), "head maps whose selected heads steer the generation")
+    steer_mode: str = param("add", "how the selected heads steer", choices=STEER_MODES)
+    strength: float = fields.strength()
+    ablate: HeadsConfig | None = param(None, "head map whose selected heads are zeroed")
+    random_draw: int = param(-1, "with ablate: zero random heads of this draw instead (-1: the selected ones)", ge=-1)
+    percent: float = fields.percent()
+    max_new_tokens: int = fields.max_new_tokens()
+    seed: int = fields.seed()
+    dataset: str = fields.dataset()
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        need = PROMPT_KINDS.get(self.prompt).min_shots
+        require(self.k_shots >= need, f"A {self.prompt} prompt needs at least {need} demonstration(s).")
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ class ConditionResult:
 def label(config: ConditionConfig) -> str:
     text = config.prompt
     if config.steer:
-        how = f"×{config.strength:g}" if config.steer_mode == "add" else config.steer_mode
+        how = f"×{config.strength:g}" if STEER_MODES.get(config.steer_mode).uses_strength else config.steer_mode
         text += " + steering (" + " + ".join(h.head_type for h in config.steer) + f", {config.percent:g}%, {how})"
     if config.ablate is not None:
         what = f"random heads #{config.random_draw}" if config.random_draw >= 0 else f"{config.ablate.head_type} heads"
@@ -83,34 +87,18 @@ def _rows(config: ConditionConfig, data: ParallelSet) -> list[int]:
         if unknown:
             raise UserError(f"Rows {unknown} are not in the data set.")
         return list(config.rows)
-    if config.n_sentences < 1:
-        raise UserError("Evaluate at least one sentence.")
     return held_out[:config.n_sentences]
-
-
-def _prompt_ids(handle: ModelHandle, config: ConditionConfig, data: ParallelSet, row: int) -> list[int]:
-    source = data.text(config.src, row)
-    if config.prompt == "instruction":
-        return encode_prompt(handle, instruction(source, config.src, config.tgt), chat=True)[0].tolist()
-    if config.prompt == "instruction-free":
-        return encode(handle, query(source))
-    rng = random.Random(f"{config.seed}:{row}")
-    demos = [Demo(data.text(config.src, r), data.text(config.tgt, r))
-             for r in pick_demos(data, row, config.k_shots, rng)]
-    return encode(handle, demo_block(demos) + query(source))
 
 
 def _intervention(handle: ModelHandle, config: ConditionConfig, data: ParallelSet,
                   progress: Progress) -> tuple[Intervention, tuple[Head, ...]]:
     vectors, patches, used = [], [], []
+    mode = STEER_MODES.get(config.steer_mode)
     for heads_config in config.steer:
         head_map = find_heads(handle, heads_config, data, progress).value
-        chosen = head_map.selected(config.percent)
-        if config.steer_mode == "add":  # language and translation vectors are summed, as in the paper
-            vectors.append(steering_vectors(handle.model, head_map.mean_clean, chosen))
-        else:  # a head can be replaced only once: the first head map that selects it gives its value
-            chosen = tuple(h for h in chosen if h not in used)
-            patches.extend(head_patches(head_map.mean_clean, chosen))
+        part, chosen = mode.run(handle.model, head_map.mean_clean, head_map.selected(config.percent), tuple(used))
+        vectors.extend(part.vectors)
+        patches.extend(part.patches)
         used.extend(h for h in chosen if h not in used)
     ablate: tuple[Head, ...] = ()
     if config.ablate is not None:
@@ -131,11 +119,12 @@ def compute_condition(handle: ModelHandle, config: ConditionConfig, data: Parall
     sources = [data.text(config.src, r) for r in rows]
     references = [data.text(config.tgt, r) for r in rows]
     candidates = metrics.candidates_for(data.languages)
+    prompt_ids = PROMPT_KINDS.get(config.prompt).run
     outputs = []
     for i, row in enumerate(rows):
         # Budget: twice the reference length plus slack (an upper bound only; generation stops at a newline).
         budget = min(config.max_new_tokens, 2 * len(encode_answer(handle, " " + references[i])) + 8)
-        outputs.append(generate(handle.model, handle.tokenizer, _prompt_ids(handle, config, data, row), budget,
+        outputs.append(generate(handle.model, handle.tokenizer, prompt_ids(handle, config, data, row), budget,
                                 intervention))
         progress(0.3 + 0.7 * (i + 1) / len(rows), f"{label(config)}: {i + 1}/{len(rows)} sentences")
     detected = [metrics.identify(o, candidates) for o in outputs]
@@ -149,14 +138,6 @@ def run_condition(handle: ModelHandle, config: ConditionConfig, data: ParallelSe
                   progress: Progress = silent) -> Computed[ConditionResult]:
     data = data or builtin()
     data.check_pair(config.src, config.tgt)
-    if config.prompt not in PROMPT_KINDS:
-        raise UserError(f"Unknown prompt {config.prompt!r}; choose from {', '.join(PROMPT_KINDS)}.")
-    if config.prompt == "few-shot" and config.k_shots < 1:
-        raise UserError("A few-shot prompt needs at least one demonstration.")
-    if config.steer_mode not in STEER_MODES:
-        raise UserError(f"Unknown steering mode {config.steer_mode!r}; choose from {', '.join(STEER_MODES)}.")
-    if not 0 <= config.strength <= 20:
-        raise UserError("Steering strength must be between 0 and 20.")
     sub = tuple(dataclasses.replace(h, dataset=data.digest) for h in config.steer)
     ablate = dataclasses.replace(config.ablate, dataset=data.digest) if config.ablate else None
     config = dataclasses.replace(config, dataset=data.digest, steer=sub, ablate=ablate)

@@ -10,37 +10,46 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from backend.errors import UserError
 from backend.models.loading import ModelHandle
+from backend.mt import fields
 from backend.mt.conditions import ConditionConfig, ConditionResult, run_condition
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.heads import HeadsConfig
 from backend.mt.prompts import HEAD_TYPES
+from backend.mt.steering import STEER_MODES
+from backend.params import Config, param, require
 from backend.progress import Progress, scaled, silent
+from backend.registry import Registry, Variant
 from backend.store import Computed, ModelRef, cached
 
 CODE_VERSION = "2"
 
 
 @dataclass(frozen=True)
-class ExperimentConfig:
+class ExperimentConfig(Config):
     """Shared settings. `heads` is the head-finding template (its src/tgt/head_type are filled in per use)."""
 
-    src: str = "en"
-    tgt: str = "fr"
-    n_sentences: int = 10  # first n of the `evaluate` split (ignored when rows are given)
-    rows: tuple[int, ...] = ()
-    percent: float = 1.0
-    strength: float = 3.0
-    steer_types: tuple[str, ...] = ("language", "translation")
-    steer_mode: str = "add"  # see steering.STEER_MODES
-    ablate_type: str = "language"
-    n_random: int = 3
-    k_shots: int = 5
-    max_new_tokens: int = 48
-    heads: HeadsConfig = HeadsConfig()
-    seed: int = 0
-    dataset: str = ""
+    src: str = fields.src()
+    tgt: str = fields.tgt()
+    n_sentences: int = param(10, "held-out sentences: the first n of the 'evaluate' split", ge=1)
+    rows: tuple[int, ...] = fields.rows()
+    percent: float = fields.percent()
+    strength: float = fields.strength()
+    steer_types: tuple[str, ...] = param(("language", "translation"), "head types whose vectors steer (summed)")
+    steer_mode: str = param("add", "how the selected heads steer", choices=STEER_MODES)
+    ablate_type: str = param("language", "head type whose selected heads are zeroed", choices=HEAD_TYPES)
+    n_random: int = param(3, "random-head control draws", ge=0, le=10)
+    k_shots: int = fields.k_shots()
+    max_new_tokens: int = fields.max_new_tokens()
+    heads: HeadsConfig = param(HeadsConfig(), "head-finding template (src, tgt and head type are filled in)")
+    seed: int = fields.seed()
+    dataset: str = fields.dataset()
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        unknown = [t for t in self.steer_types if t not in HEAD_TYPES]
+        require(not unknown, f"Unknown head type(s) {', '.join(map(repr, unknown))} to steer with; "
+                             f"choose from {', '.join(HEAD_TYPES.names())}.")
 
 
 @dataclass(frozen=True)
@@ -75,8 +84,6 @@ class Experiment:
 
 
 def _heads(config: ExperimentConfig, head_type: str) -> HeadsConfig:
-    if head_type not in HEAD_TYPES:
-        raise UserError(f"Unknown head type {head_type!r}; choose from {', '.join(HEAD_TYPES)}.")
     return dataclasses.replace(config.heads, src=config.src, tgt=config.tgt, head_type=head_type)
 
 
@@ -87,24 +94,46 @@ def _condition(config: ExperimentConfig, prompt: str, **changes) -> ConditionCon
                            percent=config.percent, max_new_tokens=config.max_new_tokens, seed=config.seed, **changes)
 
 
-def plan(config: ExperimentConfig, kind: str) -> list[ConditionConfig]:
-    steer = tuple(_heads(config, t) for t in config.steer_types)
+def _steering(config: ExperimentConfig) -> tuple[HeadsConfig, ...]:
+    return tuple(_heads(config, t) for t in config.steer_types)
+
+
+def _random_ablations(config: ExperimentConfig) -> list[ConditionConfig]:
     ablate = _heads(config, config.ablate_type)
-    if not 0 <= config.n_random <= 10:
-        raise UserError("Use between 0 and 10 random draws.")
-    randoms = [_condition(config, "few-shot", ablate=ablate, random_draw=d) for d in range(config.n_random)]
-    if kind == "steer":
-        if not steer:
-            raise UserError("Pick at least one head type to steer with.")
-        return [_condition(config, "instruction-free"), _condition(config, "instruction-free", steer=steer),
-                _condition(config, "instruction")]
-    if kind == "ablate":
-        return [_condition(config, "few-shot"), _condition(config, "few-shot", ablate=ablate), *randoms]
-    if kind == "evaluate":
-        ablations = [_condition(config, "few-shot", ablate=_heads(config, t)) for t in HEAD_TYPES]
-        return [_condition(config, "instruction"), _condition(config, "few-shot"), _condition(config, "instruction-free"),
-                *([_condition(config, "instruction-free", steer=steer)] if steer else []), *ablations, *randoms]
-    raise UserError(f"Unknown experiment {kind!r}.")
+    return [_condition(config, "few-shot", ablate=ablate, random_draw=d) for d in range(config.n_random)]
+
+
+def _plan_steer(config: ExperimentConfig) -> list[ConditionConfig]:
+    require(bool(config.steer_types), "Pick at least one head type to steer with.")
+    return [_condition(config, "instruction-free"), _condition(config, "instruction-free", steer=_steering(config)),
+            _condition(config, "instruction")]
+
+
+def _plan_ablate(config: ExperimentConfig) -> list[ConditionConfig]:
+    return [_condition(config, "few-shot"), _condition(config, "few-shot", ablate=_heads(config, config.ablate_type)),
+            *_random_ablations(config)]
+
+
+def _plan_evaluate(config: ExperimentConfig) -> list[ConditionConfig]:
+    steer = _steering(config)
+    ablations = [_condition(config, "few-shot", ablate=_heads(config, t)) for t in HEAD_TYPES.names()]
+    return [_condition(config, "instruction"), _condition(config, "few-shot"), _condition(config, "instruction-free"),
+            *([_condition(config, "instruction-free", steer=steer)] if steer else []), *ablations,
+            *_random_ablations(config)]
+
+
+# An experiment's `run(config) -> [ConditionConfig]` plans its conditions, in display order.
+EXPERIMENTS: Registry[Variant] = Registry("mt-experiment", "MT experiment")
+EXPERIMENTS.register(Variant("steer", "Side by side", "instruction-free vs steered vs instruction baseline",
+                             _plan_steer, ExperimentConfig))
+EXPERIMENTS.register(Variant("ablate", "Ablation", "few-shot with selected heads vs random heads zeroed",
+                             _plan_ablate, ExperimentConfig))
+EXPERIMENTS.register(Variant("evaluate", "Evaluation", "the full evaluation table on held-out sentences",
+                             _plan_evaluate, ExperimentConfig))
+
+
+def plan(config: ExperimentConfig, kind: str) -> list[ConditionConfig]:
+    return EXPERIMENTS.get(kind).run(config)
 
 
 def run_experiment(handle: ModelHandle, kind: str, config: ExperimentConfig = ExperimentConfig(),

@@ -10,14 +10,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from backend.errors import UserError
 from backend.models.loading import ModelHandle
+from backend.mt import fields
 from backend.mt.attribution import ATTRIBUTIONS, attribute, rank_correlation
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.examples import Example, build_example
 from backend.mt.patching import patch_scores
-from backend.mt.prompts import CORRUPTIONS, corrupt_language, prompt_pair
+from backend.mt.prompts import HEAD_TYPES, corrupt_language, prompt_pair
 from backend.mt.selection import Head, top_heads, top_k_overlap
+from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
 
@@ -25,21 +26,24 @@ CODE_VERSION = "1"
 
 
 @dataclass(frozen=True)
-class HeadsConfig:
+class HeadsConfig(Config):
     """Everything a head map depends on (the cache key). `dataset` is the data set's digest (set by find_heads)."""
 
-    src: str = "en"
-    tgt: str = "fr"
-    head_type: str = "language"  # see prompts.HEAD_TYPES
-    n_prompts: int = 8  # head-finding prompts from the `heads` split
-    k_shots: int = 5
-    corrupt_language: str = ""  # language heads: replacement language ("" = first other language of the set)
-    attribution: str = "attribution-patching"  # see attribution.ATTRIBUTIONS
-    ig_steps: int = 8
-    max_answer_tokens: int = 16
-    rows_per_batch: int = 136  # patched heads per single-token step (the KV cache is copied per row: memory)
-    seed: int = 0
-    dataset: str = ""
+    src: str = fields.src()
+    tgt: str = fields.tgt()
+    head_type: str = param("language", "which heads: each head type corrupts the demonstrations its own way",
+                           choices=HEAD_TYPES)
+    n_prompts: int = param(8, "head-finding prompts from the 'heads' split", ge=1, le=64)
+    k_shots: int = fields.k_shots()
+    corrupt_language: str = param("", "language heads: replacement language ('' = first other language of the set)")
+    attribution: str = param("attribution-patching", "gradient approximation of the patching map",
+                             choices=ATTRIBUTIONS)
+    ig_steps: int = param(8, "integrated-gradients steps", ge=1)
+    max_answer_tokens: int = param(16, "answer tokens teacher-forced to choose the position", ge=1)
+    rows_per_batch: int = param(136, "patched heads per single-token step (the KV cache is copied per row: memory)",
+                                ge=1)
+    seed: int = fields.seed()
+    dataset: str = fields.dataset()
 
 
 @dataclass(frozen=True)
@@ -79,18 +83,6 @@ class HeadMap:
             rows.append({"rank": rank, "layer": layer, "head": head, "patching": float(self.patching[layer, head]),
                          "attribution": float(flat_attr[i]), "attribution_rank": attr_rank[i]})
         return rows
-
-
-def check(config: HeadsConfig, data: ParallelSet) -> None:
-    data.check_pair(config.src, config.tgt)
-    if config.head_type not in CORRUPTIONS:
-        raise UserError(f"Unknown head type {config.head_type!r}; choose from {', '.join(CORRUPTIONS)}.")
-    if config.attribution not in ATTRIBUTIONS:
-        raise UserError(f"Unknown attribution {config.attribution!r}; choose from {', '.join(ATTRIBUTIONS)}.")
-    if not 1 <= config.n_prompts <= 64:
-        raise UserError("Use between 1 and 64 head-finding prompts.")
-    if not 1 <= config.k_shots <= 10:
-        raise UserError("Use between 1 and 10 demonstrations to find heads (the corruption edits them).")
 
 
 def compute_head_map(handle: ModelHandle, config: HeadsConfig, data: ParallelSet,
@@ -133,6 +125,6 @@ def find_heads(handle: ModelHandle, config: HeadsConfig = HeadsConfig(), data: P
     """Cached head map for `config` on `data` (default: the built-in set)."""
     data = data or builtin()
     config = dataclasses.replace(config, dataset=data.digest)
-    check(config, data)
+    data.check_pair(config.src, config.tgt)
     return cached("mt", "heads", ModelRef.of(handle), config,
                   lambda: compute_head_map(handle, config, data, progress), code_version=CODE_VERSION)

@@ -1,4 +1,4 @@
-"""Prompt formats and the two corruptions that define the head types.
+"""Prompt formats and the head types, each defined by its corruption (`HEAD_TYPES`, run = the corruption).
 
 Few-shot: k demonstrations `Q: {src}\\nA: {tgt}\\n\\n`, then the query `Q: {src}\\nA:`; the answer
 the model should produce is ` {tgt}` (leading space), ended by a newline.
@@ -11,22 +11,11 @@ Corruptions change only the demonstration targets:
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from backend.errors import UserError
 from backend.mt.data import ParallelSet, language_name
-
-HEAD_TYPES = {
-    "language": "target-language heads: demonstration targets in another language (meaning kept)",
-    "translation": "sentence-equivalence heads: demonstration targets replaced by unrelated target-language "
-                   "sentences (language kept)",
-}
-PROMPT_KINDS = {
-    "instruction": "Translate the following sentence from {S} to {T}: … (chat template when the model has one)",
-    "few-shot": "k demonstrations `Q: src / A: tgt`, then `Q: src / A:`",
-    "instruction-free": "`Q: src / A:` with no demonstrations and no instruction",
-}
+from backend.registry import Registry, Variant
 
 
 @dataclass(frozen=True)
@@ -68,6 +57,17 @@ def corrupt_language(data: ParallelSet, src: str, tgt: str, requested: str | Non
     return others[0] if others else src
 
 
+@dataclass(frozen=True)
+class HeadType(Variant):
+    """`run(data, demos, src, tgt, query_row, rng, other_lang) -> [Demo]`: the corrupted demonstrations.
+    `keeps`: what a corrupted target shares with the clean one ("language" or "meaning"); the other is lost."""
+
+    keeps: str = ""
+
+
+HEAD_TYPES: Registry[HeadType] = Registry("mt-head-type", "head type")
+
+
 def _translation_corruption(data: ParallelSet, demos: list[int], src: str, tgt: str, query_row: int,
                             rng: random.Random, other_lang: str) -> list[Demo]:
     # Each target is the translation of a different row (never the demo's own, never the query's).
@@ -84,10 +84,14 @@ def _language_corruption(data: ParallelSet, demos: list[int], src: str, tgt: str
     return [Demo(data.text(src, row), data.text(other_lang, row)) for row in demos]
 
 
-CORRUPTIONS: dict[str, Callable[..., list[Demo]]] = {
-    "translation": _translation_corruption,
-    "language": _language_corruption,
-}
+HEAD_TYPES.register(HeadType(
+    "language", "Language heads",
+    "target-language heads: demonstration targets in another language (meaning kept)",
+    _language_corruption, keeps="meaning"))
+HEAD_TYPES.register(HeadType(
+    "translation", "Translation heads",
+    "sentence-equivalence heads: demonstration targets replaced by unrelated target-language sentences "
+    "(language kept)", _translation_corruption, keeps="language"))
 
 
 @dataclass(frozen=True)
@@ -102,10 +106,9 @@ class PromptPair:
 
 def prompt_pair(data: ParallelSet, row: int, src: str, tgt: str, head_type: str, k: int, rng: random.Random,
                 other_lang: str) -> PromptPair:
-    if head_type not in CORRUPTIONS:
-        raise UserError(f"Unknown head type {head_type!r}; choose from {', '.join(CORRUPTIONS)}.")
+    corruption = HEAD_TYPES.get(head_type).run
     demos = pick_demos(data, row, k, rng)
     clean = [Demo(data.text(src, r), data.text(tgt, r)) for r in demos]
-    corrupt = CORRUPTIONS[head_type](data, demos, src, tgt, row, rng, other_lang)
+    corrupt = corruption(data, demos, src, tgt, row, rng, other_lang)
     q = query(data.text(src, row))
     return PromptPair(row, demo_block(clean) + q, demo_block(corrupt) + q, " " + data.text(tgt, row))

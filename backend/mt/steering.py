@@ -1,6 +1,6 @@
 """Steering vectors from selected heads, and greedy generation under steering or ablation.
 
-Steering modes (STEER_MODES):
+Steering modes (the STEER_MODES registry):
 - add (the paper's): per layer l, v_l = o_proj_l(z_l) - o_proj_l(0), where z_l is the mean clean head
   output `[heads, head_dim]` with the non-selected heads zeroed (subtracting o_proj(0) keeps an o_proj
   bias, as in GPT-2, out of the vector); v_l times a strength is added to the attention output at the
@@ -20,6 +20,7 @@ from backend.models.architecture import attention_out_proj
 from backend.models.decoding import IncrementalDecoder, context_limit
 from backend.models.hooks import HeadEdit, Hooks, OutputAdd
 from backend.mt.selection import Head
+from backend.registry import Registry, Variant
 
 
 @torch.no_grad()
@@ -36,12 +37,6 @@ def steering_vectors(model, mean_clean: np.ndarray, heads: tuple[Head, ...]) -> 
         flat = z.reshape(1, -1).to(device=device, dtype=dtype)
         vectors[layer] = (proj(flat) - proj(torch.zeros_like(flat)))[0].float()
     return vectors
-
-
-STEER_MODES = {
-    "add": "add strength × o_proj(mean clean output of the selected heads) to the attention output (paper)",
-    "patch": "replace the selected heads' outputs by their mean clean outputs (strength unused)",
-}
 
 
 def head_patches(mean_clean: np.ndarray, heads: tuple[Head, ...]) -> tuple[tuple[int, int, torch.Tensor], ...]:
@@ -73,6 +68,37 @@ class Intervention:
 
 
 NONE = Intervention()
+
+
+@dataclass(frozen=True)
+class SteerMode(Variant):
+    """`run(model, mean_clean, chosen, used) -> (Intervention, heads)`: what steering from one head map's
+    `chosen` heads adds (`used`: heads earlier head maps already took), and the heads it steers with.
+    `uses_strength`: whether the strength scales it (the page disables the slider otherwise)."""
+
+    uses_strength: bool = True
+
+
+STEER_MODES: Registry[SteerMode] = Registry("mt-steer-mode", "steering mode")
+
+
+def _add(model, mean_clean: np.ndarray, chosen: tuple[Head, ...], used: tuple[Head, ...]):
+    # Language and translation vectors are summed, as in the paper (a head may contribute to both).
+    return Intervention(vectors=(steering_vectors(model, mean_clean, chosen),)), chosen
+
+
+def _patch(model, mean_clean: np.ndarray, chosen: tuple[Head, ...], used: tuple[Head, ...]):
+    # A head can be replaced only once: the first head map that selects it gives its value.
+    chosen = tuple(h for h in chosen if h not in used)
+    return Intervention(patches=head_patches(mean_clean, chosen)), chosen
+
+
+STEER_MODES.register(SteerMode(
+    "add", "Add vectors",
+    "add strength × o_proj(mean clean output of the selected heads) to the attention output (paper)", _add))
+STEER_MODES.register(SteerMode(
+    "patch", "Patch heads", "replace the selected heads' outputs by their mean clean outputs (strength unused)",
+    _patch, uses_strength=False))
 
 
 @torch.no_grad()

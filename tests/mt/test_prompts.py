@@ -4,7 +4,7 @@ import pytest
 
 from backend.errors import UserError
 from backend.mt.data import builtin
-from backend.mt.prompts import CORRUPTIONS, corrupt_language, prompt_pair
+from backend.mt.prompts import HEAD_TYPES, corrupt_language, prompt_pair
 
 
 def _targets(prompt: str) -> list[str]:
@@ -52,7 +52,7 @@ def test_translation_corruption_keeps_language_loses_meaning():
 def test_demonstrations_come_from_the_heads_split_and_never_the_query():
     data = builtin()
     heads = {data.text("en", r) for r in data.rows("heads")}
-    for head_type in CORRUPTIONS:
+    for head_type in HEAD_TYPES.names():
         pair = prompt_pair(data, 0, "en", "fr", head_type, 5, random.Random(3), "de")
         demos = _sources(pair.clean)[:-1]
         assert set(demos) <= heads and data.text("en", 0) not in demos
