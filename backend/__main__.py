@@ -42,12 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         result = args.handler(args)
+        notice = store_notice()
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if result != {}:
         emit(result, args.json)
-    notice = store_notice()
     if notice:
         print(f"warning: {notice}", file=sys.stderr)
     return 0

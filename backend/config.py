@@ -16,6 +16,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from backend.errors import UserError
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -43,6 +45,25 @@ def settings() -> Settings:
         store_path=Path(os.environ.get("DASH_STORE", data_dir / "store.duckdb")),
         default_model=os.environ.get("DASH_DEFAULT_MODEL", "smollm2-135m-instruct"),
         extra_models=os.environ.get("DASH_EXTRA_MODELS", ""),
-        max_params=int(float(os.environ.get("DASH_MAX_PARAMS", "2e9"))),
-        device=os.environ.get("DASH_DEVICE", "auto"),
+        max_params=_max_params(os.environ.get("DASH_MAX_PARAMS", "2e9")),
+        device=_device(os.environ.get("DASH_DEVICE", "auto")),
     )
+
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+def _max_params(text: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"DASH_MAX_PARAMS must be a number of parameters such as 2e9, got {text!r}.") from None
+    if not value >= 1 or value == float("inf"):
+        raise UserError(f"DASH_MAX_PARAMS must be a positive number of parameters such as 2e9, got {text!r}.")
+    return int(value)
+
+
+def _device(text: str) -> str:
+    if text not in DEVICES:
+        raise UserError(f"DASH_DEVICE must be one of {', '.join(DEVICES)}, got {text!r}.")
+    return text

@@ -40,8 +40,8 @@ class Param:
         return tuple(found.names()) if hasattr(found, "names") else tuple(found)
 
     def range_text(self) -> str:
-        low = f"[{self.ge:g}" if self.ge is not None else f"({self.gt:g}" if self.gt is not None else "(-inf"
-        high = f"{self.le:g}]" if self.le is not None else f"{self.lt:g})" if self.lt is not None else "inf)"
+        low = f"[{_num(self.ge)}" if self.ge is not None else f"({_num(self.gt)}" if self.gt is not None else "(-inf"
+        high = f"{_num(self.le)}]" if self.le is not None else f"{_num(self.lt)})" if self.lt is not None else "inf)"
         return f"{low}, {high}"
 
     def problem(self, name: str, value: Any) -> str | None:
@@ -56,6 +56,10 @@ class Param:
         ok = ((self.ge is None or value >= self.ge) and (self.gt is None or value > self.gt)
               and (self.le is None or value <= self.le) and (self.lt is None or value < self.lt))
         return None if ok else f"{name} must be in {self.range_text()}, got {value!r}."
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
 def param(default: Any, help: str, *, ge: float | None = None, gt: float | None = None, le: float | None = None,

@@ -52,3 +52,28 @@ def test_cli_runs_as_a_module():
                             text=True, env=os.environ, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "smollm2-135m-instruct" in result.stdout
+
+
+def _one_line_exit_2(args: list[str], env_extra: dict | None = None, words: str = "") -> None:
+    env = {**os.environ, **(env_extra or {})}
+    result = subprocess.run([sys.executable, "-m", "backend", *args], cwd=ROOT, capture_output=True, text=True,
+                            env=env, timeout=180)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and words in lines[0], result.stderr
+
+
+def test_bad_runs_arguments_are_one_line_errors(tmp_path, fresh_store):
+    _one_line_exit_2(["runs", "list", "--limit", "-1"], words="limit must be in [1, 1000000], got -1")
+    _one_line_exit_2(["runs", "export", "-o", str(tmp_path / "missing" / "x.csv")], words="does not exist")
+
+
+def test_bad_environment_settings_are_one_line_errors():
+    _one_line_exit_2(["models", "info", "--model", "tiny-llama"], {"DASH_MAX_PARAMS": "abc"}, "DASH_MAX_PARAMS")
+    _one_line_exit_2(["models", "info", "--model", "tiny-llama"], {"DASH_DEVICE": "tpu"}, "DASH_DEVICE")
+
+
+def test_generation_length_is_bounded_before_any_work():
+    _one_line_exit_2(["models", "generate", "Hi", "--model", "tiny-llama", "--max-new-tokens", "1000000000"],
+                     words="max_new_tokens must be between 1 and 4096")

@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 from backend.store import RunFilter, export_runs, list_runs
+from backend.cli.params import add_flags
+from backend.errors import UserError
 from backend.store.runs import EXPORT_FORMATS
 
 
@@ -24,7 +26,13 @@ def cmd_export(args: argparse.Namespace) -> dict:
     if args.output == "-":
         sys.stdout.buffer.write(data)
         return {}
-    Path(args.output).write_bytes(data)
+    target = Path(args.output)
+    if not target.parent.is_dir():
+        raise UserError(f"Cannot write {args.output}: the folder {target.parent} does not exist.")
+    try:
+        target.write_bytes(data)
+    except OSError as err:
+        raise UserError(f"Cannot write {args.output}: {err.strerror}.") from None
     return {"written": args.output, "bytes": len(data)}
 
 
@@ -35,7 +43,7 @@ def add_commands(subparsers) -> None:
         sub = actions.add_parser(name)
         sub.add_argument("--feature")
         sub.add_argument("--model")
-        sub.add_argument("--limit", type=int, default=1000)
+        add_flags(sub, RunFilter, ["limit"])
         if name == "export":
             sub.add_argument("--format", choices=EXPORT_FORMATS, default="csv")
             sub.add_argument("--output", "-o", required=True, help="file path, or - for stdout")

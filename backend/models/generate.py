@@ -9,6 +9,8 @@ from backend.errors import UserError
 from backend.models.decoding import IncrementalDecoder
 from backend.models.loading import ModelHandle
 
+MAX_NEW_TOKENS = 4096  # a plain generation; more is minutes of CPU for no view of the app
+
 
 def encode_prompt(handle: ModelHandle, prompt: str, chat: bool = True) -> torch.Tensor:
     """Token ids `[1, T]`; chat models get their chat template with a generation prompt."""
@@ -35,8 +37,10 @@ class Generation:
 def generate(handle: ModelHandle, prompt: str, max_new_tokens: int = 64, temperature: float = 0.0,
              seed: int = 0, chat: bool = True) -> Generation:
     """Greedy (temperature 0) or ancestral sampling at `temperature`, stopping at EOS."""
-    if max_new_tokens <= 0:
-        raise UserError("max_new_tokens must be positive.")
+    if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
+        raise UserError(f"max_new_tokens must be between 1 and {MAX_NEW_TOKENS}, got {max_new_tokens}.")
+    if not 0 <= temperature <= 10:  # also refuses NaN
+        raise UserError(f"temperature must be between 0 (greedy) and 10, got {temperature}.")
     generator = torch.Generator().manual_seed(seed)
     decoder = IncrementalDecoder(handle.model)
     logits = decoder.prefill(encode_prompt(handle, prompt, chat))

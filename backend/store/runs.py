@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from backend.errors import UserError
+from backend.params import Config, param
 from backend.store import codec
 from backend.store.db import connect
 
@@ -15,11 +16,11 @@ EXPORT_FORMATS = ("csv", "parquet", "json")
 
 
 @dataclass(frozen=True)
-class RunFilter:
+class RunFilter(Config):
     feature: str | None = None
     model_id: str | None = None
     cached: bool | None = None
-    limit: int = 1000
+    limit: int = param(1000, "newest runs to show", ge=1, le=1_000_000)
 
 
 def list_runs(filt: RunFilter = RunFilter()) -> pd.DataFrame:
