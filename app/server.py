@@ -34,7 +34,7 @@ def running_app(log: IO | None = None, env: dict[str, str] | None = None,
     """(base URL, server process) of a headless streamlit serving app/main.py; stopped on exit."""
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--server.port", str(port),  # address: .streamlit/config.toml (127.0.0.1)
                              "--server.headless", "true", "--browser.gatherUsageStats", "false"],
                             cwd=ROOT, stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT,
                             env=env if env is not None else os.environ.copy())

@@ -1,0 +1,42 @@
+"""What the server exposes by default: loopback only, and uploads no larger than a feature accepts."""
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from app.server import running_app
+from backend.mt.data import MAX_BYTES as MT_MAX_BYTES
+from backend.watermark.uploads import MAX_BYTES as WATERMARK_MAX_BYTES
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+
+
+def test_config_binds_loopback_and_caps_uploads():
+    assert CONFIG["server"]["address"] == "127.0.0.1"
+    largest = max(MT_MAX_BYTES, WATERMARK_MAX_BYTES)
+    assert CONFIG["server"]["maxUploadSize"] * 10**6 >= largest
+    assert CONFIG["server"]["maxUploadSize"] < 200  # Streamlit's default, which no feature accepts
+    assert "--server.address $(DASH_ADDRESS)" in (ROOT / "Makefile").read_text()
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """Local addresses listening on `port`, read from the kernel's socket tables (no traffic is sent)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not Path(table).exists():
+            continue
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.rsplit(":", 1)
+            if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                found.add(address)
+    return found
+
+
+def test_a_started_app_listens_on_loopback_only():
+    if not Path("/proc/net/tcp").exists():
+        pytest.skip("no /proc socket tables on this system")
+    with running_app(start_timeout_s=120) as (url, _):
+        port = int(url.rsplit(":", 1)[1])
+        assert _listening_addresses(port) == {"0100007F"}  # 127.0.0.1, little-endian hex; no 0.0.0.0 or ::
