@@ -11,6 +11,7 @@ if str(ROOT) not in sys.path:  # `streamlit run` puts app/ on the path, not the 
 import streamlit as st  # noqa: E402
 
 from app.ui.model_picker import model_picker  # noqa: E402
+from app.ui.scope import browser_scope  # noqa: E402
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
 from backend.features import load_all  # noqa: E402
 from backend.store.db import store_notice  # noqa: E402
@@ -26,6 +27,7 @@ def _page(view, default=False):
 
 sections = {"": [_page(HOME, default=True)], "Views": [_page(v) for v in FEATURES], "Tools": [_page(v) for v in TOOLS]}
 navigation = st.navigation({name: pages for name, pages in sections.items() if pages})
+browser_scope()  # runs recorded during this script run belong to this browser session
 model_picker()
 notice = store_notice()
 if notice:

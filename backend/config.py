@@ -8,7 +8,8 @@
 | DASH_DEFAULT_MODEL     | registry id loaded when nothing is picked                      | smollm2-135m-instruct      |
 | DASH_EXTRA_MODELS      | extra allowlisted sources, `id=source` separated by `;`        | (none)                     |
 | DASH_MAX_PARAMS        | refuse models with more parameters than this                   | 2e9                        |
-| DASH_DEVICE            | `cpu`, `cuda` or `auto`                                        | auto                       |
+| DASH_DEVICE            | `cpu`, `cuda`, `mps` or `auto`                                 | auto                       |
+| DASH_SHARED_RUNS       | `1`: the Runs page shows every session's runs (a trusted group) | 0 (each session its own)   |
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class Settings:
     extra_models: str
     max_params: int
     device: str
+    shared_runs: bool
 
     @property
     def registry_file(self) -> Path:
@@ -47,6 +49,7 @@ def settings() -> Settings:
         extra_models=os.environ.get("DASH_EXTRA_MODELS", ""),
         max_params=_max_params(os.environ.get("DASH_MAX_PARAMS", "2e9")),
         device=_device(os.environ.get("DASH_DEVICE", "auto")),
+        shared_runs=os.environ.get("DASH_SHARED_RUNS", "0") == "1",
     )
 
 

@@ -6,8 +6,10 @@ import streamlit as st
 from app.figures.runs import runs_timeline
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
+from backend.config import settings
 from backend.store import RunFilter, delete_runs, export_result, list_runs, reopen
 from backend.store.codec import to_jsonable
+from backend.store.scope import current_scope
 
 st.title("Runs")
 st.caption("Every request is a run; identical requests share one stored artifact and are served from DuckDB.")
@@ -15,7 +17,15 @@ st.caption("Every request is a run; identical requests share one stored artifact
 if "runs-flash" in st.session_state:
     st.success(st.session_state.pop("runs-flash"))
 
-everything = guarded(lambda: list_runs(RunFilter(limit=100_000)))
+# A shared server shows each browser session its own runs (prompts are private), unless started shared.
+shared = guarded(lambda: settings().shared_runs)
+session = None if shared else current_scope()
+if shared:
+    st.caption("Shared mode (DASH_SHARED_RUNS=1): every session's runs are listed.")
+else:
+    st.caption("Showing the runs of this browser session (kept in this tab's link). Cached results are still "
+               "shared: an identical request from anyone is served from the store.")
+everything = guarded(lambda: list_runs(RunFilter(session=session, limit=100_000)))
 if everything is None:
     st.stop()
 
@@ -25,7 +35,8 @@ model_id = c2.selectbox("Model", ["(all)", *sorted(everything["model_id"].unique
 source = c3.selectbox("Source", ["(all)", "computed", "cached"])
 runs = list_runs(RunFilter(feature=None if feature == "(all)" else feature,
                            model_id=None if model_id == "(all)" else model_id,
-                           cached=None if source == "(all)" else source == "cached", limit=100_000))
+                           cached=None if source == "(all)" else source == "cached", session=session,
+                           limit=100_000))
 
 st.plotly_chart(runs_timeline(runs), width="stretch", key="runs-timeline")
 st.dataframe(runs, hide_index=True, width="stretch",
@@ -49,6 +60,8 @@ if not runs.empty:
                            mime="application/json")
     with st.expander("Delete runs"):
         doomed = st.multiselect("Runs to delete", runs["run_id"])
-        if st.button("Delete selected", type="primary", disabled=not doomed):
-            st.session_state["runs-flash"] = f"Deleted {delete_runs(list(doomed))} run(s)."
+        sure = st.checkbox(f"Yes, delete {len(doomed)} run(s) and the results only they refer to", value=False,
+                           disabled=not doomed, key="runs-confirm")
+        if st.button("Delete selected", type="primary", disabled=not (doomed and sure)):
+            st.session_state["runs-flash"] = f"Deleted {delete_runs(list(doomed), session)} run(s)."
             st.rerun()

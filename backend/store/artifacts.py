@@ -12,6 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from backend.store import codec
 from backend.store.db import StoreUnavailable, connect, store_path
+from backend.store.scope import current_scope
 from backend.store.singleflight import key_lock
 
 T = TypeVar("T")
@@ -60,9 +61,9 @@ def lookup(key: str) -> tuple[Any, float] | None:
 
 
 def _record(con, *, run_id, feature, action, model: ModelRef, params, key, seconds, cached) -> None:
-    con.execute("INSERT INTO runs (run_id, feature, action, model_id, fingerprint, params, artifact_key, seconds, cached)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [run_id, feature, action, model.id, model.fingerprint, params, key, seconds, cached])
+    con.execute("INSERT INTO runs (run_id, feature, action, model_id, fingerprint, params, artifact_key, seconds, cached,"
+                " session) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run_id, feature, action, model.id, model.fingerprint, params, key, seconds, cached, current_scope()])
 
 
 def _insert(con, *, feature, action, model: ModelRef, params, key, code_version, value, seconds) -> str:

@@ -41,6 +41,8 @@ SCHEMA = [
         seconds DOUBLE NOT NULL,
         cached BOOLEAN NOT NULL,
         created TIMESTAMP NOT NULL DEFAULT current_timestamp)""",
+    # added later: stores created before the column get it here (the browser session a run belongs to)
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS session VARCHAR DEFAULT ''",
 ]
 
 LOCK_TIMEOUT_S = 60.0

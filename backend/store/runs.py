@@ -20,13 +20,15 @@ class RunFilter(Config):
     feature: str | None = None
     model_id: str | None = None
     cached: bool | None = None
+    session: str | None = None  # None: every session's runs
     limit: int = param(1000, "newest runs to show", ge=1, le=1_000_000)
 
 
 def list_runs(filt: RunFilter = RunFilter()) -> pd.DataFrame:
     """Runs, newest first, as a DataFrame (columns of the `runs` table)."""
     clauses, args = [], []
-    for column, value in (("feature", filt.feature), ("model_id", filt.model_id), ("cached", filt.cached)):
+    for column, value in (("feature", filt.feature), ("model_id", filt.model_id), ("cached", filt.cached),
+                          ("session", filt.session)):
         if value is not None:
             clauses.append(f"{column} = ?")
             args.append(value)
@@ -48,13 +50,17 @@ def reopen(run_id: str) -> tuple[dict, Any]:
     return record, codec.loads(record.pop("payload"))
 
 
-def delete_runs(run_ids: list[str]) -> int:
-    """Delete runs, and artifacts no remaining run refers to. Returns the number of runs deleted."""
+def delete_runs(run_ids: list[str], session: str | None = None) -> int:
+    """Delete runs (only those of `session` when given), and artifacts no remaining run refers to.
+    Returns the number of runs deleted."""
     if not run_ids:
         return 0
     with connect() as con:
         before = con.execute("SELECT count(*) FROM runs").fetchone()[0]
-        con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest(?))", [run_ids])
+        if session is None:
+            con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest(?))", [run_ids])
+        else:
+            con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest(?)) AND session = ?", [run_ids, session])
         con.execute("DELETE FROM artifacts WHERE key NOT IN (SELECT artifact_key FROM runs)")
         after = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     return before - after

@@ -1,7 +1,7 @@
 from dataclasses import dataclass
 
 from backend.store import ModelRef, cached
-from tests.app.helpers import plotly_charts, run_page
+from tests.app.helpers import ROOT, plotly_charts, run_page
 
 
 @dataclass(frozen=True)
@@ -18,13 +18,53 @@ def test_home_shows_model_store_and_figure():
     assert at.sidebar.selectbox[0].value == "tiny-llama"
 
 
-def test_runs_page_lists_and_reopens_runs():
-    cached("apptest", "run", ModelRef("tiny-llama", "abc"), Cfg(1), lambda: {"answer": 42})
-    at = run_page("runs.py")
-    assert not at.error, [e.value for e in at.error]
+def _run_in_scope(scope: str, n: int) -> str:
+    from backend.store.scope import current_scope, set_scope
+
+    before = current_scope()
+    set_scope(scope)
+    try:
+        return cached("apptest", "run", ModelRef("tiny-llama", "abc"), Cfg(n), lambda: {"answer": n}).run_id
+    finally:
+        set_scope(before)
+
+
+def _runs_page_for_a_new_session():
+    """The Runs page of a new browser session that has itself made one run (and another session one too)."""
+    at = run_page()
+    mine = _run_in_scope(at.session_state["run_scope"], 1)
+    theirs = _run_in_scope("someone-else", 2)
+    at.switch_page(str(ROOT / "pages" / "runs.py")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    return at, mine, theirs
+
+
+def test_runs_page_lists_and_reopens_this_sessions_runs_only():
+    at, mine, theirs = _runs_page_for_a_new_session()
     assert plotly_charts(at), "the runs timeline is missing"
-    assert len(at.dataframe) >= 1
+    shown = set(at.dataframe[0].value["run_id"])
+    assert mine in shown and theirs not in shown
     assert any(j for j in at.json)
+
+
+def test_deleting_asks_for_confirmation_and_cannot_touch_other_sessions():
+    from backend.store import delete_runs, list_runs
+
+    at, mine, theirs = _runs_page_for_a_new_session()
+    at.get("multiselect")[0].set_value([mine]).run()
+    delete = next(b for b in at.button if b.label == "Delete selected")
+    assert delete.disabled  # not confirmed yet
+    at.checkbox(key="runs-confirm").check().run()
+    next(b for b in at.button if b.label == "Delete selected").click().run()
+    ids = set(list_runs()["run_id"])
+    assert mine not in ids and theirs in ids
+    assert delete_runs([theirs], session=at.session_state["run_scope"]) == 0  # scoped delete skips others' runs
+
+
+def test_shared_mode_lists_every_sessions_runs(monkeypatch):
+    monkeypatch.setenv("DASH_SHARED_RUNS", "1")
+    at, mine, theirs = _runs_page_for_a_new_session()
+    assert {mine, theirs} <= set(at.dataframe[0].value["run_id"])
 
 
 def test_switching_models_keeps_loaded_models_in_memory():
