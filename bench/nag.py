@@ -28,7 +28,7 @@ import torch  # noqa: E402
 
 from backend.models import default_model_id, load  # noqa: E402
 from backend.nag import samples  # noqa: E402
-from backend.nag.evaluate import DEFAULT_KS, deactivate, precision_curve  # noqa: E402
+from backend.nag.evaluate import DEFAULT_KS, deactivation_check, precision_curve  # noqa: E402
 from backend.nag.extract import ExtractConfig, extract_batched, extract_naive  # noqa: E402
 from backend.nag.featurecache import features_for  # noqa: E402
 from backend.nag.rank import RankConfig, rank  # noqa: E402
@@ -112,7 +112,7 @@ def main() -> None:
     heldout = samples.heldout()
     deact = {}
     for domain in domains:
-        deact[domain] = deactivate(handle, [targets[domain]], heldout).value.summary()
+        deact[domain] = deactivation_check(handle, [targets[domain]], heldout).value.summary()
         print(f"  {domain}: {deact[domain]}", file=sys.stderr)
     out["deactivation"] = deact
     ratios = [v["ratio_target"] for v in deact.values()]

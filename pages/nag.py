@@ -6,9 +6,10 @@ from app.figures.nag import (deactivation_figure, distance_histogram, graph_figu
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
+from app.ui.params import number_for, select_for, slider_for
 from app.ui.run import run_with_progress
 from backend.nag import (IMPACTS, SCORERS, DeactivationConfig, GraphConfig, RankConfig, TargetSet, build_graph,
-                         compare, deactivate, export_selected, iter_documents, rank, target_profiles)
+                         compare, deactivation_check, export_selected, iter_documents, rank, target_profiles)
 from backend.nag import samples
 from backend.nag.corpus import FORMATS, Notices, documents_from_texts
 
@@ -64,14 +65,17 @@ with right:
         pool, pool_name = (pool_upload, pool_upload.name) if pool_upload is not None else (None, None)
     with st.expander("Settings"):
         c1, c2, c3 = st.columns(3)
-        method = c1.selectbox("Ranking", list(SCORERS), format_func=lambda m: SCORERS[m].label, key="nag-method")
-        impact = c2.selectbox("Neuron impact", list(IMPACTS), format_func=lambda m: IMPACTS[m].label,
-                              key="nag-impact", help=" · ".join(m.description for m in IMPACTS.values()))
-        top_k = c3.number_input("Top-K per layer", 1, 256, 20, key="nag-k")
-        budget = c1.slider("Token budget (share of pool)", 0.01, 1.0, 0.2, 0.01, key="nag-budget")
-        quality = c2.slider("Quality weight", 0.0, 1.0, 0.0, 0.05, key="nag-quality",
-                            help="score = (1 − w) · similarity + w · quality (needs a 'quality' field)")
-        max_length = c3.number_input("Max tokens per document", 8, 4096, 120, key="nag-maxlen")
+        # the page caps what the CLI leaves open: widths and lengths a CPU ranks in seconds
+        method = select_for(RankConfig, "method", "Ranking", labels=SCORERS.labels(), container=c1, key="nag-method")
+        impact = select_for(RankConfig, "impact", "Neuron impact", labels=IMPACTS.labels(), container=c2,
+                            key="nag-impact")
+        top_k = number_for(RankConfig, "top_k", "Top-K per layer", container=c3, max_value=256, key="nag-k")
+        budget = slider_for(RankConfig, "budget", "Token budget (share of pool)", container=c1, min_value=0.01,
+                            step=0.01, key="nag-budget")
+        quality = slider_for(RankConfig, "quality_weight", "Quality weight", container=c2, step=0.05,
+                             key="nag-quality")
+        max_length = number_for(RankConfig, "max_length", "Max tokens per document", container=c3, min_value=8,
+                                max_value=4096, key="nag-maxlen")
     st.caption(f"Uploads: {', '.join(FORMATS)} with a 'text' field (optional 'id', 'domain', 'quality'); "
                "TXT = one document per line.")
 
@@ -122,9 +126,13 @@ with tabs[2]:
         which = g1.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-graph-t")
         layers = g2.slider("Layers", 0, n_layers - 1, (0, n_layers - 1), key="nag-graph-layers")
         g3, g4, g5 = st.columns(3)
-        per_layer = g3.slider("Neurons per layer", 1, 40, 8, key="nag-graph-n")
-        min_weight = g4.slider("Min node weight", 0.0, 0.2, 0.0, 0.005, key="nag-graph-w")
-        min_edge = g5.slider("Min co-activation (share of targets)", 0.0, 1.0, 0.25, 0.05, key="nag-graph-e")
+        # sparser than the CLI's defaults: a readable graph at first sight
+        per_layer = slider_for(GraphConfig, "max_nodes_per_layer", "Neurons per layer", container=g3, max_value=40,
+                               value=8, key="nag-graph-n")
+        min_weight = slider_for(GraphConfig, "min_weight", "Min node weight", container=g4, max_value=0.2,
+                                step=0.005, key="nag-graph-w")
+        min_edge = slider_for(GraphConfig, "min_edge_weight", "Min co-activation (share of targets)", container=g5,
+                              value=0.25, step=0.05, key="nag-graph-e")
         graph = guarded(lambda: build_graph(profiles, which, GraphConfig(layers[0], layers[1], min_weight,
                                                                           per_layer, min_edge)))
         if graph is not None:
@@ -145,11 +153,12 @@ with tabs[4]:
                "(5 labelled domains).")
     d1, d2, d3 = st.columns(3)
     which = d1.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-deact-t")
-    share = d2.number_input("Share of all MLP neurons", 0.0001, 0.05, 0.0015, 0.0005, format="%.4f",
-                            key="nag-share")
-    n_random = d3.number_input("Random draws", 1, 10, 3, key="nag-nrand")
+    share = number_for(DeactivationConfig, "share", "Share of all MLP neurons", container=d2, min_value=0.0001,
+                       max_value=0.05, step=0.0005, format="%.4f", key="nag-share")
+    n_random = number_for(DeactivationConfig, "n_random", "Random draws", container=d3, min_value=1, max_value=10,
+                          key="nag-nrand")
     if st.button("Run deactivation check", key="nag-deact"):
-        result = run_with_progress("Deactivation", lambda progress: deactivate(
+        result = run_with_progress("Deactivation", lambda progress: deactivation_check(
             handle, target_sets, samples.heldout(), config.extract,
             DeactivationConfig(float(share), int(n_random)), which, progress))
         if result is not None:

@@ -3,11 +3,12 @@
 Pipeline: impact (impact.py) -> per-document top-K neurons (extract.py, cached per document by
 featurecache.py) -> target profiles (targets.py, profile.py) -> ranking and budgeted selection of a
 streamed pool (rank.py, scorers.py, select.py) -> the graph (graph.py), precision@k and the
-deactivation check (evaluate.py, deactivate.py).
+deactivation check (evaluate.py's `deactivation_check`, over the zeroing in deactivate.py; the verb has its
+own name so that `backend.nag.deactivate` stays the submodule).
 """
 from backend.nag.corpus import Document, iter_documents
 from backend.nag.deactivate import Deactivation, DeactivationConfig
-from backend.nag.evaluate import Comparison, compare, deactivate, precision_curve
+from backend.nag.evaluate import Comparison, compare, deactivation_check, precision_curve
 from backend.nag.extract import ExtractConfig
 from backend.nag.graph import GraphConfig, NagGraph, build_graph
 from backend.nag.impact import IMPACTS
@@ -17,5 +18,5 @@ from backend.nag.targets import TargetProfiles, TargetSet, target_profiles
 
 __all__ = ["IMPACTS", "SCORERS", "Comparison", "Deactivation", "DeactivationConfig", "Document", "ExtractConfig",
            "GraphConfig", "NagGraph", "RankConfig", "Ranking", "TargetProfiles", "TargetSet", "build_graph",
-           "compare", "deactivate", "export_selected", "iter_documents", "precision_curve", "rank",
+           "compare", "deactivation_check", "export_selected", "iter_documents", "precision_curve", "rank",
            "target_profiles"]

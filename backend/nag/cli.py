@@ -11,11 +11,12 @@ import sys
 import time
 from pathlib import Path
 
+from backend.cli.params import add_flags, flag_values
 from backend.models import default_model_id, load
 from backend.nag import samples
 from backend.nag.corpus import chunks, iter_documents
 from backend.nag.deactivate import DeactivationConfig
-from backend.nag.evaluate import DEFAULT_KS, deactivate, precision_curve
+from backend.nag.evaluate import DEFAULT_KS, deactivation_check, precision_curve
 from backend.nag.extract import ExtractConfig
 from backend.nag.featurecache import features_for
 from backend.nag.graph import GraphConfig, build_graph
@@ -38,18 +39,25 @@ def _target_sets(args: argparse.Namespace) -> list[TargetSet]:
     return sets
 
 
+EXTRACT_FLAGS = ("impact", "top_k", "max_length")
+RANK_FLAGS = ("method", "budget", "quality_weight", "seed")
+GRAPH_FLAGS = {"layer_min": "--layer-min", "layer_max": "--layer-max", "min_weight": "--min-weight",
+               "min_edge_weight": "--min-edge-weight", "max_nodes_per_layer": "--max-nodes"}
+DEACTIVATION_FLAGS = ("share", "n_random", "seed")
+
+
 def _extract_config(args: argparse.Namespace) -> ExtractConfig:
-    return ExtractConfig(args.impact, args.top_k, args.max_length)
+    return ExtractConfig(**flag_values(args, ExtractConfig, EXTRACT_FLAGS))
 
 
 def cmd_methods(args: argparse.Namespace) -> dict:
-    return {"impacts": {k: m.description for k, m in IMPACTS.items()},
-            "rankers": {k: s.description for k, s in SCORERS.items()}, "sample_domains": samples.domains()}
+    return {"impacts": {m.name: m.help for m in IMPACTS}, "rankers": {s.name: s.help for s in SCORERS},
+            "sample_domains": samples.domains()}
 
 
 def cmd_extract(args: argparse.Namespace) -> dict:
     handle = load(args.model or default_model_id(), progress=_progress)
-    config = _extract_config(args).checked(handle)
+    config = _extract_config(args)
     start, n_docs, tokens, hits, rows = time.perf_counter(), 0, 0, 0, []
     for part in chunks(iter_documents(args.corpus), SLICE_DOCS):
         batch = features_for(handle, part, config, _progress)
@@ -71,8 +79,7 @@ def cmd_extract(args: argparse.Namespace) -> dict:
 
 def cmd_rank(args: argparse.Namespace) -> dict:
     handle = load(args.model or default_model_id(), progress=_progress)
-    config = RankConfig(args.method, args.impact, args.top_k, args.max_length, args.budget, args.quality_weight,
-                        args.seed)
+    config = RankConfig(**flag_values(args, RankConfig, EXTRACT_FLAGS + RANK_FLAGS))
     result = rank(handle, args.pool, _target_sets(args), config, progress=_progress)
     ranking = result.value
     frame = ranking.to_frame()
@@ -90,8 +97,7 @@ def cmd_rank(args: argparse.Namespace) -> dict:
 def cmd_graph(args: argparse.Namespace) -> dict:
     handle = load(args.model or default_model_id(), progress=_progress)
     profiles = target_profiles(handle, _target_sets(args), _extract_config(args), _progress)
-    graph = build_graph(profiles, args.target, GraphConfig(args.layer_min, args.layer_max, args.min_weight,
-                                                           args.max_nodes, args.min_edge_weight))
+    graph = build_graph(profiles, args.target, GraphConfig(**flag_values(args, GraphConfig, GRAPH_FLAGS)))
     nodes = [{"layer": int(l), "neuron": int(n), "weight": round(float(w), 4)}
              for l, n, w in zip(graph.layers, graph.neurons, graph.weights)]
     return {"model": handle.display_name, "target": graph.target, "target_documents": graph.n_targets,
@@ -102,8 +108,9 @@ def cmd_graph(args: argparse.Namespace) -> dict:
 def cmd_deactivate(args: argparse.Namespace) -> dict:
     handle = load(args.model or default_model_id(), progress=_progress)
     heldout = list(iter_documents(args.heldout)) if args.heldout else samples.heldout()
-    result = deactivate(handle, _target_sets(args), heldout, _extract_config(args),
-                        DeactivationConfig(args.share, args.n_random, args.seed), args.target, _progress)
+    result = deactivation_check(handle, _target_sets(args), heldout, _extract_config(args),
+                                DeactivationConfig(**flag_values(args, DeactivationConfig, DEACTIVATION_FLAGS)),
+                                args.target, _progress)
     d = result.value
     return {"model": d.model, **d.summary(), "provenance": result.provenance,
             "per_domain": [{"domain": dom, "base": round(float(b), 4), "nag": round(float(n), 4),
@@ -113,9 +120,7 @@ def cmd_deactivate(args: argparse.Namespace) -> dict:
 
 def _common(sub: argparse.ArgumentParser, targets: bool = True) -> None:
     sub.add_argument("--model", help="registry id (default: the configured default model)")
-    sub.add_argument("--impact", default="up_abs", choices=sorted(IMPACTS))
-    sub.add_argument("--top-k", type=int, default=20, help="neurons per layer per document")
-    sub.add_argument("--max-length", type=int, default=120, help="tokens read per document (longer: truncated)")
+    add_flags(sub, ExtractConfig, EXTRACT_FLAGS)
     if targets:
         sub.add_argument("--target-domain", action="append", help="sample target domain (repeat: multi-target)")
         sub.add_argument("--targets", action="append", help="target examples file (repeat: multi-target)")
@@ -134,28 +139,19 @@ def add_commands(subparsers) -> None:
     sub = actions.add_parser("rank", help="rank a pool against target sets, select a token budget")
     _common(sub)
     sub.add_argument("--pool", default=str(samples.pool_path()), help="candidate corpus (JSONL/CSV/Parquet/TXT)")
-    sub.add_argument("--method", default="nag", choices=sorted(SCORERS))
-    sub.add_argument("--budget", type=float, default=0.2, help="fraction of the pool's tokens to select")
-    sub.add_argument("--quality-weight", type=float, default=0.0)
-    sub.add_argument("--seed", type=int, default=0)
+    add_flags(sub, RankConfig, RANK_FLAGS)
     sub.add_argument("--out", default="nag-scores.parquet", help="Parquet file of scores")
     sub.add_argument("--show", type=int, default=10, help="rows of the ranking in the output")
     sub.set_defaults(handler=cmd_rank)
     sub = actions.add_parser("graph", help="the neuron-activated graph of a target set")
     _common(sub)
     sub.add_argument("--target", type=int, default=0, help="which target set (multi-target)")
-    sub.add_argument("--layer-min", type=int, default=0)
-    sub.add_argument("--layer-max", type=int, default=-1)
-    sub.add_argument("--min-weight", type=float, default=0.0)
-    sub.add_argument("--min-edge-weight", type=float, default=0.0)
-    sub.add_argument("--max-nodes", type=int, default=12, help="nodes per layer")
+    add_flags(sub, GraphConfig, GRAPH_FLAGS)
     sub.add_argument("--show", type=int, default=10)
     sub.set_defaults(handler=cmd_graph)
     sub = actions.add_parser("deactivate", help="loss increase after zeroing NAG vs random neurons")
     _common(sub)
     sub.add_argument("--target", type=int, default=0)
     sub.add_argument("--heldout", help="labelled held-out documents (default: the sample held-out set)")
-    sub.add_argument("--share", type=float, default=0.0015, help="fraction of all MLP neurons to zero")
-    sub.add_argument("--n-random", type=int, default=3)
-    sub.add_argument("--seed", type=int, default=0)
+    add_flags(sub, DeactivationConfig, DEACTIVATION_FLAGS)
     sub.set_defaults(handler=cmd_deactivate)

@@ -23,19 +23,20 @@ from backend.nag.corpus import Document
 from backend.nag.extract import pad_batch, length_batches, pad_id
 from backend.nag.profile import top_profile_neurons
 from backend.nag.targets import TargetProfiles
+from backend.params import Config, param
 from backend.progress import Progress, silent
 
 
 @dataclass(frozen=True)
-class DeactivationConfig:
-    """share: fraction of all MLP neurons zeroed (spread evenly over layers, at least one per layer);
-    n_random: random draws for the baseline; max_length: tokens per held-out document."""
+class DeactivationConfig(Config):
+    """The NAG neurons are spread evenly over layers (at least one per layer); losses read `max_length` tokens
+    of each held-out document."""
 
-    share: float = 0.0015
-    n_random: int = 3
-    seed: int = 0
-    max_length: int = 120
-    batch_tokens: int = 1024
+    share: float = param(0.0015, "fraction of all MLP neurons to zero", gt=0, lt=1)
+    n_random: int = param(3, "random draws of as many neurons (the baseline)", ge=0)
+    seed: int = param(0, "seed of the random draws")
+    max_length: int = param(120, "tokens per held-out document", ge=2)
+    batch_tokens: int = param(1024, "padded tokens per forward", ge=1)
 
 
 @dataclass(frozen=True)
@@ -130,8 +131,6 @@ def deactivation(handle: ModelHandle, profiles: TargetProfiles, heldout: list[Do
     docs = [d for d in heldout if d.domain]
     if not docs:
         raise UserError("Deactivation needs held-out documents with a domain label.")
-    if not 0 < config.share < 1:
-        raise UserError("The share of neurons to zero must be in (0, 1).")
     domains = tuple(dict.fromkeys(d.domain for d in docs))
     n_layers, n_neurons = handle.info.n_layers, handle.info.intermediate_size
     per_layer = max(1, int(round(config.share * n_neurons)))

@@ -1,8 +1,9 @@
-"""Precision@k of the ranking methods against domain labels, and the cached deactivation check."""
+"""Precision@k of the ranking methods against domain labels, and the cached deactivation check
+(`deactivation_check`; the zeroing itself is `backend.nag.deactivate`)."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -51,12 +52,13 @@ class Comparison:
 
 
 def compare(handle: ModelHandle, pool: Source, target_sets: list[TargetSet], config: RankConfig = RankConfig(),
-            methods: tuple[str, ...] = tuple(SCORERS), ks: tuple[int, ...] = DEFAULT_KS,
+            methods: tuple[str, ...] | None = None, ks: tuple[int, ...] = DEFAULT_KS,
             pool_name: str | None = None, progress: Progress = silent) -> Comparison:
-    """Rank with each method (each cached on its own) and report precision@k."""
+    """Rank with each method (default: every registered scorer; each cached on its own), report precision@k."""
+    methods = SCORERS.names() if methods is None else tuple(methods)
     rows, relevant = [], 0
     for i, method in enumerate(methods):
-        ranking = rank(handle, pool, target_sets, RankConfig(**{**config.__dict__, "method": method}), pool_name,
+        ranking = rank(handle, pool, target_sets, replace(config, method=method), pool_name,
                        scaled(progress, i / len(methods), (i + 1) / len(methods))).value
         rows.append([precision_curve(ranking, ks)[k] for k in ks])
         relevant = int(relevance(ranking).sum())
@@ -73,7 +75,7 @@ class DeactivationKey:
     target: int
 
 
-def deactivate(handle: ModelHandle, target_sets: list[TargetSet], heldout: list[Document],
+def deactivation_check(handle: ModelHandle, target_sets: list[TargetSet], heldout: list[Document],
                extract: ExtractConfig = ExtractConfig(), config: DeactivationConfig = DeactivationConfig(),
                target: int = 0, progress: Progress = silent) -> Computed[Deactivation]:
     """Cached deactivation check of target set number `target`."""

@@ -16,34 +16,26 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from backend.errors import UserError
 from backend.models.decoding import context_limit
 from backend.models.hooks import trace
 from backend.models.loading import ModelHandle
 from backend.nag.impact import IMPACTS
+from backend.params import Config, param
 from backend.progress import Progress, silent
 
 STORE_K = 32  # neurons kept per layer in the cache: any top_k up to this reuses the stored features
 
 
 @dataclass(frozen=True)
-class ExtractConfig:
-    """impact: key of IMPACTS; top_k: neurons per layer; max_length: tokens read per document
-    (longer ones are truncated, with a notice); batch_tokens: padded tokens per forward."""
+class ExtractConfig(Config):
+    """What a document's NAG features are made of; `top_k` above the model's MLP width is refused where the
+    model is known (`features_for`)."""
 
-    impact: str = "up_abs"
-    top_k: int = 20
-    max_length: int = 120
-    batch_tokens: int = 2048
-
-    def checked(self, handle: ModelHandle) -> ExtractConfig:
-        if self.impact not in IMPACTS:
-            raise UserError(f"Unknown impact {self.impact!r}; choose one of {sorted(IMPACTS)}.")
-        if not 1 <= self.top_k <= handle.info.intermediate_size:
-            raise UserError(f"top_k must be between 1 and {handle.info.intermediate_size} (the MLP width).")
-        if self.max_length < 2:
-            raise UserError("max_length must be at least 2 tokens.")
-        return self
+    impact: str = param("up_abs", "how a neuron's impact on a document is measured; " + IMPACTS.help_text(),
+                         choices=IMPACTS)
+    top_k: int = param(20, "neurons per layer per document", ge=1)
+    max_length: int = param(120, "tokens read per document (longer: truncated)", ge=2)
+    batch_tokens: int = param(2048, "padded tokens per forward", ge=1)
 
     @property
     def stored_k(self) -> int:
@@ -123,7 +115,7 @@ def extract_batched(handle: ModelHandle, texts: Sequence[str], config: ExtractCo
     out: list[DocFeatures | None] = [None] * len(texts)
     for b, rows in enumerate(batches):
         ids, mask = pad_batch([encoded[i][0] for i in rows], pad_id(handle), handle.device)
-        top = top_neurons(method.compute(handle.model, ids, mask), config.stored_k)
+        top = top_neurons(method.run(handle.model, ids, mask), config.stored_k)
         for row, i in enumerate(rows):
             out[i] = DocFeatures(top[row], encoded[i][1], len(encoded[i][0]))
         progress((b + 1) / len(batches), f"impact of {sum(map(len, batches[:b + 1]))}/{len(texts)} documents")
@@ -144,7 +136,7 @@ def extract_naive(handle: ModelHandle, texts: Sequence[str], config: ExtractConf
             ups = trace(handle.model, ids, mlp_up=layers).mlp_up
             impact = torch.stack([ups[layer].abs().mean(1) for layer in layers], dim=1)
         else:
-            impact = method.compute(handle.model, ids, torch.ones_like(ids))
+            impact = method.run(handle.model, ids, torch.ones_like(ids))
         out.append(DocFeatures(top_neurons(impact, config.stored_k)[0], len(full), ids.shape[1]))
         progress((n + 1) / len(texts), f"impact of {n + 1}/{len(texts)} documents")
     return out

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from backend.models.loading import ModelHandle
 from backend.nag.corpus import Document
 from backend.nag.extract import DocFeatures, ExtractConfig, effective_max_length, extract_batched
+from backend.params import require
 from backend.progress import Progress, silent
 from backend.store import ModelRef, artifacts
 
@@ -47,6 +48,8 @@ class FeatureBatch:
 
 def features_for(handle: ModelHandle, docs: list[Document], config: ExtractConfig,
                  progress: Progress = silent) -> FeatureBatch:
+    width = handle.info.intermediate_size  # every path to a model's features passes here
+    require(config.top_k <= width, f"top_k must be between 1 and {width} (the MLP width), got {config.top_k}.")
     keys = [doc_key(handle, doc, config) for doc in docs]
     texts = {key: doc.text for key, doc in zip(keys, docs)}  # the same text twice is extracted once
     done = artifacts.cached_many(

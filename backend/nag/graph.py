@@ -14,17 +14,19 @@ import numpy as np
 
 from backend.errors import UserError
 from backend.nag.targets import TargetProfiles
+from backend.params import Config, param
 
 
 @dataclass(frozen=True)
-class GraphConfig:
-    """Layer range [layer_min, layer_max] (layer_max -1 = last); node and edge weight thresholds."""
+class GraphConfig(Config):
+    """Layer range [layer_min, layer_max] (checked against the profile's layers in build_graph)."""
 
-    layer_min: int = 0
-    layer_max: int = -1
-    min_weight: float = 0.0
-    max_nodes_per_layer: int = 12
-    min_edge_weight: float = 0.0
+    layer_min: int = param(0, "first layer shown", ge=0)
+    layer_max: int = param(-1, "last layer shown (-1: the last layer)")
+    min_weight: float = param(0.0, "minimum node weight (share of the target documents' top-K slots)", ge=0, le=1)
+    max_nodes_per_layer: int = param(12, "nodes per layer (the heaviest neurons)", ge=1, le=100,
+                                     hint="(a graph with more nodes per layer is unreadable)")
+    min_edge_weight: float = param(0.0, "minimum co-activation (share of target documents)", ge=0, le=1)
 
 
 @dataclass(frozen=True)

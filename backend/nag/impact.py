@@ -5,14 +5,13 @@ returns `[B, L, I]` (L layers, I intermediate neurons), averaged over the real t
 padding keeps every real token at its unpadded position (causal attention never looks right), so a
 document's impact does not depend on what it was batched with.
 
-Registry (`IMPACTS`):
+Registry (`IMPACTS`; tests/nag/test_contracts.py holds every registered method to the contract above):
 - `up_abs` (default, the paper's): mean |up_proj(norm(x))|, read through `backend.models.hooks`.
 - `gated_abs`: mean |act(gate(x)) * up(x)|, the down projection's input (GPT-2: gelu(c_fc(x))), via captum.
 - `act_x_grad`: mean |a * d log p(doc) / d a| for a = up_proj output, captum's LayerGradientXActivation.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -21,6 +20,7 @@ from torch import nn
 from backend.models.architecture import arch_info, mlp_down_proj, mlp_up_proj
 from backend.models.hooks import Hooks
 from backend.models.locks import model_lock
+from backend.registry import Registry, Variant
 
 
 def masked_mean_abs(acts: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -71,19 +71,19 @@ def act_x_grad(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.
 
 
 @dataclass(frozen=True)
-class ImpactMethod:
-    name: str
-    label: str
-    description: str
-    compute: Callable[[nn.Module, torch.Tensor, torch.Tensor], torch.Tensor]
-    cost: int  # relative memory/time per token: batches are shrunk by this factor
+class ImpactMethod(Variant):
+    """`run(model, input_ids [B, T], attention_mask [B, T]) -> [B, L, I]`, non-negative."""
+
+    cost: int = 1  # relative memory/time per token: batches are shrunk by this factor
 
 
-IMPACTS: dict[str, ImpactMethod] = {m.name: m for m in (
-    ImpactMethod("up_abs", "|up_proj| (paper)", "Mean absolute up-projection output over tokens (no gate, no "
-                 "activation, no gradient), read with the project's hooks.", up_abs, 1),
-    ImpactMethod("gated_abs", "|gated activation|", "Mean absolute gated MLP activation act(gate(x))*up(x) "
-                 "(GPT-2: gelu(c_fc(x))), the input of the down projection (captum LayerActivation).", gated_abs, 1),
-    ImpactMethod("act_x_grad", "activation × gradient", "Mean |up_proj output × gradient of the document's "
-                 "log-likelihood| (captum LayerGradientXActivation); needs a backward pass.", act_x_grad, 4),
-)}
+IMPACTS: Registry[ImpactMethod] = Registry("nag-impacts", "neuron impact")
+IMPACTS.register(ImpactMethod(
+    "up_abs", "|up_proj| (paper)", "Mean absolute up-projection output over tokens (no gate, no activation, no "
+    "gradient), read with the project's hooks", up_abs))
+IMPACTS.register(ImpactMethod(
+    "gated_abs", "|gated activation|", "Mean absolute gated MLP activation act(gate(x))*up(x) (GPT-2: "
+    "gelu(c_fc(x))), the input of the down projection (captum LayerActivation)", gated_abs))
+IMPACTS.register(ImpactMethod(
+    "act_x_grad", "activation × gradient", "Mean |up_proj output × gradient of the document's log-likelihood| "
+    "(captum LayerGradientXActivation); needs a backward pass", act_x_grad, cost=4))

@@ -6,6 +6,7 @@ texts, config); document features underneath are cached per document, so a new t
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,12 +14,12 @@ import pandas as pd
 
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
-from backend.nag import scorers
 from backend.nag.corpus import Document, Notices, Source, chunks, iter_documents, source_digest
 from backend.nag.extract import ExtractConfig
 from backend.nag.scorers import SCORERS
 from backend.nag.select import select
 from backend.nag.targets import TargetSet
+from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
 
@@ -27,32 +28,28 @@ SLICE_DOCS = 256
 PREVIEW_CHARS = 160
 
 
-@dataclass(frozen=True)
-class RankConfig:
-    """method: key of SCORERS; impact/top_k/max_length: NAG features; budget: fraction of the pool's tokens
-    to select; quality_weight: alpha in score = (1 - alpha) * similarity + alpha * quality; seed: random baseline."""
+def _as_in_extract(name: str):
+    """A RankConfig field declared exactly as ExtractConfig's (one default, range and help for both)."""
+    found = next(f for f in dataclasses.fields(ExtractConfig) if f.name == name)
+    return dataclasses.field(default=found.default, metadata=found.metadata)
 
-    method: str = "nag"
-    impact: str = "up_abs"
-    top_k: int = 20
-    max_length: int = 120
-    budget: float = 0.2
-    quality_weight: float = 0.0
-    seed: int = 0
+
+@dataclass(frozen=True)
+class RankConfig(Config):
+    """A ranking: the scorer, the NAG features it reads (as ExtractConfig) and the budgeted selection."""
+
+    method: str = param("nag", "ranking method; " + SCORERS.help_text(), choices=SCORERS)
+    impact: str = _as_in_extract("impact")
+    top_k: int = _as_in_extract("top_k")
+    max_length: int = _as_in_extract("max_length")
+    budget: float = param(0.2, "fraction of the pool's tokens to select", gt=0, le=1)
+    quality_weight: float = param(0.0, "score = (1 − w) · similarity + w · quality (needs a 'quality' field)",
+                                  ge=0, le=1)
+    seed: int = param(0, "seed of the random baseline")
 
     @property
     def extract(self) -> ExtractConfig:
         return ExtractConfig(self.impact, self.top_k, self.max_length)
-
-    def checked(self, handle: ModelHandle) -> RankConfig:
-        if self.method not in SCORERS:
-            raise UserError(f"Unknown ranking method {self.method!r}; choose one of {sorted(SCORERS)}.")
-        if not 0.0 <= self.quality_weight <= 1.0:
-            raise UserError("quality_weight must be between 0 and 1.")
-        if not 0.0 < self.budget <= 1.0:
-            raise UserError("The token budget must be a fraction in (0, 1].")
-        self.extract.checked(handle)
-        return self
 
 
 @dataclass(frozen=True)
@@ -119,13 +116,13 @@ def _compute(handle: ModelHandle, pool: Source, name: str | None, target_sets: l
     total = count_documents(pool, name)
     if total == 0:
         raise UserError("The candidate pool has no non-empty document.")
-    state = scorers.prepare(config.method, handle, target_sets, config.extract, scaled(progress, 0.0, 0.1))
-    score = SCORERS[config.method].score
+    scorer = SCORERS.get(config.method)
+    state = scorer.prepare(handle, target_sets, config.extract, scaled(progress, 0.0, 0.1))
     reader_notices = Notices()
     ids, domains, previews, quality, sims, tokens = [], [], [], [], [], []
     truncated = hits = done = 0
     for part in chunks(iter_documents(pool, name=name, notices=reader_notices), SLICE_DOCS):
-        result = score(state, handle, part, config.extract, config.seed,
+        result = scorer.run(state, handle, part, config.extract, config.seed,
                        scaled(progress, 0.1 + 0.85 * done / total, 0.1 + 0.85 * (done + len(part)) / total))
         ids += [d.id for d in part]
         domains += [d.domain or "" for d in part]
@@ -168,7 +165,6 @@ def _preview(doc: Document) -> str:
 def rank(handle: ModelHandle, pool: Source, target_sets: list[TargetSet], config: RankConfig = RankConfig(),
          pool_name: str | None = None, progress: Progress = silent) -> Computed[Ranking]:
     """Rank `pool` (a path or a binary file) against `target_sets`; cached."""
-    config = config.checked(handle)
     key = RankKey(config, source_digest(pool), tuple((t.name, t.digest) for t in target_sets))
     return cached("nag", "rank", ModelRef.of(handle), key,
                   lambda: _compute(handle, pool, pool_name, target_sets, config, progress), CODE_VERSION)

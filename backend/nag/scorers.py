@@ -1,7 +1,8 @@
 """Ranking methods, by name: NAG similarity and the two baselines (embedding cosine, random).
 
 A scorer is prepared once from the target sets, then scores the pool one streamed slice at a time:
-`score(state, docs) -> [M, n]` similarities (higher = closer to target m).
+`run(state, docs) -> [M, n]` similarities (higher = closer to target m). A document's score must not
+depend on the other documents of its slice (tests/nag/test_contracts.py checks every registered scorer).
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from backend.nag.extract import ExtractConfig
 from backend.nag.featurecache import features_for
 from backend.nag.profile import similarity
 from backend.nag.targets import TargetSet, target_profiles
-from backend.progress import Progress, silent
+from backend.progress import Progress
+from backend.registry import Registry, Variant
 
 
 @dataclass(frozen=True)
@@ -81,25 +83,25 @@ def _random_score(n_targets, handle, docs, extract, seed, progress) -> SliceScor
     return SliceScores(sim, counts, truncated)
 
 
+def _no_state(handle, target_sets, extract, progress):
+    return None
+
+
 @dataclass(frozen=True)
-class Scorer:
-    name: str
-    label: str
-    description: str
-    prepare: Callable[[ModelHandle, list[TargetSet], ExtractConfig, Progress], Any]
-    score: Callable[..., SliceScores]  # (state, handle, docs, extract, seed, progress)
+class Scorer(Variant):
+    """`prepare(handle, target_sets, extract, progress) -> state` runs once per ranking; `run(state, handle,
+    docs, extract, seed, progress) -> SliceScores` scores one streamed slice (`sim [M, n]`)."""
+
+    prepare: Callable[[ModelHandle, list[TargetSet], ExtractConfig, Progress], Any] = _no_state
 
 
-SCORERS: dict[str, Scorer] = {s.name: s for s in (
-    Scorer("nag", "NAG similarity", "Share of the target profile covered by the document's top-K neurons per "
-           "layer, averaged over layers.", _nag_prepare, _nag_score),
-    Scorer("embedding", "Embedding cosine (all-MiniLM-L6-v2)", "Cosine between the document's sentence embedding "
-           "and the mean target embedding.", _embedding_prepare, _embedding_score),
-    Scorer("random", "Random", "A seeded uniform score per document (the random-selection baseline).",
-           _random_prepare, _random_score),
-)}
-
-
-def prepare(name: str, handle: ModelHandle, target_sets: list[TargetSet], extract: ExtractConfig,
-            progress: Progress = silent):
-    return SCORERS[name].prepare(handle, target_sets, extract, progress)
+SCORERS: Registry[Scorer] = Registry("nag-scorers", "ranking method")
+SCORERS.register(Scorer(
+    "nag", "NAG similarity", "Share of the target profile covered by the document's top-K neurons per layer, "
+    "averaged over layers", _nag_score, prepare=_nag_prepare))
+SCORERS.register(Scorer(
+    "embedding", "Embedding cosine (all-MiniLM-L6-v2)", "Cosine between the document's sentence embedding and "
+    "the mean target embedding", _embedding_score, prepare=_embedding_prepare))
+SCORERS.register(Scorer(
+    "random", "Random", "A seeded uniform score per document (the random-selection baseline)", _random_score,
+    prepare=_random_prepare))

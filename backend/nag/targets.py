@@ -67,7 +67,6 @@ class TargetProfiles:
 
 def target_profiles(handle: ModelHandle, target_sets: list[TargetSet], config: ExtractConfig,
                     progress: Progress = silent) -> TargetProfiles:
-    config = config.checked(handle)
     notices = check_targets(target_sets)
     weights, tops, tokens = [], [], []
     for m, target in enumerate(target_sets):

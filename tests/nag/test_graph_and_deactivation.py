@@ -10,7 +10,7 @@ from backend.errors import UserError
 from backend.models import load
 from backend.models.architecture import mlp_up_proj
 from backend.models.hooks import trace
-from backend.nag import DeactivationConfig, GraphConfig, TargetSet, build_graph, deactivate
+from backend.nag import DeactivationConfig, GraphConfig, TargetSet, build_graph, deactivation_check
 from backend.nag import samples
 from backend.nag.deactivate import zeroed
 from backend.nag.profile import build_profile
@@ -58,7 +58,7 @@ def test_deactivation_result_and_cli(fresh_store, capsys):
     handle = load("tiny-llama")
     targets = [TargetSet("code", tuple(samples.sample_targets("code")[:3]))]
     heldout = [d for d in samples.heldout()][::3]
-    result = deactivate(handle, targets, heldout, config=DeactivationConfig(share=0.02, n_random=2)).value
+    result = deactivation_check(handle, targets, heldout, config=DeactivationConfig(share=0.02, n_random=2)).value
     assert result.per_layer == 3 and result.nag_neurons.shape == (2, 3)
     assert result.random.shape == (2, len(result.domains)) and np.isfinite(result.base).all()
     summary = result.summary()

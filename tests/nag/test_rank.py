@@ -60,14 +60,22 @@ def test_single_target_truncation_and_quality_notices(tmp_path, fresh_store):
 
 
 @pytest.mark.parametrize("bad,message", [
-    (RankConfig(method="nope"), "Unknown ranking method"),
-    (RankConfig(impact="nope"), "Unknown impact"),
-    (RankConfig(budget=0), "budget"),
-    (RankConfig(top_k=0), "top_k"),
+    (dict(method="nope"), "method must be one of nag, embedding, random, got 'nope'"),
+    (dict(impact="nope"), "impact must be one of up_abs"),
+    (dict(budget=0), "budget must be in (0, 1]"),
+    (dict(quality_weight=1.5), "quality_weight must be in [0, 1]"),
+    (dict(top_k=0), "top_k must be in [1, inf)"),
 ])
-def test_bad_parameters_are_user_errors(tmp_path, bad, message):
-    with pytest.raises(UserError, match=message):
-        rank(load("tiny-llama"), _pool(tmp_path, 1), _targets("science", 1), bad)
+def test_bad_parameters_are_user_errors_on_construction(bad, message):
+    with pytest.raises(UserError) as err:
+        RankConfig(**bad)
+    assert message in str(err.value)
+
+
+def test_top_k_wider_than_the_mlp_is_a_user_error(tmp_path, fresh_store):
+    handle = load("tiny-llama")
+    with pytest.raises(UserError, match="MLP width"):
+        rank(handle, _pool(tmp_path, 1), _targets("science", 1), RankConfig(top_k=handle.info.intermediate_size + 1))
 
 
 def test_empty_pool_and_empty_targets_are_user_errors(tmp_path):
