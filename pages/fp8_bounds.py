@@ -7,6 +7,7 @@ from app.figures.fp8 import (HEATMAP_VIEWS, bounds_vs_observed, concentration_fi
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
+from app.ui.params import number_for, select_for, slider_for
 from app.ui.run import run_with_progress
 from backend.fp8 import FORMATS, SIGMA_METHODS, BoundsConfig, SimulateConfig, bounds, concentration_curves, simulate
 
@@ -23,13 +24,13 @@ info = handle.info
 
 with st.expander("Settings", expanded=False):
     c1, c2, c3, c4 = st.columns(4)
-    method = c1.selectbox("sigma method", list(SIGMA_METHODS), key="fp8-method",
-                          help="power: implicit power iteration; exact: thin QR + small SVD; dense: SVD of the "
-                               "formed d x d matrix (slow reference)")
-    calibration = c2.number_input("calibration α", min_value=0.01, max_value=100.0, value=1.0, step=0.1,
-                                  key="fp8-alpha", help="scale = fp8_max / (α · bound); α ≥ 1 keeps the guarantee")
-    fmt = c3.selectbox("FP8 format", list(FORMATS), key="fp8-format")
-    n_texts = c4.slider("sample texts", 0, 8, 4, key="fp8-texts", help="0 = weights only (no forward pass)")
+    method = select_for(BoundsConfig, "method", "sigma method", labels=SIGMA_METHODS.labels(), container=c1,
+                        key="fp8-method")
+    calibration = number_for(BoundsConfig, "calibration", "calibration α", container=c2, min_value=0.01,
+                             max_value=100.0, step=0.1, key="fp8-alpha")
+    fmt = select_for(BoundsConfig, "fp8_format", "FP8 format", labels=FORMATS.labels(), container=c3,
+                     key="fp8-format")
+    n_texts = slider_for(BoundsConfig, "n_texts", "sample texts", container=c4, key="fp8-texts")
 config = BoundsConfig(method=method, calibration=float(calibration), fp8_format=fmt, n_texts=n_texts)
 
 computed = run_with_progress("Spectral bounds", lambda progress: bounds(handle, config, progress=progress))
@@ -75,10 +76,14 @@ if curves is not None:
 st.subheader("Training transient: delayed vs geometry-aware scaling")
 with st.form("fp8-sim"):
     s1, s2, s3, s4 = st.columns(4)
-    layer = s1.number_input("layer", 0, info.n_layers - 1, 0, key="fp8-sim-layer")
-    spike = s2.number_input("spike factor (q, k)", 1.0, 64.0, 4.0, 0.5, key="fp8-sim-spike")
-    spike_step = s3.number_input("spike step", 1, 79, 20, key="fp8-sim-step")
-    history = s4.number_input("amax history", 1, 1024, 16, key="fp8-sim-history")
+    layer = number_for(SimulateConfig, "layer", "layer", container=s1, min_value=0, max_value=info.n_layers - 1,
+                       key="fp8-sim-layer")
+    spike = number_for(SimulateConfig, "spike_factor", "spike factor (q, k)", container=s2, min_value=1.0,
+                       max_value=64.0, step=0.5, key="fp8-sim-spike")
+    spike_step = number_for(SimulateConfig, "spike_step", "spike step", container=s3, min_value=1, max_value=79,
+                            key="fp8-sim-step")
+    history = number_for(SimulateConfig, "history_len", "amax history", container=s4, max_value=1024,
+                         key="fp8-sim-history")
     if st.form_submit_button("Run simulation", type="primary"):
         st.session_state["fp8-sim-config"] = handle.id, SimulateConfig(
             layer=int(layer), spike_factor=float(spike), spike_step=int(spike_step), history_len=int(history),

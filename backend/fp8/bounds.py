@@ -13,44 +13,43 @@ from __future__ import annotations
 
 import math
 import time
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from backend.errors import UserError
-from backend.fp8.formats import get_format
+from backend.fp8.formats import FORMATS
 from backend.fp8.geometry import LayerFactors, model_factors
 from backend.fp8.observed import observe
+from backend.fp8.samples import SAMPLE_TEXTS
 from backend.fp8.spectral import SIGMA_METHODS, PowerSettings, factor_norm, interaction_sigma
+from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
 
 CODE_VERSION = "1"
 
 
-@dataclass(frozen=True)
-class BoundsConfig:
-    method: str = "power"  # a key of SIGMA_METHODS
-    max_iter: int = 500
-    tol: float = 1e-6
-    seed: int = 0
-    calibration: float = 1.0  # alpha in scale = fp8_max / (alpha * bound)
-    fp8_format: str = "e4m3"
-    verify: bool = True  # also compute the exact sigma (thin QR + r x r SVD) and report the deviation
-    n_texts: int = 4  # sample texts for observed scores; 0 = weights only
-    max_tokens: int = 64
+def same_as(cls: type, name: str):
+    """A field declared exactly as `cls.name` (default, range and help), for configs that repeat it."""
+    found = next(f for f in dataclasses.fields(cls) if f.name == name)
+    return dataclasses.field(default=found.default, metadata=found.metadata)
 
-    def validate(self) -> None:
-        if self.method not in SIGMA_METHODS:
-            raise UserError(f"Unknown sigma method {self.method!r}; choose one of {', '.join(SIGMA_METHODS)}.")
-        if not (self.calibration > 0 and math.isfinite(self.calibration)):
-            raise UserError("The calibration factor must be a positive number.")
-        if self.max_iter < 1 or not self.tol > 0:
-            raise UserError("Power iteration needs max_iter >= 1 and tol > 0.")
-        if self.n_texts < 0:
-            raise UserError("The number of sample texts cannot be negative.")
-        get_format(self.fp8_format)
+
+@dataclass(frozen=True)
+class BoundsConfig(Config):
+    method: str = param("power", "how sigma is computed; " + SIGMA_METHODS.help_text(), choices=SIGMA_METHODS)
+    max_iter: int = same_as(PowerSettings, "max_iter")
+    tol: float = same_as(PowerSettings, "tol")
+    seed: int = same_as(PowerSettings, "seed")
+    calibration: float = param(1.0, "alpha in scale = fp8_max / (alpha * bound); >= 1 keeps the guarantee", gt=0,
+                               lt=math.inf)  # finite: an infinite alpha would make every scale 0
+    fp8_format: str = param("e4m3", "FP8 format of the scaled logits", choices=FORMATS)
+    verify: bool = param(True, "check sigma against the exact one (thin QR + r x r SVD) and report the deviation "
+                         "(--no-verify: skip the check)")
+    n_texts: int = param(4, "sample texts for observed scores (0: weights only)", ge=0, le=len(SAMPLE_TEXTS))
+    max_tokens: int = param(64, "tokens per sample text", ge=2)
 
 
 @dataclass(frozen=True)
@@ -164,8 +163,7 @@ def weight_bounds(model, config: BoundsConfig, progress: Progress = silent) -> d
 
 
 def compute_bounds(handle, config: BoundsConfig, progress: Progress = silent) -> BoundsResult:
-    config.validate()
-    fmt = get_format(config.fp8_format)
+    fmt = FORMATS.get(config.fp8_format)
     start = time.perf_counter()
     w = weight_bounds(handle.model, config, scaled(progress, 0.0, 0.4 if config.n_texts else 1.0))
     layer_bound = w["bound"].max(axis=1)
@@ -187,6 +185,5 @@ def compute_bounds(handle, config: BoundsConfig, progress: Progress = silent) ->
 
 def bounds(handle, config: BoundsConfig = BoundsConfig(), progress: Progress = silent) -> Computed[BoundsResult]:
     """Cached: per-head bounds, per-layer FP8 scales and observed utilisation for a loaded model."""
-    config.validate()
     return cached("fp8", "bounds", ModelRef.of(handle), config, lambda: compute_bounds(handle, config, progress),
                   code_version=CODE_VERSION)

@@ -4,11 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from backend.cli.params import add_flags, flag_values
 from backend.fp8.bounds import BoundsConfig, bounds
 from backend.fp8.concentration import concentration_curves
-from backend.fp8.formats import FORMATS
 from backend.fp8.simulate import SimulateConfig, simulate
-from backend.fp8.spectral import SIGMA_METHODS
 from backend.models import default_model_id, load
 
 
@@ -16,11 +15,18 @@ def _progress(fraction: float, message: str) -> None:
     print(f"[{fraction:4.0%}] {message}", file=sys.stderr)
 
 
+# field -> flag: the flags keep their historical names where they differ from the field
+COMMON_FLAGS = {"method": "--method", "calibration": "--calibration", "fp8_format": "--format", "n_texts": "--texts",
+                "max_tokens": "--max-tokens", "seed": "--seed"}
+BOUNDS_FLAGS = {"max_iter": "--max-iter", "tol": "--tol", "verify": "--no-verify"}
+SIMULATE_FLAGS = {"layer": "--layer", "n_steps": "--steps", "spike_step": "--spike-step",
+                  "spike_factor": "--spike-factor", "spike_length": "--spike-length", "history_len": "--history",
+                  "margin": "--margin", "drift": "--drift"}
+
+
 def cmd_bounds(args: argparse.Namespace) -> dict:
     handle = load(args.model or default_model_id(), progress=_progress)
-    config = BoundsConfig(method=args.method, max_iter=args.max_iter, tol=args.tol, seed=args.seed,
-                          calibration=args.calibration, fp8_format=args.format, verify=not args.no_verify,
-                          n_texts=args.texts, max_tokens=args.max_tokens)
+    config = BoundsConfig(**flag_values(args, BoundsConfig, {**COMMON_FLAGS, **BOUNDS_FLAGS}))
     computed = bounds(handle, config, progress=_progress)
     return {"summary": computed.value.summary(), "layers": computed.value.table(), "config": vars(config),
             "provenance": computed.provenance, "run_id": computed.run_id}
@@ -28,11 +34,7 @@ def cmd_bounds(args: argparse.Namespace) -> dict:
 
 def cmd_simulate(args: argparse.Namespace) -> dict:
     handle = load(args.model or default_model_id(), progress=_progress)
-    config = SimulateConfig(layer=args.layer, n_steps=args.steps, spike_step=args.spike_step,
-                            spike_factor=args.spike_factor, spike_length=args.spike_length,
-                            history_len=args.history, margin=args.margin, calibration=args.calibration,
-                            drift=args.drift, fp8_format=args.format, method=args.method, n_texts=args.texts,
-                            max_tokens=args.max_tokens, seed=args.seed)
+    config = SimulateConfig(**flag_values(args, SimulateConfig, {**COMMON_FLAGS, **SIMULATE_FLAGS}))
     computed = simulate(handle, config, progress=_progress)
     out = {"summary": computed.value.summary(), "config": vars(config), "provenance": computed.provenance,
            "run_id": computed.run_id}
@@ -49,35 +51,21 @@ def cmd_concentration(args: argparse.Namespace) -> dict:
             "alpha_rank_aware": curves.alpha_rank_aware, "alpha_rank_agnostic": curves.alpha_rank_agnostic}
 
 
-def _common(sub: argparse.ArgumentParser) -> None:
+def _common(sub: argparse.ArgumentParser, config: type) -> None:
     sub.add_argument("--model", help="registry id (default: the configured default model)")
-    sub.add_argument("--method", choices=list(SIGMA_METHODS), default="power", help="how sigma is computed")
-    sub.add_argument("--calibration", type=float, default=1.0, help="alpha in scale = fp8_max / (alpha * bound)")
-    sub.add_argument("--format", choices=list(FORMATS), default="e4m3")
-    sub.add_argument("--texts", type=int, default=4, help="sample texts for observed scores")
-    sub.add_argument("--max-tokens", type=int, default=64)
-    sub.add_argument("--seed", type=int, default=0)
+    add_flags(sub, config, COMMON_FLAGS)
 
 
 def add_commands(subparsers) -> None:
     parser = subparsers.add_parser("fp8", help="spectral bounds on attention logits and FP8 scale factors")
     actions = parser.add_subparsers(dest="action", required=True)
     sub = actions.add_parser("bounds", help="per-head sigma, per-layer bounds and FP8 scales, observed utilisation")
-    _common(sub)
-    sub.add_argument("--max-iter", type=int, default=500)
-    sub.add_argument("--tol", type=float, default=1e-6)
-    sub.add_argument("--no-verify", action="store_true", help="skip the exact QR + small SVD check")
+    _common(sub, BoundsConfig)
+    add_flags(sub, BoundsConfig, BOUNDS_FLAGS)
     sub.set_defaults(handler=cmd_bounds)
     sub = actions.add_parser("simulate", help="spike transient: delayed amax-history vs geometry-aware scaling")
-    _common(sub)
-    sub.add_argument("--layer", type=int, default=0)
-    sub.add_argument("--steps", type=int, default=40)
-    sub.add_argument("--spike-step", type=int, default=20)
-    sub.add_argument("--spike-factor", type=float, default=4.0, help="multiplies q and k (logits x factor^2)")
-    sub.add_argument("--spike-length", type=int, default=1)
-    sub.add_argument("--history", type=int, default=16, help="amax history length of delayed scaling")
-    sub.add_argument("--margin", type=int, default=0, help="delayed scaling margin (powers of two)")
-    sub.add_argument("--drift", type=float, default=0.02)
+    _common(sub, SimulateConfig)
+    add_flags(sub, SimulateConfig, SIMULATE_FLAGS)
     sub.add_argument("--steps-table", action="store_true", help="include the per-step table")
     sub.set_defaults(handler=cmd_simulate)
     sub = actions.add_parser("concentration", help="rank-aware vs rank-agnostic tail exponents for the model")

@@ -6,31 +6,40 @@ quantiser clamps to the format's range first, and counts what it had to clamp (a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import torch
 
-from backend.errors import UserError
+from backend.registry import Registry, Variant
+
+
+def _round_trip(x: torch.Tensor, dtype: torch.dtype, max_value: float) -> torch.Tensor:
+    """fp32 -> clamp to the format's range -> FP8 -> fp32: what a scaled tensor keeps after the cast."""
+    return x.clamp(-max_value, max_value).to(dtype).float()
 
 
 @dataclass(frozen=True)
-class Fp8Format:
-    name: str
-    dtype: torch.dtype
-    max_value: float  # largest finite magnitude
-    min_normal: float
+class Fp8Format(Variant):
+    """`run(x) -> x` after the clamped round trip through the format. Build one with `_format`, which keeps
+    `run` and the fields below consistent (the registry's shape needs defaults; these are placeholders)."""
+
+    dtype: torch.dtype = torch.float32
+    max_value: float = 0.0  # largest finite magnitude
+    min_normal: float = 0.0
 
 
-FORMATS: dict[str, Fp8Format] = {
-    "e4m3": Fp8Format("e4m3", torch.float8_e4m3fn, 448.0, 2.0 ** -6),
-    "e5m2": Fp8Format("e5m2", torch.float8_e5m2, 57344.0, 2.0 ** -14),
-}
+def _format(name: str, label: str, help: str, dtype: torch.dtype, max_value: float, min_normal: float
+            ) -> Fp8Format:
+    return Fp8Format(name, label, help, partial(_round_trip, dtype=dtype, max_value=max_value), dtype=dtype,
+                     max_value=max_value, min_normal=min_normal)
 
 
-def get_format(name: str) -> Fp8Format:
-    if name not in FORMATS:
-        raise UserError(f"Unknown FP8 format {name!r}; choose one of {', '.join(FORMATS)}.")
-    return FORMATS[name]
+FORMATS: Registry[Fp8Format] = Registry("fp8-formats", "FP8 format")
+FORMATS.register(_format("e4m3", "E4M3 (max 448)", "4 exponent, 3 mantissa bits: finer steps, narrower range",
+                         torch.float8_e4m3fn, 448.0, 2.0 ** -6))
+FORMATS.register(_format("e5m2", "E5M2 (max 57344)", "5 exponent, 2 mantissa bits: coarser steps, wider range",
+                         torch.float8_e5m2, 57344.0, 2.0 ** -14))
 
 
 @dataclass(frozen=True)
@@ -47,7 +56,7 @@ def quantise(values: np.ndarray, scale: float, fmt: Fp8Format) -> Quantised:
     x = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32)) * scale
     overflows = int((x.abs() > fmt.max_value).sum())
     nonfinite = int((~torch.isfinite(x.to(fmt.dtype).float())).sum()) if overflows else 0
-    q = x.clamp(-fmt.max_value, fmt.max_value).to(fmt.dtype).float()
+    q = fmt.run(x)
     underflows = int(((q == 0) & (x != 0)).sum())
     back = q / scale
     ref = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32))

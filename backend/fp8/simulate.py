@@ -18,41 +18,39 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from backend.errors import UserError
-from backend.fp8.bounds import CODE_VERSION, BoundsConfig, bounds
-from backend.fp8.formats import get_format, quantise
+from backend.fp8.bounds import CODE_VERSION, BoundsConfig, bounds, same_as
+from backend.fp8.formats import FORMATS, quantise
 from backend.fp8.observed import layer_score_samples
+from backend.fp8.samples import SAMPLE_TEXTS
+from backend.params import Config, param, require
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
 
 
 @dataclass(frozen=True)
-class SimulateConfig:
-    layer: int = 0
-    n_steps: int = 40
-    spike_step: int = 20
-    spike_factor: float = 4.0  # multiplies the layer's q and k activations: logits x factor^2
-    spike_length: int = 1
-    history_len: int = 16  # amax history window of delayed scaling
-    margin: int = 0  # delayed scaling margin (powers of two)
-    calibration: float = 1.0  # geometry-aware alpha
-    drift: float = 0.02  # std of the per-step log-normal activation drift
-    fp8_format: str = "e4m3"
-    method: str = "power"  # sigma method for the bound
-    n_texts: int = 4
-    max_tokens: int = 64
-    seed: int = 0
+class SimulateConfig(Config):
+    """`layer` may count from the end (-1: the last); its range is checked against the model in `simulate`."""
 
-    def validate(self, n_layers: int) -> None:
-        if not -n_layers <= self.layer < n_layers:
-            raise UserError(f"Layer {self.layer} is out of range (the model has {n_layers} layers).")
-        if not 2 <= self.n_steps <= 10_000:
-            raise UserError("The simulation needs between 2 and 10000 steps.")
-        if not 0 <= self.spike_step < self.n_steps or self.spike_length < 1:
-            raise UserError("The spike must start inside the simulated steps and last at least one step.")
-        if not self.spike_factor > 0 or not self.calibration > 0 or self.drift < 0 or self.history_len < 1:
-            raise UserError("Spike factor and calibration must be positive, drift >= 0, history length >= 1.")
-        get_format(self.fp8_format)
+    layer: int = param(0, "layer whose logits are simulated (-1: the last)")
+    n_steps: int = param(40, "simulated steps", ge=2, le=10_000)
+    spike_step: int = param(20, "step at which the spike starts", ge=0)
+    spike_factor: float = param(4.0, "multiplies q and k (logits x factor^2)", gt=0,
+                                hint="(spike factor and calibration must be positive)")
+    spike_length: int = param(1, "steps the spike lasts", ge=1)
+    history_len: int = param(16, "amax history length of delayed scaling", ge=1)
+    margin: int = param(0, "delayed scaling margin (powers of two)")
+    calibration: float = same_as(BoundsConfig, "calibration")
+    drift: float = param(0.02, "std of the per-step log-normal activation drift", ge=0)
+    fp8_format: str = same_as(BoundsConfig, "fp8_format")
+    method: str = same_as(BoundsConfig, "method")
+    n_texts: int = param(4, "sample texts the steps cycle through", ge=1, le=len(SAMPLE_TEXTS))
+    max_tokens: int = same_as(BoundsConfig, "max_tokens")
+    seed: int = param(0, "seed of the activation drift")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.spike_step < self.n_steps, f"The spike must start inside the simulated steps (spike_step "
+                f"{self.spike_step} >= n_steps {self.n_steps}).")
 
 
 @dataclass(frozen=True)
@@ -108,7 +106,7 @@ def activation_schedule(config: SimulateConfig) -> np.ndarray:
 
 
 def run_simulation(handle, config: SimulateConfig, progress: Progress = silent) -> SimulateResult:
-    fmt, layer = get_format(config.fp8_format), config.layer % handle.info.n_layers
+    fmt, layer = FORMATS.get(config.fp8_format), config.layer % handle.info.n_layers
     progress(0.0, "weight bound of the layer")
     bound_cfg = BoundsConfig(method=config.method, calibration=config.calibration, fp8_format=config.fp8_format,
                              verify=False, n_texts=0)
@@ -147,7 +145,9 @@ def run_simulation(handle, config: SimulateConfig, progress: Progress = silent) 
 def simulate(handle, config: SimulateConfig = SimulateConfig(), progress: Progress = silent
              ) -> Computed[SimulateResult]:
     """Cached transient simulation for one layer of a loaded model."""
-    config.validate(handle.info.n_layers)
+    n_layers = handle.info.n_layers
+    require(-n_layers <= config.layer < n_layers,
+            f"Layer {config.layer} is out of range (the model has {n_layers} layers).")
     config = replace(config, layer=config.layer % handle.info.n_layers)  # one cache entry per layer
     return cached("fp8", "simulate", ModelRef.of(handle), config, lambda: run_simulation(handle, config, progress),
                   code_version=CODE_VERSION)

@@ -2,7 +2,8 @@
 
 Factors are grouped for grouped-query attention: queries `a [..., kv, group, r, d]`, keys `b [..., kv, r, d]`;
 every query head of a group uses its group's key factor by broadcasting (no key expansion). Leading
-dimensions (layers) are batched. Three interchangeable methods, registered by name:
+dimensions (layers) are batched. Three interchangeable methods, registered by name in `SIGMA_METHODS`, each
+`run(a, b, settings) -> SigmaOut` (tests/fp8/test_contracts.py holds every one to the exact SVD):
 
 - "power": implicit (block) power iteration on M^T M v = B^T (A A^T (B v)), O(r d) per vector and step
   (the r x r query Gram A A^T is formed once; M itself never is);
@@ -17,17 +18,19 @@ from dataclasses import dataclass
 import torch
 
 from backend.errors import UserError
+from backend.params import Config, param
+from backend.registry import Registry, Variant
 
 
 _NOISE = 16 * torch.finfo(torch.float32).eps  # relative rounding level of a Ritz value in fp32
 
 
 @dataclass(frozen=True)
-class PowerSettings:
-    max_iter: int = 500
-    tol: float = 1e-6  # stop when the estimated remaining relative error of sigma^2 is below this
-    seed: int = 0
-    block: int = 8  # vectors iterated together (block power method); 1 = the classic single vector
+class PowerSettings(Config):
+    max_iter: int = param(500, "most power iterations", ge=1)
+    tol: float = param(1e-6, "stop when the estimated remaining relative error of sigma^2 is below this", gt=0)
+    seed: int = param(0, "seed of the power iteration's start vectors")
+    block: int = param(8, "vectors iterated together (block power method; 1: a single vector)", ge=1)
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,6 @@ def _power(gram: Callable[[torch.Tensor], torch.Tensor], shape: tuple[int, ...],
     The stopping rule extrapolates the remaining error from the ratio of successive changes, so slowly
     converging heads keep the loop going until they are accurate too.
     """
-    if settings.max_iter < 1 or settings.tol <= 0 or settings.block < 1:
-        raise UserError("Power iteration needs max_iter >= 1, tol > 0 and block >= 1.")
     p = min(settings.block, shape[-1])
     gen = torch.Generator().manual_seed(settings.seed)
     v = torch.linalg.qr(torch.randn((*shape, p), generator=gen, dtype=torch.float32)).Q
@@ -113,11 +114,13 @@ def interaction_dense(a: torch.Tensor, b: torch.Tensor, settings: PowerSettings 
     return SigmaOut(torch.linalg.svdvals(formed)[..., 0], 0)
 
 
-SIGMA_METHODS: dict[str, Callable[..., SigmaOut]] = {
-    "power": interaction_power,
-    "exact": interaction_exact,
-    "dense": interaction_dense,
-}
+SIGMA_METHODS: Registry[Variant] = Registry("fp8-sigma-methods", "sigma method")
+SIGMA_METHODS.register(Variant("power", "power iteration", "implicit power iteration, O(r d) per step",
+                               interaction_power))
+SIGMA_METHODS.register(Variant("exact", "QR + small SVD", "thin QR of both factors, then the SVD of an r x r "
+                               "product", interaction_exact))
+SIGMA_METHODS.register(Variant("dense", "dense SVD (reference)", "SVD of the formed d x d matrix (slow "
+                               "reference)", interaction_dense))
 
 
 def factor_norm(x: torch.Tensor) -> torch.Tensor:
@@ -127,7 +130,6 @@ def factor_norm(x: torch.Tensor) -> torch.Tensor:
 
 def interaction_sigma(a: torch.Tensor, b: torch.Tensor, method: str,
                       settings: PowerSettings = PowerSettings()) -> SigmaOut:
-    if method not in SIGMA_METHODS:
-        raise UserError(f"Unknown sigma method {method!r}; choose one of {', '.join(SIGMA_METHODS)}.")
+    run = SIGMA_METHODS.get(method).run
     with torch.no_grad():
-        return SIGMA_METHODS[method](a.float(), b.float(), settings)
+        return run(a.float(), b.float(), settings)

@@ -54,7 +54,8 @@ def test_quantise_clamps_before_casting():
     (dict(spike_factor=0.0), "positive"),
     (dict(history_len=0), "history"),
     (dict(n_steps=1, spike_step=0), "steps"),
-    (dict(fp8_format="int8"), "Unknown FP8 format"),
+    (dict(fp8_format="int8"), "fp8_format must be one of e4m3, e5m2"),
+    (dict(n_texts=0), r"n_texts must be in \[1, 8\], got 0"),
 ])
 def test_bad_simulation_configs(kwargs, message, fresh_store):
     with pytest.raises(UserError, match=message):
