@@ -1,0 +1,30 @@
+"""User text stays text: no markdown, HTML or link survives the encoding, every character is kept."""
+import html
+import string
+
+import plotly.graph_objects as go
+
+from app.ui.text import literal, literal_html, plot_label
+
+PAYLOADS = ["Hi there.\n\n![t](http://host/x.gif) ok.", "<img src=x onerror=alert(1)>", "[click](javascript:x)",
+            "**bold** _it_ `code` $x^2$ # heading", "www.example.com and https://e.com/a?b=1", "1. item\n- item"]
+
+
+def test_literal_keeps_every_character_and_leaves_no_syntax():
+    for text in PAYLOADS:
+        encoded = literal(text)
+        assert html.unescape(encoded) == text
+        assert not [c for c in encoded if c in string.punctuation and c not in "&#;"]
+        for syntax in ("![", "](", "<img", "**", "http:", "www.", "$x"):
+            assert syntax not in encoded
+
+
+def test_literal_html_is_one_block_without_blank_lines():
+    out = literal_html(PAYLOADS[0])
+    assert "\n" not in out and out.count("<br>") == 2 and "(http" not in out
+
+
+def test_plot_labels_cannot_make_links():
+    label = plot_label('<a href="http://evil">model</a>')
+    assert "<a" not in label and html.unescape(label) == '<a href="http://evil">model</a>'
+    go.Figure(go.Bar(x=[label], y=[1]))  # accepted by plotly as text
