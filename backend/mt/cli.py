@@ -1,7 +1,6 @@
 """`python -m backend mt heads|steer|ablate|evaluate ... --json`."""
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path

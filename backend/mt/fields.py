@@ -24,7 +24,7 @@ def k_shots(low: int = 1) -> Any:
 
 
 def percent() -> Any:
-    return param(1.0, f"share of all heads selected, % of layers × heads (0-{MAX_PERCENT:g})", ge=0, le=MAX_PERCENT)
+    return param(1.0, f"share of all heads selected, in percent of layers × heads (0-{MAX_PERCENT:g})", ge=0, le=MAX_PERCENT)
 
 
 def strength() -> Any:

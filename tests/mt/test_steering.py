@@ -4,11 +4,11 @@ import pytest
 import torch
 
 from backend.errors import UserError
-from backend.models import load
 from backend.models.architecture import attention_out_proj
 from backend.models.hooks import Hooks, OutputAdd, trace
 from backend.mt.selection import head_count, random_heads, top_heads
-from backend.mt.steering import Intervention, generate, steering_vectors
+from backend.mt import steering
+from backend.mt.steering import NONE, Intervention, generate, steering_vectors
 
 IDS = torch.tensor([list(range(70, 95))])
 
@@ -48,15 +48,59 @@ def test_steering_hook_adds_exactly_the_vector_at_the_last_position(tiny_handle)
     torch.testing.assert_close(steered[0, -1] - plain[0, -1], 3.0 * vector, rtol=1e-5, atol=1e-5)
 
 
-def test_steering_reaches_every_decoding_step(tiny_handle):
+def _recorded_generation(monkeypatch, handle, prompt, intervention):
+    """generate() with its decoder recorded: (text, every token fed, logits after the prefill and each step)."""
+    seen = {}
+
+    class Recording(steering.IncrementalDecoder):
+        def __init__(self, model):
+            super().__init__(model)
+            seen["decoder"], seen["logits"] = self, []
+
+        def prefill(self, *args, **kwargs):
+            seen["logits"].append(super().prefill(*args, **kwargs)[0].clone())
+            return seen["logits"][-1][None]
+
+        def step(self, *args, **kwargs):
+            seen["logits"].append(super().step(*args, **kwargs)[0].clone())
+            return seen["logits"][-1][None]
+
+    monkeypatch.setattr(steering, "IncrementalDecoder", Recording)
+    text = generate(handle.model, handle.tokenizer, prompt, 8, intervention, max_leading_blank=99)
+    return text, seen["decoder"].tokens[0].tolist(), torch.stack(seen["logits"])
+
+
+def _full_forward_logits(model, tokens, adds):
+    with torch.no_grad(), Hooks(model, output_adds=adds):
+        return model(input_ids=torch.tensor([tokens])).logits[0].float()
+
+
+def test_steering_reaches_every_decoding_step(tiny_handle, monkeypatch):
+    # Reference: one full forward over prompt + generated tokens with the vector added at the last prompt position
+    # and at every generated position (what steering each step means). Steering the prompt only would give the
+    # `prompt_only` logits instead, so the steered steps must match the first and differ from the second.
     model, info = tiny_handle.model, tiny_handle.info
-    vectors = {0: torch.randn(info.hidden_size) * 5}
+    vector = torch.randn(info.hidden_size, generator=torch.Generator().manual_seed(0)) * 5
     prompt = list(range(70, 80))
-    plain = generate(model, tiny_handle.tokenizer, prompt, 6)
-    strong = generate(model, tiny_handle.tokenizer, prompt, 6, Intervention((vectors,), strength=20.0))
-    again = generate(model, tiny_handle.tokenizer, prompt, 6, Intervention((vectors,), strength=20.0))
-    assert strong == again  # deterministic
-    assert isinstance(plain, str) and isinstance(strong, str)
+    steer = Intervention(({0: vector},), strength=4.0)
+    text, tokens, logits = _recorded_generation(monkeypatch, tiny_handle, prompt, steer)
+    plain_text, plain_tokens, plain_logits = _recorded_generation(monkeypatch, tiny_handle, prompt, NONE)
+    assert generate(model, tiny_handle.tokenizer, prompt, 8, steer, max_leading_blank=99) == text  # deterministic
+    steps = len(tokens) - len(prompt)
+    assert steps >= 3, "too few decoding steps to test"
+    first = len(prompt) - 1  # the position whose logits the prefill returns
+    every = [OutputAdd(0, vector, position=p, scale=4.0) for p in range(first, len(tokens))]
+    expected = _full_forward_logits(model, tokens, every)[first:]
+    prompt_only = _full_forward_logits(model, tokens, [OutputAdd(0, vector, position=first, scale=4.0)])[first:]
+    unsteered = _full_forward_logits(model, tokens, [])[first:]
+    torch.testing.assert_close(logits, expected, rtol=1e-3, atol=1e-3)
+    for k in range(1, steps + 1):  # every decoding step after the prefill
+        assert (logits[k] - prompt_only[k]).abs().max() > 0.05, f"step {k} was not steered"
+        assert (logits[k] - unsteered[k]).abs().max() > 0.05, f"step {k} equals the unsteered run"
+    # and unsteered generation is what the unsteered reference predicts, while the steered one is not
+    torch.testing.assert_close(plain_logits, _full_forward_logits(model, plain_tokens, [])[first:], rtol=1e-3,
+                               atol=1e-3)
+    assert (text, tokens) != (plain_text, plain_tokens)
 
 
 def test_ablation_zeroes_the_intended_heads_only(tiny_handle):
