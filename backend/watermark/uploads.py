@@ -13,6 +13,10 @@ from backend.errors import UserError
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_CHARS = 1_000_000
+# Checked before parsing: a small archive can unpack to gigabytes, a small PDF hold thousands of pages.
+MAX_DOCX_UNPACKED = 50_000_000  # bytes of all parts together, as the archive declares them
+MAX_DOCX_PARTS = 1000
+MAX_PDF_PAGES = 500  # about 1M characters of prose
 SUFFIXES = (".txt", ".md", ".pdf", ".docx")
 
 
@@ -60,7 +64,15 @@ def _pdf(data: bytes) -> str:
         reader = PdfReader(io.BytesIO(data), strict=False)
         if reader.is_encrypted:
             raise UserError("The PDF is encrypted; upload an unprotected copy.")
-        return "\n".join(page.extract_text() or "" for page in reader.pages)
+        if len(reader.pages) > MAX_PDF_PAGES:
+            raise UserError(f"The PDF has {len(reader.pages):,} pages; the limit is {MAX_PDF_PAGES}.")
+        parts, total = [], 0
+        for page in reader.pages:
+            parts.append(page.extract_text() or "")
+            total += len(parts[-1]) + 1
+            if total > MAX_CHARS:
+                raise UserError(f"The PDF's text has more than {MAX_CHARS:,} characters (the limit).")
+        return "\n".join(parts)
     except UserError:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError,
@@ -73,6 +85,16 @@ def _docx(data: bytes) -> str:
 
     if not zipfile.is_zipfile(io.BytesIO(data)):
         raise UserError("This is not a .docx file (not a ZIP container).")
+    try:
+        parts = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as err:
+        raise UserError(f"The .docx file could not be read ({type(err).__name__}); it may be damaged.") from err
+    if len(parts) > MAX_DOCX_PARTS:
+        raise UserError(f"The .docx file has {len(parts):,} parts; the limit is {MAX_DOCX_PARTS:,}.")
+    unpacked = sum(p.file_size for p in parts)
+    if unpacked > MAX_DOCX_UNPACKED:
+        raise UserError(f"The .docx file unpacks to {unpacked / 1e6:.0f} MB; the limit is "
+                        f"{MAX_DOCX_UNPACKED / 1e6:.0f} MB.")
     from docx import Document
 
     try:

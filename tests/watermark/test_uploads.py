@@ -63,3 +63,20 @@ def test_corrupt_docx():
         z.writestr("word/document.xml", "<broken")
     with pytest.raises(UserError, match="docx"):
         read_upload("a.docx", buf.getvalue())
+
+
+def test_crafted_uploads_are_refused_before_parsing():
+    from tests.support.crafted import docx_bomb, docx_many_parts, pdf_pages
+
+    bomb = docx_bomb(100)
+    assert len(bomb) < MAX_BYTES  # small enough to pass the upload limit
+    for name, data, message in (("bomb.docx", bomb, "unpacks to"), ("parts.docx", docx_many_parts(), "parts"),
+                                ("pages.pdf", pdf_pages(5000), "5,000 pages")):
+        with pytest.raises(UserError, match=message):  # time and memory: bench/crafted_uploads.py
+            read_upload(name, data)
+
+
+def test_a_pdf_within_the_page_limit_still_reads():
+    from tests.support.crafted import pdf_pages
+
+    assert read_upload("p.pdf", pdf_pages(3, "Short page")).count("Short page") == 3

@@ -1,0 +1,61 @@
+"""Hostile uploads: worst parse time and peak memory of the upload reader on crafted files, each read in a fresh
+process (so peak RSS is the reader's own), beside a normal upload of the same kind.
+
+Run: .venv/bin/python bench/crafted_uploads.py  (writes bench/results/crafted_uploads.json)
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support.crafted import docx_bomb, docx_many_parts, pdf_pages  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "crafted_uploads.json"
+READER = """
+import resource, sys, time
+from pathlib import Path
+from backend.errors import UserError
+from backend.watermark.uploads import read_upload
+path = Path(sys.argv[1])
+data = path.read_bytes()
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+try:
+    outcome = f"read {len(read_upload(path.name, data)):,} characters"
+except UserError as err:
+    outcome = f"refused: {err}"
+seconds = time.perf_counter() - start
+print(seconds, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024, outcome, sep="\\t")
+"""
+
+
+def measure(name: str, data: bytes) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / name
+        path.write_bytes(data)
+        out = subprocess.run([sys.executable, "-c", READER, str(path)], cwd=ROOT, capture_output=True, text=True,
+                             check=True, timeout=900).stdout.strip().split("\t")
+    return {"file": name, "size_kb": round(len(data) / 1024, 1), "seconds": round(float(out[0]), 3),
+            "peak_rss_mb": round(float(out[1]), 1), "outcome": out[2]}
+
+
+def main() -> None:
+    cases = [("bomb-100mb.docx", docx_bomb(100)), ("5000-parts.docx", docx_many_parts(5000)),
+             ("5000-pages.pdf", pdf_pages(5000)), ("normal-20-pages.pdf", pdf_pages(20))]
+    rows = [measure(name, data) for name, data in cases]
+    report = {"load_average": os.getloadavg()[0], "rows": rows,
+              "worst_crafted_seconds": max(r["seconds"] for r in rows[:3]),
+              "worst_crafted_peak_rss_mb": max(r["peak_rss_mb"] for r in rows[:3])}
+    RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

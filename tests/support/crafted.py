@@ -1,0 +1,47 @@
+"""Crafted hostile uploads: small files that unpack or expand to a lot (tests and bench/crafted_uploads.py)."""
+from __future__ import annotations
+
+import io
+import zipfile
+
+
+def docx_bomb(unpacked_mb: int = 100) -> bytes:
+    """A .docx-shaped ZIP whose document.xml unpacks to `unpacked_mb` MB of repeated XML (about 0.1% packed)."""
+    buf = io.BytesIO()
+    chunk = b"<w:p><w:r><w:t>" + b"lorem ipsum " * 80 + b"</w:t></w:r></w:p>" * 1
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        z.writestr("[Content_Types].xml", "<Types/>")
+        with z.open("word/document.xml", "w", force_zip64=True) as part:
+            written = 0
+            while written < unpacked_mb * 1_000_000:
+                part.write(chunk)
+                written += len(chunk)
+    return buf.getvalue()
+
+
+def docx_many_parts(parts: int = 5000) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for i in range(parts):
+            z.writestr(f"word/media/p{i}.xml", "")
+    return buf.getvalue()
+
+
+def pdf_pages(pages: int = 5000, text: str = "One line of text on every page.") -> bytes:
+    """A PDF of `pages` pages that all share one small content stream."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    kids = " ".join(f"{5 + i} 0 R" for i in range(pages)).encode()
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % pages,
+               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
+                b"/Resources << /Font << /F1 4 0 R >> >> >>"] * pages
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for i, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
