@@ -9,6 +9,9 @@ from __future__ import annotations
 import importlib
 
 FEATURE_MODULES: tuple[str, ...] = (
+    "backend.watermark.ipmark.method",
+    "backend.watermark.kgw.method",
+    "backend.watermark.attacks",
     "backend.decoding.algorithms",
     "backend.mt.attribution",
     "backend.mt.prompts",

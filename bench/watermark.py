@@ -32,6 +32,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 
+from backend.features import load_all  # noqa: E402
 from backend.watermark import registry  # noqa: E402
 from backend.models.sentence_embedder import get_embedder  # noqa: E402
 from backend.watermark.ipmark.config import IPMarkConfig  # noqa: E402
@@ -42,6 +43,7 @@ from backend.watermark.retrieval import hierarchical  # noqa: E402
 from backend.watermark.signatures import sign_text  # noqa: E402
 
 CFG = IPMarkConfig()
+load_all()  # the evaluation iterates every registered watermark method and attack
 
 
 def _median_time(fn, repeats: int) -> tuple[float, object]:

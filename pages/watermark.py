@@ -4,17 +4,16 @@ import streamlit as st
 
 from app.figures import watermark as figs
 from app.ui.downloads import table_downloads
-from app.ui.guarded import guarded, show_provenance
+from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
+from app.ui.params import number_for, select_for
 from app.ui.run import run_with_progress
 from backend.watermark import registry
 from backend.watermark.corpus import human_texts
-from backend.watermark.evaluation import EvalConfig, benchmark_rows, evaluate, latest_evaluation
-from backend.watermark.generation import generate, make_request
+from backend.watermark.evaluation import EvalConfig, evaluate, latest_evaluation
+from backend.watermark.generation import GenerateRequest, generate, make_request
 from backend.watermark.ipmark.config import IPMarkConfig
-from backend.watermark.ipmark.detect import detect, strip_prompt
-from backend.watermark.kgw.detect import detect as kgw_detect
-from backend.watermark.methods import METHODS
+from backend.watermark.methods import BASELINE, METHODS, DetectRequest, detect, watermark_names
 from backend.watermark.sampling import SamplingConfig
 from backend.watermark.uploads import MAX_BYTES, SUFFIXES, read_upload
 
@@ -43,44 +42,35 @@ with detect_tab:
                             height=160, key="wm-text")
     c1, c2 = st.columns([3, 1])
     prompt = c1.text_input("Prompt to strip (optional)", "", key="wm-strip")
-    method = c2.selectbox("Method", list(METHODS), format_func=lambda m: METHODS[m].title, key="wm-detect-method")
-    if text is not None:
-        body = strip_prompt(text, prompt or None)
-        if method == "ipmark":
-            report = guarded(lambda: detect(body, IPMarkConfig()))
-            if report is not None:
-                verdict = st.success if report.verdict == "watermarked" else st.info
-                who = (f"model {report.model_address} ({report.model_name})" if report.model_address else "no model")
-                if report.user_address:
-                    who += f", user {report.model_address}.{report.user_address} ({report.user_label})"
-                verdict(f"**{report.verdict}** · {who} · {report.n_usable} usable of {report.n_sentences} sentences")
-                m1, m2, m3, m4 = st.columns(4)
-                for col, name, lv in ((m1, "model level", report.model_level), (m2, "user level", report.user_level),
-                                      (m3, "total", report.total)):
-                    col.metric(f"z ({name})", "–" if lv is None else f"{lv.z:.2f}",
-                               None if lv is None else f"p = {lv.p_value:.2g}", delta_color="off")
-                m4.metric("keys scored", f"{report.keys_evaluated:,}",
-                          f"{(report.signature_seconds + report.retrieval_seconds) * 1000:.0f} ms", delta_color="off")
-                st.plotly_chart(figs.level_evidence(report), width="stretch", key="wm-levels")
-                st.markdown(figs.highlighted_sentences(body, report), unsafe_allow_html=True)
+    method = METHODS.get(select_for(DetectRequest, "method", "Method", labels=METHODS.labels(), container=c2,
+                                    key="wm-detect-method"))
+    handle = current_model() if method.needs_model_to_detect else None
+    addresses = [m.address for m in models]
+    if text is not None and method.needs_identity_to_detect and not addresses:
+        st.info("Register a model identity first (Registry tab).")
+    elif text is not None and (handle is not None or not method.needs_model_to_detect):
+        address = st.selectbox(f"{method.name} key of model identity", addresses, key="wm-detect-address") \
+            if method.needs_identity_to_detect else 0
+        found = guarded(lambda: detect(text, DetectRequest(method.name, prompt=prompt or None, model_address=address,
+                                                           handle=handle)))
+        if found is not None:
+            (st.success if found.flagged else st.info)(f"**{found.verdict}** · {found.identified()} · {found.evidence}")
+            columns = st.columns(len(found.levels) + 1)
+            for col, lv in zip(columns, found.levels):
+                col.metric(f"z ({lv.level})", f"{lv.z:.2f}", f"p = {lv.p_value:.2g}", delta_color="off")
+            if found.keys_evaluated:
+                columns[-1].metric("keys scored", f"{found.keys_evaluated:,}", f"{found.seconds * 1000:.0f} ms",
+                                   delta_color="off")
+            st.plotly_chart(figs.level_evidence(found), width="stretch", key="wm-levels")
+            st.markdown(figs.highlighted(found.pieces), unsafe_allow_html=True)
+            if method.identifies_users:  # sentences carry the model or the user key: show which, and their bits
                 st.caption("Green: both bits 1 · pale green: one bit · red: none · grey: too short to carry bits. "
                            "p-values are exact (binomial convolution with the variance of the weighted score).")
-                st.plotly_chart(figs.sentence_contributions(report), width="stretch", key="wm-sentences")
-                table = pd.DataFrame([r.__dict__ for r in report.sentences])
+                st.plotly_chart(figs.sentence_contributions(found.units), width="stretch", key="wm-sentences")
+            if found.units:
+                table = pd.DataFrame([r.__dict__ for r in found.units])
                 st.dataframe(table, hide_index=True, width="stretch")
                 table_downloads(table, "watermark-sentences", key="wm-sent-export")
-        else:
-            handle = current_model()
-            addresses = [m.address for m in models]
-            if handle is not None and addresses:
-                address = st.selectbox("KGW key of model identity", addresses, key="wm-kgw-address")
-                kreport = guarded(lambda: kgw_detect(handle, body, address))
-                if kreport is not None:
-                    st.info(f"**{kreport.verdict}** · z = {kreport.score.z:.2f}, p = {kreport.score.p_value:.2g}, "
-                            f"{kreport.n_green}/{kreport.n_tokens} green tokens · tokenizer of {handle.display_name}")
-                    st.markdown(figs.highlighted_tokens(kreport), unsafe_allow_html=True)
-            elif not addresses:
-                st.info("Register a model identity first (Registry tab).")
 
 # ---------------------------------------------------------------- generate
 with generate_tab:
@@ -94,17 +84,18 @@ with generate_tab:
             gprompt = st.text_area("Prompt", "Describe a rainy day in a big city.", key="wm-prompt")
             c1, c2, c3, c4 = st.columns(4)
             pick = c1.selectbox("Identity", range(len(identities)), format_func=lambda i: identities[i][2])
-            gmethod = c2.selectbox("Method", list(METHODS), format_func=lambda m: METHODS[m].title)
-            b = c3.number_input("B (candidates)", 1, 32, 8)
-            n_sent = c4.number_input("Sentences", 1, 20, 5)
+            gmethod = select_for(GenerateRequest, "method", "Method", labels=METHODS.labels(), container=c2,
+                                 options=watermark_names())
+            b = number_for(IPMarkConfig, "n_candidates", "B (candidates)", container=c3, max_value=32)
+            n_sent = number_for(SamplingConfig, "max_sentences", "Sentences", container=c4, max_value=20)
             go_button = st.form_submit_button("Generate watermarked and unwatermarked", type="primary")
         if go_button:
             model_address, user_address, _ = identities[pick]
             sampling = SamplingConfig(max_sentences=int(n_sent))
             left, right = st.columns(2)
-            left.markdown(f"**{METHODS[gmethod].title}**")
+            left.markdown(f"**{METHODS.get(gmethod).label}**")
             right.markdown("**Unwatermarked**")
-            for column, meth in ((left, gmethod), (right, "none")):
+            for column, meth in ((left, gmethod), (right, BASELINE)):
                 box = column.empty()
                 shown: list[str] = []
 
@@ -120,7 +111,7 @@ with generate_tab:
                         f"Generating ({meth})", lambda p, r=request, s=stream: generate(handle, r, s, p))
                 if done is not None:
                     box.markdown(done.value.text)
-                    if meth != "none":
+                    if meth != BASELINE:
                         st.session_state["wm-last-generated"] = done.value.text
             st.caption("The watermarked text is now the default of the Detect tab.")
 
@@ -136,16 +127,16 @@ with evaluate_tab:
                 "`python -m backend watermark evaluate --json`.")
     else:
         st.caption(f"Model: **{result.model_name}** · {result.quality[0].n} prompts · {result.n_users} users")
-        c1, c2 = st.columns(2)
-        c1.plotly_chart(figs.roc_curves(result, "ipmark"), width="stretch", key="wm-roc-ip")
-        c2.plotly_chart(figs.roc_curves(result, "kgw"), width="stretch", key="wm-roc-kgw")
+        evaluated = list(dict.fromkeys(d.method for d in result.detection))
+        for col, name in zip(st.columns(max(len(evaluated), 1)), evaluated):
+            col.plotly_chart(figs.roc_curves(result, name), width="stretch", key=f"wm-roc-{name}")
         attacks = pd.DataFrame([d.__dict__ for d in result.detection])
         st.dataframe(attacks, hide_index=True, width="stretch")
         table_downloads(attacks, "watermark-attacks", key="wm-att-export")
         c1, c2 = st.columns(2)
         c1.plotly_chart(figs.perplexity_bars(result), width="stretch", key="wm-ppl")
         c2.plotly_chart(figs.attribution_curve(result), width="stretch", key="wm-attr")
-    bench = benchmark_rows()
+    bench = figs.benchmark_rows()
     if bench.get("latency"):
         st.plotly_chart(figs.latency_chart(bench["latency"]), width="stretch", key="wm-latency")
 

@@ -1,15 +1,28 @@
 """Figures of the watermark view: detection evidence, highlighted text, ROC curves, quality, attribution,
-latency. Pure functions of backend results (no Streamlit)."""
+latency. Pure functions of backend results (no Streamlit), plus the loader of the measured benchmark."""
 from __future__ import annotations
 
 import html
+import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-LEVEL_COLOURS = {"model": "#4a7ab5", "user": "#d08a2e", "": "#bbbbbb", "total": "#5a9a5a"}
-ONE_BIT = {(1, 1): "#9fd79f", (1, 0): "#d7ecb0", (0, 1): "#d7ecb0", (0, 0): "#f3b3a6"}
+from backend.config import REPO_ROOT
+
+BENCH_RESULTS = REPO_ROOT / "bench" / "results" / "watermark.json"
+LEVEL_COLOURS = {"model": "#4a7ab5", "user": "#d08a2e", "": "#bbbbbb", "total": "#5a9a5a", "tokens": "#5a9a5a"}
+MARK_COLOURS = {"strong": "#9fd79f", "weak": "#d7ecb0", "miss": "#f3b3a6", "unscored": "#e6e6e6"}
+
+
+def benchmark_rows(path: Path = BENCH_RESULTS) -> dict:
+    """The measured benchmark (bench/watermark.py writes it) when it exists, else {}: the page's latency figure."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def _empty(message: str, height: int = 260) -> go.Figure:
@@ -18,24 +31,23 @@ def _empty(message: str, height: int = 260) -> go.Figure:
     return fig.update_layout(height=height, xaxis_visible=False, yaxis_visible=False, margin=dict(t=30, b=10))
 
 
-def level_evidence(report) -> go.Figure:
-    """z-score per level (model, user, total) of the attributed or best-guess identity, p-values on hover."""
-    levels = [("model", report.model_level), ("user", report.user_level), ("total", report.total)]
-    levels = [(name, s) for name, s in levels if s is not None]
+def level_evidence(detection) -> go.Figure:
+    """z-score per level of evidence (IPMark: model, user, total; KGW: tokens), p-values on hover."""
+    levels = detection.levels
     if not levels:
-        return _empty(f"{report.verdict}: nothing to score")
+        return _empty(f"{detection.verdict}: nothing to score")
     fig = go.Figure(go.Bar(
-        x=[n for n, _ in levels], y=[s.z for _, s in levels], marker_color=[LEVEL_COLOURS[n] for n, _ in levels],
-        text=[f"z={s.z:.2f}<br>p={s.p_value:.2g}<br>{s.n_bits} bits" for _, s in levels], textposition="auto",
+        x=[s.level for s in levels], y=[s.z for s in levels],
+        marker_color=[LEVEL_COLOURS.get(s.level, "#5a9a5a") for s in levels],
+        text=[f"z={s.z:.2f}<br>p={s.p_value:.2g}<br>{s.n_bits} bits" for s in levels], textposition="auto",
         hovertemplate="%{x}: z=%{y:.2f}<extra></extra>"))
     fig.add_hline(y=4.0, line_dash="dot", annotation_text="z = 4", line_color="#888")
     return fig.update_layout(height=300, margin=dict(t=40, b=10), yaxis_title="z-score",
-                             title=f"Evidence by level · {report.verdict}")
+                             title=f"Evidence by level · {detection.verdict}")
 
 
-def sentence_contributions(report) -> go.Figure:
-    """One bar per sentence: its counted contribution, coloured by level (grey: unusable)."""
-    rows = report.sentences
+def sentence_contributions(rows) -> go.Figure:
+    """One bar per sentence row (IPMark's SentenceRow): its counted contribution, coloured by level (grey: unusable)."""
     if not rows:
         return _empty("No sentences")
     fig = go.Figure(go.Bar(
@@ -48,24 +60,16 @@ def sentence_contributions(report) -> go.Figure:
                              yaxis_title="contribution", yaxis_range=[0, 1.05], title="Per-sentence contribution")
 
 
-def highlighted_sentences(text: str, report) -> str:
-    """HTML: the text with each sentence shaded by its bits (green both 1, pale one, red none, grey unusable)."""
-    parts, pos = [], 0
-    for r in report.sentences:
-        parts.append(html.escape(text[pos:r.start]))
-        colour = ONE_BIT.get((r.sem_bit, r.syn_bit), "#e6e6e6") if r.usable else "#e6e6e6"
-        title = f"{r.level or 'unusable'} level · semantic {r.sem_bit} · syntactic {r.syn_bit}"
-        parts.append(f'<span title="{html.escape(title)}" style="background:{colour};border-radius:3px;'
-                     f'padding:1px 2px">{html.escape(text[r.start:r.end])}</span>')
-        pos = r.end
-    parts.append(html.escape(text[pos:]))
-    return '<div style="line-height:1.9;white-space:pre-wrap">' + "".join(parts) + "</div>"
-
-
-def highlighted_tokens(report) -> str:
-    """HTML: KGW tokens, green ones shaded green, red ones red, unscored grey."""
-    colours = {1: "#9fd79f", 0: "#f3b3a6", -1: "#e6e6e6"}
-    spans = [f'<span style="background:{colours[g]}">{html.escape(t)}</span>' for t, g in report.tokens]
+def highlighted(pieces) -> str:
+    """HTML: the detected text, each scored piece (sentence or token) shaded by its mark: green strong,
+    pale one bit, red none, grey unscored. The text is escaped (user data, never markup)."""
+    spans = []
+    for text, mark, title in pieces:
+        if not mark:
+            spans.append(html.escape(text))
+            continue
+        tip = f' title="{html.escape(title)}"' if title else ""
+        spans.append(f'<span{tip} style="background:{MARK_COLOURS[mark]};border-radius:3px">{html.escape(text)}</span>')
     return '<div style="line-height:1.9;white-space:pre-wrap">' + "".join(spans) + "</div>"
 
 

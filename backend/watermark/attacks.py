@@ -1,4 +1,5 @@
-"""Attacks on watermarked text, registered by name with a strength parameter.
+"""Attacks on watermarked text: one Registry of named variants (`run(text, rate, ctx) -> text`), each
+with a default strength.
 
 - word_deletion(rate): each word is deleted with probability `rate`.
 - synonym_substitution(rate): `rate` of all words are replaced by a synonym from a hand-written
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from backend.errors import UserError
+from backend.registry import Registry, Variant
 from backend.watermark.corpus import DATA
 from backend.watermark.segment import split_units
 
@@ -30,16 +32,18 @@ _WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*", re.UNICODE)
 class AttackContext:
     seed: int = 0
     other_text: str = ""  # unwatermarked text for copy_paste
-    paraphrase: Callable[[str], str] | None = None  # sentence -> paraphrase (lm_paraphrase)
+    paraphrase: Callable[[str], str] | None = None  # text -> paraphrase (lm_paraphrase; see paraphrase.py)
 
 
 @dataclass(frozen=True)
-class Attack:
-    name: str
-    description: str
-    apply: Callable[[str, float, AttackContext], str]
-    default_rate: float
-    needs_model: bool = False
+class Attack(Variant):
+    """run(text, rate, ctx) -> attacked text."""
+
+    default_rate: float = 0.0
+    needs_model: bool = False  # the caller puts the language model's paraphraser in the context
+
+
+ATTACKS: Registry[Attack] = Registry("watermark attacks", "attack")
 
 
 @lru_cache(maxsize=1)
@@ -115,26 +119,27 @@ def lm_paraphrase(text: str, rate: float, ctx: AttackContext) -> str:
     return ctx.paraphrase(text)
 
 
-ATTACKS: dict[str, Attack] = {a.name: a for a in (
-    Attack("word_deletion", "Delete each word with probability rate", word_deletion, 0.1),
-    Attack("synonym_substitution", "Replace rate of the words by dictionary synonyms", synonym_substitution, 0.1),
-    Attack("copy_paste", "Dilute: rate of the sentences come from unwatermarked text", copy_paste, 0.5),
-    Attack("sentence_shuffle", "Shuffle the sentences", sentence_shuffle, 1.0),
-    Attack("sentence_truncation", "Cut the last rate of the sentences", sentence_truncation, 0.5),
-    Attack("sentence_deletion", "Delete each sentence with probability rate", sentence_deletion, 0.3),
-    Attack("lm_paraphrase", "Rewrite the text with the language model", lm_paraphrase, 1.0, needs_model=True),
-)}
-
-
-def get_attack(name: str) -> Attack:
-    if name not in ATTACKS:
-        raise UserError(f"Unknown attack {name!r}; choose one of {', '.join(ATTACKS)}.")
-    return ATTACKS[name]
+for _attack in (
+    Attack("word_deletion", "Word deletion", "Delete each word with probability rate", word_deletion,
+           default_rate=0.1),
+    Attack("synonym_substitution", "Synonym substitution", "Replace rate of the words by dictionary synonyms",
+           synonym_substitution, default_rate=0.1),
+    Attack("copy_paste", "Copy-paste", "Dilute: rate of the sentences come from unwatermarked text", copy_paste,
+           default_rate=0.5),
+    Attack("sentence_shuffle", "Sentence shuffle", "Shuffle the sentences", sentence_shuffle, default_rate=1.0),
+    Attack("sentence_truncation", "Sentence truncation", "Cut the last rate of the sentences", sentence_truncation,
+           default_rate=0.5),
+    Attack("sentence_deletion", "Sentence deletion", "Delete each sentence with probability rate",
+           sentence_deletion, default_rate=0.3),
+    Attack("lm_paraphrase", "LM paraphrase", "Rewrite the text with the language model", lm_paraphrase,
+           default_rate=1.0, needs_model=True),
+):
+    ATTACKS.register(_attack)
 
 
 def apply_attack(name: str, text: str, rate: float | None = None, ctx: AttackContext = AttackContext()) -> str:
-    attack = get_attack(name)
+    attack = ATTACKS.get(name)
     rate = attack.default_rate if rate is None else float(rate)
     if not 0 <= rate <= 1:
         raise UserError("The attack rate must be between 0 and 1.")
-    return attack.apply(text or "", rate, ctx)
+    return attack.run(text or "", rate, ctx)

@@ -5,9 +5,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from backend.cli.params import add_flags, flag_values
 from backend.errors import UserError
+from backend.watermark.ipmark.config import IPMarkConfig
+from backend.watermark.methods import METHODS, DetectRequest, detect
 
-METHOD_CHOICES = ("ipmark", "kgw", "none")
+SAMPLING_FLAGS = {"max_sentences": "--sentences", "temperature": "--temperature", "seed": "--seed"}
 
 
 def _progress(fraction: float, message: str) -> None:
@@ -50,15 +53,13 @@ def _handle(args):
 
 def cmd_generate(args) -> dict:
     from backend.watermark.generation import generate, make_request
-    from backend.watermark.ipmark.config import IPMarkConfig
-    from backend.watermark.kgw.config import KGWConfig
     from backend.watermark.sampling import SamplingConfig
 
     model_address, user_address = _identity(args.identity)
     handle = _handle(args)
-    sampling = SamplingConfig(max_sentences=args.sentences, temperature=args.temperature, seed=args.seed)
+    sampling = SamplingConfig(**flag_values(args, SamplingConfig, SAMPLING_FLAGS))
     request = make_request(args.prompt, args.method, model_address, user_address, sampling,
-                           IPMarkConfig(n_candidates=args.candidates), KGWConfig())
+                           IPMarkConfig(n_candidates=args.n_candidates))
     show = None if args.json else (lambda s: print(f"[{s.level or '-'} tier {s.tier}] {s.text}", file=sys.stderr))
     done = generate(handle, request, on_sentence=show, progress=_progress)
     g = done.value
@@ -81,32 +82,26 @@ def _identity(text: str | None) -> tuple[int, int]:
 
 def cmd_detect(args) -> dict:
     text = _text(args)
-    if args.method == "kgw":
-        from backend.watermark.ipmark.detect import strip_prompt
-        from backend.watermark.kgw.detect import detect as kgw_detect
-
-        model_address, _ = _identity(args.identity)
-        if not model_address:
-            raise UserError("KGW detection needs --identity MODEL (the model address whose key to test).")
-        report = kgw_detect(_handle(args), strip_prompt(text, args.prompt), model_address)
-        return {**report.summary(), "tokens": [[t, g] for t, g in report.tokens]}
-    from backend.watermark.ipmark.config import IPMarkConfig
-    from backend.watermark.ipmark.detect import detect
-
-    report = detect(text, IPMarkConfig(), prompt=args.prompt, method=args.search)
-    return {**report.summary(), "sentences": [dict(r.__dict__) for r in report.sentences]}
+    method = METHODS.get(args.method)
+    model_address, user_address = _identity(args.identity)
+    if method.needs_identity_to_detect and not model_address:
+        raise UserError(f"{method.name} detection needs --identity MODEL (the model address whose key to test).")
+    handle = _handle(args) if method.needs_model_to_detect else None
+    request = DetectRequest(**flag_values(args, DetectRequest, ("method", "search")), prompt=args.prompt,
+                            model_address=model_address, user_address=user_address, handle=handle)
+    return detect(text, request).to_json()
 
 
 def cmd_attack(args) -> dict:
     from backend.watermark.attacks import ATTACKS, AttackContext, apply_attack
 
     if args.attack == "list":
-        return {name: a.description for name, a in ATTACKS.items()}
+        return {a.name: a.help for a in ATTACKS}
     paraphrase = None
-    if ATTACKS.get(args.attack) is not None and ATTACKS[args.attack].needs_model:
-        from backend.watermark.evaluation import _paraphraser
+    if args.attack in ATTACKS and ATTACKS.get(args.attack).needs_model:
+        from backend.watermark.paraphrase import paraphraser
 
-        paraphrase = _paraphraser(_handle(args))
+        paraphrase = paraphraser(_handle(args))
     other = Path(args.other).read_text(encoding="utf-8") if args.other else ""
     attacked = apply_attack(args.attack, _text(args), args.rate, AttackContext(args.seed, other, paraphrase))
     return {"attack": args.attack, "rate": args.rate, "text": attacked}
@@ -116,7 +111,8 @@ def cmd_evaluate(args) -> dict:
     from backend.watermark.evaluation import EvalConfig, evaluate
     from backend.watermark.sampling import SamplingConfig
 
-    cfg = EvalConfig(n_prompts=args.prompts, n_users=args.users, sampling=SamplingConfig(max_sentences=args.sentences))
+    cfg = EvalConfig(**flag_values(args, EvalConfig, ("n_prompts", "n_users")),
+                     sampling=SamplingConfig(max_sentences=args.max_sentences))
     done = evaluate(_handle(args), cfg, progress=_progress)
     v = done.value
     return {"model": v.model_name, "provenance": done.provenance, "run_id": done.run_id,
@@ -140,24 +136,25 @@ def add_commands(subparsers) -> None:
     ident.add_argument("--limit", type=int, default=1000)
     ident.set_defaults(handler=cmd_identity)
 
+    from backend.watermark.evaluation import EvalConfig
+    from backend.watermark.generation import GenerateRequest
+    from backend.watermark.sampling import SamplingConfig
+
     for name in ("generate", "embed"):
         gen = actions.add_parser(name, help="generate text with a watermark (embed = generate)")
         gen.add_argument("prompt")
-        gen.add_argument("--method", choices=METHOD_CHOICES, default="ipmark")
+        add_flags(gen, GenerateRequest, {"method": "--method"})
         gen.add_argument("--identity", help="MODEL.USER for ipmark, MODEL for kgw")
         gen.add_argument("--model-id", help="language model (default: the configured default)")
-        gen.add_argument("--sentences", type=int, default=6)
-        gen.add_argument("--candidates", type=int, default=8, help="B, candidates per sentence (ipmark)")
-        gen.add_argument("--temperature", type=float, default=0.7)
-        gen.add_argument("--seed", type=int, default=0)
+        add_flags(gen, SamplingConfig, SAMPLING_FLAGS)
+        add_flags(gen, IPMarkConfig, {"n_candidates": "--candidates"})
         gen.set_defaults(handler=cmd_generate)
 
     det = actions.add_parser("detect", help="detect and attribute a watermark in text")
     det.add_argument("--text", help="the text (default: --file or standard input)")
     det.add_argument("--file", help=".txt, .md, .pdf or .docx")
     det.add_argument("--prompt", help="prompt to strip from the text")
-    det.add_argument("--method", choices=("ipmark", "kgw"), default="ipmark")
-    det.add_argument("--search", choices=("hierarchical", "flat"), default="hierarchical")
+    add_flags(det, DetectRequest, ["method", "search"])
     det.add_argument("--identity", help="kgw: MODEL address to test")
     det.add_argument("--model-id", help="kgw: language model whose tokenizer to use")
     det.set_defaults(handler=cmd_detect)
@@ -172,9 +169,8 @@ def add_commands(subparsers) -> None:
     att.add_argument("--model-id")
     att.set_defaults(handler=cmd_attack)
 
-    ev = actions.add_parser("evaluate", help="quality, robustness and attribution of IPMark vs KGW (cached)")
-    ev.add_argument("--prompts", type=int, default=10)
-    ev.add_argument("--users", type=int, default=24)
-    ev.add_argument("--sentences", type=int, default=6)
+    ev = actions.add_parser("evaluate", help="quality, robustness and attribution of every method (cached)")
+    add_flags(ev, EvalConfig, {"n_prompts": "--prompts", "n_users": "--users"})
+    add_flags(ev, SamplingConfig, {"max_sentences": "--sentences"})
     ev.add_argument("--model-id")
     ev.set_defaults(handler=cmd_evaluate)

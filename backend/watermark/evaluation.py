@@ -11,32 +11,27 @@ registry search at family-wise alpha, KGW's z >= 4.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from backend.models.decoding import context_limit
-from backend.models.generate import encode_prompt
-from backend.models.generate import generate as plain_generate
 from backend.models.loading import ModelHandle
+from backend.params import Config, param, require
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached, latest
 from backend.watermark import registry
-from backend.watermark.attacks import AttackContext, apply_attack
+from backend.watermark.attacks import ATTACKS, AttackContext, apply_attack
 from backend.watermark.corpus import human_texts, prompts
 from backend.watermark.generation import Generation, generate, make_request
 from backend.watermark.ipmark.config import IPMarkConfig
-from backend.watermark.ipmark.detect import detect as ipmark_detect
-from backend.watermark.ipmark.detect import detect_signed
 from backend.watermark.keys import secret_tag
 from backend.watermark.kgw.config import KGWConfig
-from backend.watermark.kgw.detect import detect as kgw_detect
+from backend.watermark.methods import BASELINE, METHODS, DetectRequest, WatermarkMethod, detect
 from backend.watermark.metrics import roc_auc, roc_curve, tpr_at_fpr
+from backend.watermark.paraphrase import paraphraser
 from backend.watermark.quality import perplexity
 from backend.watermark.sampling import SamplingConfig
-from backend.watermark.retrieval import flat
 from backend.watermark.segment import split_units
-from backend.watermark.signatures import sign_text
 
 CODE_VERSION = "3"
 DEFAULT_ATTACKS = (("synonym_substitution", 0.1), ("synonym_substitution", 0.3), ("word_deletion", 0.1),
@@ -46,15 +41,26 @@ FPRS = (0.01, 0.05, 0.10)
 
 
 @dataclass(frozen=True)
-class EvalConfig:
-    n_prompts: int = 10
-    n_users: int = 24
+class EvalConfig(Config):
+    """Fields named after a method hold its config (see GenerateRequest)."""
+
+    n_prompts: int = param(10, "prompts from the shipped list (one generation per method each)", ge=1)
+    n_users: int = param(24, "users of the evaluation's model identity (a decoy model gets as many)", ge=1)
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     ipmark: IPMarkConfig = field(default_factory=IPMarkConfig)
     kgw: KGWConfig = field(default_factory=KGWConfig)
-    attacks: tuple[tuple[str, float], ...] = DEFAULT_ATTACKS
+    attacks: tuple[tuple[str, float], ...] = DEFAULT_ATTACKS  # (attack name, rate)
     attack_seed: int = 0
     secret_tag: str = ""
+
+    def __post_init__(self):
+        super().__post_init__()
+        for name, rate in self.attacks:
+            ATTACKS.get(name)
+            require(0 <= rate <= 1, f"The rate of attack {name} must be between 0 and 1, got {rate:g}.")
+
+    def method_configs(self) -> tuple:
+        return tuple(m.config_in(self) for m in METHODS if m.config is not None)
 
 
 @dataclass(frozen=True)
@@ -83,11 +89,12 @@ class DetectionRow:
 
 @dataclass(frozen=True)
 class AttributionRow:
-    sentences: int  # the first k sentences of each IPMark text
+    sentences: int  # the first k sentences of each text of a method that identifies users
     n_texts: int
     model_accuracy: float  # best-guess model correct
     user_accuracy: float  # best-guess model and user correct
     user_decided: float  # share where the user passed its significance test (and was right)
+    method: str = ""  # "" in results stored before this field (then IPMark's)
 
 
 @dataclass(frozen=True)
@@ -107,7 +114,7 @@ class EvalResult:
     detection: tuple[DetectionRow, ...]
     attribution: tuple[AttributionRow, ...]
     curves: tuple[RocCurve, ...]
-    examples: tuple[Generation, ...]  # the first prompt's three generations (side by side)
+    examples: tuple[Generation, ...]  # the first prompt's generation by each method (side by side)
 
 
 def eval_identities(handle: ModelHandle, n_users: int) -> tuple[int, list[int]]:
@@ -119,49 +126,30 @@ def eval_identities(handle: ModelHandle, n_users: int) -> tuple[int, list[int]]:
     return model.address, [u.user_address for u in users]
 
 
-@dataclass(frozen=True)
-class ParaphraseRequest:
-    text: str
-    instruction: str = "Rewrite the following text in your own words:"
-
-
-def _paraphraser(handle: ModelHandle):
-    """Greedy whole-text paraphrase by the model (cached per text: it is the slowest attack)."""
-    limit = context_limit(handle.model) or 4096
-
-    def compute(request: ParaphraseRequest) -> str:
-        prompt = f"{request.instruction}\n\n{request.text}"
-        n_text = len(handle.tokenizer(request.text, add_special_tokens=False)["input_ids"])
-        room = limit - encode_prompt(handle, prompt).shape[1] - 1
-        budget = min(int(n_text * 1.5) + 16, 400, room)
-        if budget <= 0:
-            return request.text
-        return plain_generate(handle, prompt, max_new_tokens=budget, temperature=0.0).text
-
-    def paraphrase(text: str) -> str:
-        request = ParaphraseRequest(text)
-        return cached("watermark", "paraphrase", ModelRef.of(handle), request, lambda: compute(request)).value
-    return paraphrase
-
-
 def _row(method, condition, pos, neg, flagged_pos, flagged_neg) -> DetectionRow:
     return DetectionRow(method, condition, roc_auc(pos, neg), *(tpr_at_fpr(pos, neg, f) for f in FPRS),
                         float(np.mean(flagged_pos)) if flagged_pos else float("nan"),
                         float(np.mean(flagged_neg)) if flagged_neg else float("nan"), len(pos), len(neg))
 
 
+def _generations(handle: ModelHandle, cfg: EvalConfig, model_address: int, users: list[int],
+                 progress: Progress = silent) -> dict[str, list[Generation]]:
+    """Per method (the baseline first), one cached generation per prompt; prompt i writes as user i mod U."""
+    chosen_prompts = prompts()[:cfg.n_prompts]
+    gens: dict[str, list[Generation]] = {m.name: [] for m in METHODS}
+    for i, prompt in enumerate(chosen_prompts):
+        sampling = replace(cfg.sampling, seed=cfg.sampling.seed + i)
+        for j, method in enumerate(gens):
+            progress((i * len(gens) + j) / (len(gens) * len(chosen_prompts)),
+                     f"Generating {method} text {i + 1}/{len(chosen_prompts)}")
+            req = make_request(prompt, method, model_address, users[i % len(users)], sampling, *cfg.method_configs())
+            gens[method].append(generate(handle, req).value)
+    return gens
+
+
 def run_evaluation(handle: ModelHandle, cfg: EvalConfig, progress: Progress = silent) -> EvalResult:
     model_address, users = eval_identities(handle, cfg.n_users)
-    chosen_prompts = prompts()[:cfg.n_prompts]
-    gens: dict[str, list[Generation]] = {"none": [], "ipmark": [], "kgw": []}
-    for i, prompt in enumerate(chosen_prompts):
-        user = users[i % len(users)]
-        for j, method in enumerate(gens):
-            step = (i * 3 + j) / (3 * len(chosen_prompts))
-            progress(0.7 * step, f"Generating {method} text {i + 1}/{len(chosen_prompts)}")
-            sampling = SamplingConfig(**{**cfg.sampling.__dict__, "seed": cfg.sampling.seed + i})
-            req = make_request(prompt, method, model_address, user, sampling, cfg.ipmark, cfg.kgw)
-            gens[method].append(generate(handle, req).value)
+    gens = _generations(handle, cfg, model_address, users, scaled(progress, 0.0, 0.7))
     progress(0.7, "Perplexity")
     quality = []
     for method, items in gens.items():
@@ -171,48 +159,46 @@ def run_evaluation(handle: ModelHandle, cfg: EvalConfig, progress: Progress = si
                                   float(np.median(ppl)) if ppl else float("nan"),
                                   float(np.mean([len(split_units(g.text)) for g in items])),
                                   float(np.mean([len(g.text.split()) for g in items])), len(items)))
-    negatives = [g.text for g in gens["none"]] + list(human_texts())
+    baseline = gens[BASELINE]
+    negatives = [g.text for g in baseline] + list(human_texts())
+    watermarks = [m for m in METHODS if not m.is_baseline]
 
-    def ip_score(text, k):
-        """-log10 p under the identity being tested (user k's keys); flag = the registry search's verdict."""
-        sigs = sign_text(text, cfg.ipmark.n_bits)
-        known = flat(sigs, {model_address: [users[k % len(users)]]}, cfg.ipmark.w_sem, cfg.ipmark.w_syn,
-                     cfg.ipmark.alpha).best
-        found = detect_signed(sigs, cfg.ipmark)
-        return -known.total.log10_p, found.verdict == "watermarked"
+    def score(method: WatermarkMethod, text: str, k: int) -> tuple[float, bool]:
+        """The method's statistic under the identity of text k (user k mod U); flag = its own verdict."""
+        found = detect(text, DetectRequest(method.name, model_address=model_address,
+                                           user_address=users[k % len(users)], config=method.config_in(cfg),
+                                           handle=handle if method.needs_model_to_detect else None))
+        return found.score, found.flagged
 
-    def kgw_score(text, k):
-        r = kgw_detect(handle, text, model_address, cfg.kgw)
-        return r.detection_score, r.verdict == "watermarked"
-
-    scorers = {"ipmark": ip_score, "kgw": kgw_score}
-    neg_scores = {m: [scorers[m](t, k) for k, t in enumerate(negatives)] for m in scorers}
+    neg_scores = {m.name: [score(m, t, k) for k, t in enumerate(negatives)] for m in watermarks}
     conditions = [("clean", None, 0.0)] + [(f"{a} {r:g}", a, r) for a, r in cfg.attacks]
     rows, curves = [], []
-    paraphrase = _paraphraser(handle)
+    paraphrase = paraphraser(handle)
     for c, (label, attack, rate) in enumerate(conditions):
         progress(0.72 + 0.25 * c / len(conditions), f"Attack: {label}")
-        for method, scorer in scorers.items():
-            texts = [g.text for g in gens[method]]
+        for method in watermarks:
+            texts = [g.text for g in gens[method.name]]
             if attack is not None:
-                texts = [apply_attack(attack, t, rate, AttackContext(cfg.attack_seed + k, gens["none"][k].text,
-                                                                     paraphrase))
+                texts = [apply_attack(attack, t, rate, AttackContext(cfg.attack_seed + k, baseline[k].text, paraphrase))
                          for k, t in enumerate(texts)]
-            pos = [scorer(t, k) for k, t in enumerate(texts)]
-            neg = neg_scores[method]
-            rows.append(_row(method, label, [p[0] for p in pos], [n[0] for n in neg], [p[1] for p in pos],
+            pos = [score(method, t, k) for k, t in enumerate(texts)]
+            neg = neg_scores[method.name]
+            rows.append(_row(method.name, label, [p[0] for p in pos], [n[0] for n in neg], [p[1] for p in pos],
                              [n[1] for n in neg]))
             fpr, tpr = roc_curve([p[0] for p in pos], [n[0] for n in neg])
-            curves.append(RocCurve(method, label, fpr, tpr))
+            curves.append(RocCurve(method.name, label, fpr, tpr))
     progress(0.97, "Attribution")
-    attribution = _attribution(gens["ipmark"], model_address, cfg)
-    examples = tuple(gens[m][0] for m in gens) if chosen_prompts else ()
+    attribution = [row for m in watermarks if m.identifies_users
+                   for row in _attribution(m, gens[m.name], model_address, cfg)]
+    examples = tuple(items[0] for items in gens.values() if items)
     progress(1.0, "Done")
     return EvalResult(handle.display_name, model_address, len(users), tuple(quality), tuple(rows),
                       tuple(attribution), tuple(curves), examples)
 
 
-def _attribution(items: list[Generation], model_address: int, cfg: EvalConfig) -> list[AttributionRow]:
+def _attribution(method: WatermarkMethod, items: list[Generation], model_address: int,
+                 cfg: EvalConfig) -> list[AttributionRow]:
+    """Who wrote the first k sentences, for every k: the method's registry search against the truth."""
     longest = max((len(split_units(g.text)) for g in items), default=0)
     rows = []
     for k in range(1, longest + 1):
@@ -221,19 +207,18 @@ def _attribution(items: list[Generation], model_address: int, cfg: EvalConfig) -
             units = split_units(g.text)
             if len(units) < k:
                 continue
-            report = ipmark_detect(g.text[:units[k - 1].end], cfg.ipmark)
-            guess_model = report.top_models[0][0] if report.top_models else 0
-            model_ok.append(guess_model == model_address)
-            user_ok.append(guess_model == model_address and report.guess_user_address == g.user_address)
-            decided.append(report.model_address == model_address and report.user_address == g.user_address)
+            found = detect(g.text[:units[k - 1].end], DetectRequest(method.name, config=method.config_in(cfg)))
+            model_ok.append(found.guess_model == model_address)
+            user_ok.append(found.guess_model == model_address and found.guess_user == g.user_address)
+            decided.append(found.model_address == model_address and found.user_address == g.user_address)
         if model_ok:
             rows.append(AttributionRow(k, len(model_ok), float(np.mean(model_ok)), float(np.mean(user_ok)),
-                                       float(np.mean(decided))))
+                                       float(np.mean(decided)), method.name))
     return rows
 
 
 def evaluate(handle: ModelHandle, cfg: EvalConfig = EvalConfig(), progress: Progress = silent) -> Computed[EvalResult]:
-    cfg = EvalConfig(**{**cfg.__dict__, "secret_tag": secret_tag()})
+    cfg = replace(cfg, secret_tag=secret_tag())
     return cached("watermark", "evaluate", ModelRef.of(handle), cfg,
                   lambda: run_evaluation(handle, cfg, scaled(progress, 0.0, 1.0)), code_version=CODE_VERSION)
 
@@ -244,30 +229,12 @@ def latest_evaluation(handle: ModelHandle) -> EvalResult | None:
     return None if found is None else found.value
 
 
-def benchmark_rows() -> dict:
-    """bench/results/watermark.json when it exists (latency figures for the page), else {}."""
-    import json
-
-    from backend.config import REPO_ROOT
-
-    path = REPO_ROOT / "bench" / "results" / "watermark.json"
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
 def generation_costs(handle: ModelHandle, cfg: EvalConfig = EvalConfig()) -> dict[str, dict]:
     """Mean wall time and sentences per generation and method, read from the evaluation's cached generations
     (computed if missing). The times were measured when each text was first generated."""
     model_address, users = eval_identities(handle, cfg.n_users)
     out = {}
-    for method in ("none", "ipmark", "kgw"):
-        items = []
-        for i, prompt in enumerate(prompts()[:cfg.n_prompts]):
-            sampling = SamplingConfig(**{**cfg.sampling.__dict__, "seed": cfg.sampling.seed + i})
-            req = make_request(prompt, method, model_address, users[i % len(users)], sampling, cfg.ipmark, cfg.kgw)
-            items.append(generate(handle, req).value)
+    for method, items in _generations(handle, cfg, model_address, users).items():
         n_sentences = sum(len(g.sentences) for g in items)
         out[method] = {"texts": len(items), "mean_seconds": round(float(np.mean([g.seconds for g in items])), 2),
                        "seconds_per_sentence": round(sum(g.seconds for g in items) / max(n_sentences, 1), 2),

@@ -1,4 +1,8 @@
-"""Generate text with a watermark method (or none), cached in the store, streaming sentences as chosen."""
+"""Generate text with a watermark method (or the baseline), cached in the store, streaming sentences as chosen.
+
+Every method samples through the same sentence loop; a method only supplies its SamplingHook
+(candidates per sentence, chooser, logits processor), so generation never branches on its name.
+"""
 from __future__ import annotations
 
 import time
@@ -7,15 +11,14 @@ from dataclasses import dataclass, field
 
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
+from backend.params import Config, param
 from backend.progress import Progress, silent
 from backend.store import Computed, ModelRef, cached
 from backend.watermark import registry
-from backend.watermark.ipmark import embed as ipmark_embed
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.keys import secret_tag
-from backend.watermark.kgw import embed as kgw_embed
 from backend.watermark.kgw.config import KGWConfig
-from backend.watermark.methods import BASELINE, GENERATION_CHOICES
+from backend.watermark.methods import METHODS, WatermarkMethod
 from backend.watermark.sampling import ChosenSentence, SamplingConfig, first_candidate, sentence_loop
 
 CODE_VERSION = "2"  # 2: candidates after the first sentence start with whitespace
@@ -23,12 +26,14 @@ MAX_PROMPT_CHARS = 4000
 
 
 @dataclass(frozen=True)
-class GenerateRequest:
+class GenerateRequest(Config):
     """Everything a generation depends on (the cache key). `secret_tag` is a one-way tag of the master
-    secret, so results are recomputed if the secret changes; the secret itself is never in here."""
+    secret, so results are recomputed if the secret changes; the secret itself is never in here.
+    Each method with a config has a field named after it (what `WatermarkMethod.config_in` reads); only
+    the method in use keeps non-default settings, so the others never split the cache."""
 
     prompt: str
-    method: str  # "ipmark" | "kgw" | "none"
+    method: str = param("ipmark", "watermark method (none: the unwatermarked baseline)", choices=METHODS)
     model_address: int = 0
     user_address: int = 0
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
@@ -49,45 +54,41 @@ class Generation:
     seconds: float
 
 
+def _identity(method: WatermarkMethod, model_address: int, user_address: int) -> tuple[int, int]:
+    """The identity a method's keys come from, checked against the registry (the baseline has none)."""
+    if method.is_baseline:
+        return 0, 0
+    if method.identifies_users:
+        registry.get_user(model_address, user_address)
+        return model_address, user_address
+    registry.get_model(model_address)
+    return model_address, 0
+
+
 def make_request(prompt: str, method: str, model_address: int = 0, user_address: int = 0,
-                 sampling: SamplingConfig = SamplingConfig(), ipmark: IPMarkConfig = IPMarkConfig(),
-                 kgw: KGWConfig = KGWConfig()) -> GenerateRequest:
-    """A validated request (identity checked against the registry)."""
-    if method not in GENERATION_CHOICES:
-        raise UserError(f"Unknown method {method!r}; choose one of {', '.join(GENERATION_CHOICES)}.")
+                 sampling: SamplingConfig = SamplingConfig(), *configs: Config) -> GenerateRequest:
+    """A validated request (identity checked against the registry). `configs`: method configs (e.g. an
+    IPMarkConfig); the one of the method in use is kept, the others are ignored."""
+    chosen = METHODS.get(method)
     if not prompt or not prompt.strip():
         raise UserError("The prompt is empty.")
     if len(prompt) > MAX_PROMPT_CHARS:
         raise UserError(f"The prompt is too long ({len(prompt):,} characters; {MAX_PROMPT_CHARS:,} at most).")
-    if not 1 <= sampling.max_sentences <= 50:
-        raise UserError("Generate between 1 and 50 sentences.")
-    if method == "ipmark":
-        registry.get_user(model_address, user_address)
-    elif method == "kgw":
-        registry.get_model(model_address)
-        user_address = 0
-    else:
-        model_address = user_address = 0
-    # only the settings of the method in use enter the cache key
-    return GenerateRequest(prompt, method, model_address, user_address, sampling,
-                           ipmark if method == "ipmark" else IPMarkConfig(),
-                           kgw if method == "kgw" else KGWConfig(),
-                           secret_tag() if method != BASELINE else "")
+    model_address, user_address = _identity(chosen, model_address, user_address)
+    settings = {m.name: m.config() for m in METHODS if m.config is not None}
+    if chosen.config is not None:
+        settings[method] = next((c for c in configs if isinstance(c, chosen.config)), settings[method])
+    return GenerateRequest(prompt, method, model_address, user_address, sampling, **settings,
+                           secret_tag="" if chosen.is_baseline else secret_tag())
 
 
 def run_generation(handle: ModelHandle, request: GenerateRequest,
                    on_sentence: Callable[[ChosenSentence], None] | None = None,
                    progress: Progress = silent) -> Generation:
     start = time.perf_counter()
-    if request.method == "ipmark":
-        loop = ipmark_embed.embed(handle, request.prompt, request.model_address, request.user_address,
-                                  request.ipmark, request.sampling, on_sentence, progress)
-    elif request.method == "kgw":
-        loop = kgw_embed.embed(handle, request.prompt, request.model_address, request.kgw, request.sampling,
-                               on_sentence, progress)
-    else:
-        loop = sentence_loop(handle, request.prompt, request.sampling, 1, first_candidate,
-                             on_sentence=on_sentence, progress=progress)
+    hook = METHODS.get(request.method).run(handle, request)
+    loop = sentence_loop(handle, request.prompt, request.sampling, hook.n_candidates, hook.choose or first_candidate,
+                         processor=hook.processor, on_sentence=on_sentence, progress=progress)
     return Generation(request.method, request.prompt, loop.text, loop.sentences, request.model_address,
                       request.user_address, loop.candidates_sampled, time.perf_counter() - start)
 

@@ -1,37 +1,138 @@
-"""The watermark methods, registered by name (pages and CLI list them from here), as MarkLLM does:
-one package per method (ipmark/, kgw/) behind this factory."""
+"""The watermark methods: one Registry, as MarkLLM's factory. Each method's package (ipmark/, kgw/)
+registers a `WatermarkMethod` in its `method` module; the unwatermarked baseline is registered here.
+
+A method says how it embeds (`run(handle, request) -> SamplingHook`: how the shared sentence loop
+samples for it), how it detects (`detect(text, DetectRequest) -> Detection`, one summary for every
+method), its config type (`config`; the requests hold it in a field named after the method) and what
+it identifies (`identifies_users`, `needs_model_to_detect`, `needs_identity_to_detect`). Generation,
+the CLI, the evaluation and the page read these instead of branching on method names.
+"""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from backend.errors import UserError
+from backend.params import Config, param
+from backend.registry import Registry, Variant
 
-BASELINE = "none"
+BASELINE = "none"  # the unwatermarked baseline: generates like the others, never detects
+WATERMARKED, CLEAN, TOO_SHORT, EMPTY_REGISTRY = ("watermarked", "not watermarked", "too short to decide",
+                                                 "no identities registered")
+SEARCHES = ("hierarchical", "flat")
+MARKS = ("strong", "weak", "miss", "unscored")  # how a highlighted piece of text scored (see Detection.pieces)
 
 
 @dataclass(frozen=True)
-class Method:
-    name: str
-    title: str
-    description: str
-    identifies_users: bool
-    needs_model_to_detect: bool
+class SamplingHook:
+    """How the shared sentence loop samples for a method: candidates per sentence, the chooser
+    (None: the first candidate) and a logits processor (None: plain sampling)."""
+
+    n_candidates: int = 1
+    choose: Callable | None = None
+    processor: Callable | None = None
 
 
-METHODS: dict[str, Method] = {
-    "ipmark": Method("ipmark", "IPMark (sentence level, model + user)",
-                     "Chooses among B sampled candidate sentences by two keyed bits (semantic LSH signature and "
-                     "function-word skeleton); detection from text alone, with hierarchical identity retrieval.",
-                     identifies_users=True, needs_model_to_detect=False),
-    "kgw": Method("kgw", "KGW (token level, model)",
-                  "Adds delta to a gamma fraction of the vocabulary (green list seeded by the previous token); "
-                  "detection needs the model's tokenizer.",
-                  identifies_users=False, needs_model_to_detect=True),
-}
-GENERATION_CHOICES = (*METHODS, BASELINE)  # what a page or the CLI may generate with
+@dataclass(frozen=True)
+class Detection:
+    """What every method's detection reports; `report` holds the method's own details."""
+
+    method: str
+    verdict: str  # WATERMARKED | CLEAN | TOO_SHORT | EMPTY_REGISTRY
+    score: float  # the ROC statistic under the tested identity (or the best one); higher = stronger evidence
+    z: float | None
+    p_value: float | None
+    model_address: int  # the identified model (0: none)
+    model_name: str
+    user_address: int  # the identified user (0: none, or the method does not identify users)
+    user_label: str
+    guess_model: int  # best-scoring identity even when not significant (0: none)
+    guess_user: int
+    evidence: str  # one line: what was scored ("5 usable of 6 sentences", "30/40 green tokens")
+    levels: tuple = ()  # LevelScore per level of evidence, strongest claim last
+    pieces: tuple[tuple[str, str, str], ...] = ()  # (text, mark in MARKS or "" for plain, tooltip), in order
+    units: tuple = ()  # per-unit rows for a table (IPMark: its sentences with levels and bits)
+    keys_evaluated: int = 0  # identity keys scored by a registry search (0: no search)
+    seconds: float = 0.0
+    report: Any = None
+
+    @property
+    def flagged(self) -> bool:
+        return self.verdict == WATERMARKED
+
+    def identified(self) -> str:
+        """Who the text is attributed to, in words."""
+        if not self.model_address:
+            return "no model"
+        who = f"model {self.model_address}" + (f" ({self.model_name})" if self.model_name else "")
+        if self.user_address:
+            who += f", user {self.model_address}.{self.user_address}" + (f" ({self.user_label})"
+                                                                          if self.user_label else "")
+        return who
+
+    def to_json(self) -> dict:
+        """The method's own summary plus its per-unit details (what `watermark detect --json` prints)."""
+        return self.report.to_json()
 
 
-def get_method(name: str) -> Method:
-    if name not in METHODS:
-        raise UserError(f"Unknown watermark method {name!r}; choose one of {', '.join(METHODS)}.")
-    return METHODS[name]
+def watermark_names() -> tuple[str, ...]:
+    """The methods that embed a watermark (and can detect one): every registered method but the baseline."""
+    return tuple(m.name for m in METHODS if not m.is_baseline)
+
+
+@dataclass(frozen=True)
+class DetectRequest(Config):
+    """What detection needs beside the text. `model_address`/`user_address` name the identity whose keys
+    are tested (methods that search the registry still search it; the score is then this identity's)."""
+
+    method: str = param("ipmark", "watermark method to test for", choices=watermark_names)
+    search: str = param("hierarchical", "identity search: hierarchical (model, then its users) or a flat scan "
+                        "of every key", choices=SEARCHES)
+    prompt: str | None = None  # removed from the text first
+    model_address: int = 0
+    user_address: int = 0
+    config: Any = None  # the method's config (None: its defaults)
+    handle: Any = None  # the language model, for methods that need it to detect
+
+
+@dataclass(frozen=True)
+class WatermarkMethod(Variant):
+    """run(handle, request) -> SamplingHook; detect(text, DetectRequest) -> Detection (None: the baseline)."""
+
+    detect: Callable[[str, DetectRequest], Detection] | None = None
+    identifies_users: bool = False  # detection names the user as well as the model
+    needs_model_to_detect: bool = False  # detection needs the language model (its tokenizer)
+    needs_identity_to_detect: bool = False  # detection tests one given model's key instead of searching
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.detect is None
+
+    def config_in(self, holder: Any) -> Any:
+        """This method's config inside a request or evaluation config (the field named after the method)."""
+        return getattr(holder, self.name) if self.config is not None else None
+
+
+METHODS: Registry[WatermarkMethod] = Registry("watermark methods", "watermark method")
+
+
+def detect(text: str, request: DetectRequest) -> Detection:
+    """Detect with the request's method (the prompt, when given, is removed first by the method)."""
+    method = METHODS.get(request.method)
+    return method.detect(text or "", request)
+
+
+def strip_prompt(text: str, prompt: str | None) -> str:
+    """Remove the prompt from the text when it is quoted at the start (or once anywhere)."""
+    if not prompt or not prompt.strip():
+        return text
+    body, p = text.lstrip(), prompt.strip()
+    if body.startswith(p):
+        return body[len(p):]
+    index = text.find(p)
+    return text if index < 0 else text[:index] + text[index + len(p):]
+
+
+METHODS.register(WatermarkMethod(
+    BASELINE, "No watermark", "Plain sampling through the same sentence loop (the unwatermarked baseline).",
+    run=lambda handle, request: SamplingHook(1)))

@@ -21,6 +21,7 @@ import torch
 from backend.models.decoding import IncrementalDecoder, context_limit
 from backend.models.generate import encode_prompt
 from backend.models.loading import ModelHandle
+from backend.params import Config, param
 from backend.progress import Progress, silent
 from backend.watermark.segment import split_units
 
@@ -29,15 +30,15 @@ Processor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (logits [n, 
 
 
 @dataclass(frozen=True)
-class SamplingConfig:
+class SamplingConfig(Config):
     """How candidates are sampled (shared by all methods; part of every cache key)."""
 
-    max_sentences: int = 6
-    temperature: float = 0.7
-    repetition_penalty: float = 1.1  # on tokens already in the response (CTRL-style)
-    max_sentence_tokens: int = 64
-    seed: int = 0
-    chat: bool = True
+    max_sentences: int = param(6, "sentences to generate", ge=1, le=50)
+    temperature: float = param(0.7, "sampling temperature", ge=0)
+    repetition_penalty: float = param(1.1, "on tokens already in the response (CTRL-style)", gt=0)
+    max_sentence_tokens: int = param(64, "a sentence is closed after this many tokens", ge=1)
+    seed: int = param(0, "random seed of the sampler")
+    chat: bool = param(True, "wrap the prompt in the model's chat template")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ OTHER = "An unrelated first sentence appears. Another unrelated sentence follows
 
 def test_registry_lists_every_attack():
     assert {"word_deletion", "synonym_substitution", "copy_paste", "sentence_shuffle", "sentence_truncation",
-            "sentence_deletion", "lm_paraphrase"} <= set(ATTACKS)
+            "sentence_deletion", "lm_paraphrase"} <= set(ATTACKS.names())
     with pytest.raises(UserError):
         apply_attack("nope", TEXT)
     with pytest.raises(UserError):

@@ -3,26 +3,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backend.errors import UserError
+from backend.params import Config, param, require
 
 
 @dataclass(frozen=True)
-class IPMarkConfig:
-    n_candidates: int = 8  # B: candidate sentences sampled per position, in one batch
-    n_bits: int = 6  # semantic signature: sign bits of this many public hyperplanes (64 regions)
-    w_sem: float = 0.5  # score = w_sem * semantic bit + w_syn * syntactic bit
-    w_syn: float = 0.5
-    quality_exponent: float = 0.7  # candidates ranked by logprob / tokens**exponent
-    max_same_level: int = 3  # diversity rule: no more than this many consecutive sentences of one level
-    alpha: float = 1e-3  # family-wise level for "watermarked" (Bonferroni over models / users)
-    min_sentences: int = 4  # fewer usable sentences: "too short to decide"
+class IPMarkConfig(Config):
+    n_candidates: int = param(8, "B, candidates per sentence (ipmark): sampled per position, in one batch",
+                              ge=1, le=64, hint="More candidates carry the bits more often but cost more time.")
+    n_bits: int = param(6, "semantic signature: sign bits of this many public hyperplanes (6: 64 regions)",
+                        ge=1, le=16)
+    w_sem: float = param(0.5, "weight of the semantic bit in a sentence's score", ge=0)
+    w_syn: float = param(0.5, "weight of the syntactic bit in a sentence's score", ge=0)
+    quality_exponent: float = param(0.7, "candidates ranked by logprob / tokens**exponent", ge=0)
+    max_same_level: int = param(3, "diversity rule: at most this many consecutive sentences of one level", ge=1)
+    alpha: float = param(1e-3, "family-wise level for 'watermarked' (Bonferroni over models / users)", gt=0, lt=1)
+    min_sentences: int = param(4, "fewer usable sentences: 'too short to decide'", ge=0)
 
     def __post_init__(self):
-        if not 1 <= self.n_candidates <= 64:
-            raise UserError("The number of candidates B must be between 1 and 64.")
-        if not 1 <= self.n_bits <= 16:
-            raise UserError("The semantic signature takes 1 to 16 bits.")
-        if self.w_sem < 0 or self.w_syn < 0 or self.w_sem + self.w_syn <= 0:
-            raise UserError("The bit weights must be non-negative and not both zero.")
-        if not 0 < self.alpha < 1:
-            raise UserError("alpha must be between 0 and 1.")
+        super().__post_init__()
+        require(self.w_sem + self.w_syn > 0, "The bit weights w_sem and w_syn must not both be zero.")

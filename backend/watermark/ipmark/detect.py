@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from backend.watermark import registry
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.keys import model_key, user_key
+from backend.watermark.methods import CLEAN, EMPTY_REGISTRY, TOO_SHORT, WATERMARKED, strip_prompt
 from backend.watermark.retrieval import Match, Retrieval, flat, hierarchical
 from backend.watermark.scoring import SentenceRow, sentence_rows
 from backend.watermark.signatures import Signature, sign_text
 from backend.watermark.stats import LevelScore
 
-WATERMARKED, CLEAN, TOO_SHORT, EMPTY_REGISTRY = ("watermarked", "not watermarked", "too short to decide",
-                                                 "no identities registered")
+__all__ = ["CLEAN", "EMPTY_REGISTRY", "TOO_SHORT", "WATERMARKED", "IPMarkReport", "detect", "detect_signed",
+           "strip_prompt"]
 
 
 @dataclass(frozen=True)
@@ -63,16 +64,8 @@ class IPMarkReport:
                 "retrieval": self.retrieval, "keys_evaluated": self.keys_evaluated,
                 "seconds": round(self.signature_seconds + self.retrieval_seconds, 3)}
 
-
-def strip_prompt(text: str, prompt: str | None) -> str:
-    """Remove the prompt from the text when it is quoted at the start (or once anywhere)."""
-    if not prompt or not prompt.strip():
-        return text
-    body, p = text.lstrip(), prompt.strip()
-    if body.startswith(p):
-        return body[len(p):]
-    index = text.find(p)
-    return text if index < 0 else text[:index] + text[index + len(p):]
+    def to_json(self) -> dict:
+        return {**self.summary(), "sentences": [dict(r.__dict__) for r in self.sentences]}
 
 
 def detect_signed(sigs: list[Signature], cfg: IPMarkConfig, method: str = "hierarchical",

@@ -9,14 +9,9 @@ taken if there is one, so both levels keep receiving evidence.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from backend.models.loading import ModelHandle
-from backend.progress import Progress, silent
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.keys import model_key, user_key
-from backend.watermark.sampling import (Candidate, Chosen, ChosenSentence, LoopResult, SamplingConfig,
-                                        sentence_loop)
+from backend.watermark.sampling import Candidate, Chosen, ChosenSentence
 from backend.watermark.scoring import MODEL, level_of, sentence_bits
 from backend.watermark.segment import Unit, count_words
 from backend.watermark.signatures import sign_units
@@ -52,9 +47,3 @@ def make_chooser(model_address: int, user_address: int, cfg: IPMarkConfig):
 
     return choose
 
-
-def embed(handle: ModelHandle, prompt: str, model_address: int, user_address: int, cfg: IPMarkConfig,
-          sampling: SamplingConfig, on_sentence: Callable[[ChosenSentence], None] | None = None,
-          progress: Progress = silent) -> LoopResult:
-    return sentence_loop(handle, prompt, sampling, cfg.n_candidates, make_chooser(model_address, user_address, cfg),
-                         on_sentence=on_sentence, progress=progress)

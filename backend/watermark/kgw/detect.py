@@ -9,12 +9,13 @@ from backend.models.loading import ModelHandle
 from backend.watermark.keys import kgw_key
 from backend.watermark.kgw.config import KGWConfig
 from backend.watermark.kgw.greenlist import GreenLists
+from backend.watermark.methods import CLEAN, TOO_SHORT, WATERMARKED
 from backend.watermark.stats import LevelScore, binomial_score
 
 
 @dataclass(frozen=True)
 class KGWReport:
-    verdict: str  # "watermarked" | "not watermarked" | "too short to decide"
+    verdict: str  # WATERMARKED | CLEAN | TOO_SHORT
     model_address: int
     score: LevelScore
     n_tokens: int
@@ -28,6 +29,9 @@ class KGWReport:
     def summary(self) -> dict:
         return {"verdict": self.verdict, "model": self.model_address, "z": round(self.score.z, 3),
                 "p_value": self.score.p_value, "tokens_scored": self.n_tokens, "green": self.n_green}
+
+    def to_json(self) -> dict:
+        return {**self.summary(), "tokens": [[t, g] for t, g in self.tokens]}
 
 
 _lists: dict[tuple, GreenLists] = {}
@@ -53,8 +57,8 @@ def detect(handle: ModelHandle, text: str, model_address: int, cfg: KGWConfig = 
     n = max(len(ids) - 1, 0)
     score = binomial_score("tokens", green, n, cfg.gamma)
     if n < cfg.min_tokens:
-        verdict = "too short to decide"
+        verdict = TOO_SHORT
     else:
-        verdict = "watermarked" if score.z >= cfg.z_threshold else "not watermarked"
+        verdict = WATERMARKED if score.z >= cfg.z_threshold else CLEAN
     pieces = tuple((tok.decode([t]), m) for t, m in zip(ids, marks)) if ids else ()
     return KGWReport(verdict, model_address, score, n, green, pieces)

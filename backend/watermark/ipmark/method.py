@@ -1,0 +1,66 @@
+"""IPMark registered as a watermark method: the sampling hook (B candidates, keyed choice) and detection
+from text alone (signatures once, then the registry search; an identity given in the request is also
+scored on its own, which is the evaluation's ROC statistic)."""
+from __future__ import annotations
+
+import time
+
+from backend.watermark.ipmark.config import IPMarkConfig
+from backend.watermark.methods import METHODS, DetectRequest, Detection, SamplingHook, WatermarkMethod, strip_prompt
+
+
+def sampling_hook(handle, request) -> SamplingHook:
+    from backend.watermark.ipmark.embed import make_chooser
+
+    cfg = request.ipmark
+    return SamplingHook(cfg.n_candidates, make_chooser(request.model_address, request.user_address, cfg))
+
+
+def detect_text(text: str, request: DetectRequest) -> Detection:
+    from backend.watermark.ipmark.detect import detect_signed
+    from backend.watermark.retrieval import flat
+    from backend.watermark.signatures import sign_text
+
+    cfg = request.config or IPMarkConfig()
+    start = time.perf_counter()
+    body = strip_prompt(text, request.prompt)
+    sigs = sign_text(body, cfg.n_bits)
+    report = detect_signed(sigs, cfg, request.search, signature_seconds=time.perf_counter() - start)
+    score = report.detection_score
+    if request.model_address:  # the tested identity's own evidence, whatever the search found
+        users = {request.model_address: [request.user_address] if request.user_address else []}
+        score = -flat(sigs, users, cfg.w_sem, cfg.w_syn, cfg.alpha).best.total.log10_p
+    return detection_of(report, body, score)
+
+
+def _mark(row) -> str:
+    if not row.usable or row.sem_bit < 0:
+        return "unscored"
+    return {2: "strong", 1: "weak"}.get(row.sem_bit + row.syn_bit, "miss")
+
+
+def detection_of(report, body: str, score: float) -> Detection:
+    """The common summary of an IPMarkReport on `body` (the text the report's offsets refer to)."""
+    pieces, pos = [], 0
+    for r in report.sentences:
+        pieces.append((body[pos:r.start], "", ""))
+        pieces.append((body[r.start:r.end], _mark(r),
+                       f"{r.level or 'unusable'} level · semantic {r.sem_bit} · syntactic {r.syn_bit}"))
+        pos = r.end
+    pieces.append((body[pos:], "", ""))
+    total = report.total
+    levels = tuple(s for s in (report.model_level, report.user_level, total) if s is not None)
+    return Detection("ipmark", report.verdict, score, None if total is None else total.z,
+                     None if total is None else total.p_value, report.model_address, report.model_name,
+                     report.user_address, report.user_label,
+                     report.top_models[0][0] if report.top_models else 0, report.guess_user_address,
+                     f"{report.n_usable} usable of {report.n_sentences} sentences", levels,
+                     tuple(p for p in pieces if p[0]), report.sentences, report.keys_evaluated,
+                     report.signature_seconds + report.retrieval_seconds, report)
+
+
+IPMARK = METHODS.register(WatermarkMethod(
+    "ipmark", "IPMark (sentence level, model + user)",
+    "Chooses among B sampled candidate sentences by two keyed bits (semantic LSH signature and function-word "
+    "skeleton); detection from text alone, with hierarchical identity retrieval.",
+    run=sampling_hook, config=IPMarkConfig, detect=detect_text, identifies_users=True))

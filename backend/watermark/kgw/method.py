@@ -1,0 +1,43 @@
+"""KGW registered as a watermark method: one candidate with the green-list logits processor; detection
+tests one model identity's key with the model's tokenizer."""
+from __future__ import annotations
+
+from backend.errors import UserError
+from backend.watermark.kgw.config import KGWConfig
+from backend.watermark.methods import (METHODS, WATERMARKED, DetectRequest, Detection, SamplingHook, WatermarkMethod,
+                                       strip_prompt)
+
+MARKS = {1: "strong", 0: "miss", -1: "unscored"}
+
+
+def sampling_hook(handle, request) -> SamplingHook:
+    from backend.watermark.kgw.detect import green_lists
+
+    cfg = request.kgw
+    lists = green_lists(request.model_address, handle.info.vocab_size, cfg.gamma)
+    return SamplingHook(1, None, lists.processor(cfg.delta))
+
+
+def detect_text(text: str, request: DetectRequest) -> Detection:
+    from backend.watermark.kgw.detect import detect
+
+    if request.handle is None:
+        raise UserError("KGW detection needs the language model whose tokenizer wrote the text.")
+    if not request.model_address:
+        raise UserError("KGW detection needs the model identity whose key to test.")
+    r = detect(request.handle, strip_prompt(text, request.prompt), request.model_address,
+               request.config or KGWConfig())
+    found = r.model_address if r.verdict == WATERMARKED else 0
+    evidence = (f"z = {r.score.z:.2f}, p = {r.score.p_value:.2g}, {r.n_green}/{r.n_tokens} green tokens · "
+                f"tokenizer of {request.handle.display_name}")
+    return Detection("kgw", r.verdict, r.detection_score, r.score.z, r.score.p_value, found, "", 0, "",
+                     r.model_address, 0, evidence, (r.score,),
+                     tuple((t, MARKS[g], "") for t, g in r.tokens), report=r)
+
+
+KGW = METHODS.register(WatermarkMethod(
+    "kgw", "KGW (token level, model)",
+    "Adds delta to a gamma fraction of the vocabulary (green list seeded by the previous token); detection "
+    "needs the model's tokenizer.",
+    run=sampling_hook, config=KGWConfig, detect=detect_text, needs_model_to_detect=True,
+    needs_identity_to_detect=True))
