@@ -71,6 +71,14 @@ def param(default: Any, help: str, *, ge: float | None = None, gt: float | None 
     return dataclasses.field(default=default, metadata=meta)
 
 
+def same_as(cls: type, name: str) -> Any:
+    """A field declared exactly as `cls.name` (default, range and help), for a config that repeats it."""
+    found = next(f for f in dataclasses.fields(cls) if f.name == name)
+    if found.default_factory is not dataclasses.MISSING:
+        return dataclasses.field(default_factory=found.default_factory, metadata=found.metadata)
+    return dataclasses.field(default=found.default, metadata=found.metadata)
+
+
 def declared(cls_or_config: Any, name: str) -> Param | None:
     """The Param of a field, or None when the field was declared without `param()`."""
     for f in dataclasses.fields(cls_or_config):

@@ -17,7 +17,7 @@ SHAPES.register(Variant("square", "Square", "four sides", print))
 @dataclass(frozen=True)
 class Example(Config):
     window: int = param(8, "spike window", ge=0, le=64)
-    rate: float = param(0.1, "share of tokens", gt=0, le=1, hint="(0.05 is 5%)")
+    rate: float = param(0.1, "share of tokens (10% = 0.1)", gt=0, le=1, hint="(0.05 is 5%)")
     shape: str = param("circle", "which shape", choices=SHAPES)
     verify: bool = param(True, "also compute the exact value")
     tags: list = param([], "free tags")
@@ -49,7 +49,9 @@ def test_invalid_values_raise_user_errors_on_construction(changes, words):
 def test_cli_flags_take_default_help_and_choices_from_the_field():
     parser = argparse.ArgumentParser()
     add_flags(parser, Example, {"window": "--window", "shape": "--shape", "verify": "--no-verify"})
+    add_flags(parser, Example, ["rate"])
     assert "spike window (default: 8)" in parser.format_help()
+    assert "(10% = 0.1)" in parser.format_help()
     args = parser.parse_args(["--shape", "square", "--no-verify"])
     config = Example(**flag_values(args, Example, ("window", "shape", "verify")))
     assert (config.window, config.shape, config.verify) == (8, "square", False)

@@ -47,7 +47,9 @@ def select_for(cls: type, name: str, label: str, *, labels: dict[str, str] | Non
     default = overrides.pop("value", default_of(cls, name))
     index = options.index(default) if default in options else 0
     fmt = (lambda n: labels.get(n, n)) if labels else str
-    return container.selectbox(label, options, index=index, format_func=fmt, help=spec.help, **overrides)
+    kwargs: dict[str, Any] = {"index": index, "format_func": fmt, "help": spec.help}
+    kwargs.update(overrides)
+    return container.selectbox(label, options, **kwargs)
 
 
 def checkbox_for(cls: type, name: str, label: str, *, container: Any = st, **overrides: Any):

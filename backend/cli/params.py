@@ -26,7 +26,7 @@ def add_flags(parser: argparse.ArgumentParser, cls: type, fields: Iterable[str] 
     for name in fields:
         default = default_of(cls, name)
         spec = declared(cls, name)
-        text = spec.help if spec else ""
+        text = (spec.help if spec else "").replace("%", "%%")  # argparse formats help with %
         kwargs: dict[str, Any] = {"dest": name}
         if isinstance(default, bool):
             kwargs.update(action="store_false" if default else "store_true", default=default, help=text)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import time
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,17 +23,11 @@ from backend.fp8.geometry import LayerFactors, model_factors
 from backend.fp8.observed import observe
 from backend.fp8.samples import SAMPLE_TEXTS
 from backend.fp8.spectral import SIGMA_METHODS, PowerSettings, factor_norm, interaction_sigma
-from backend.params import Config, param
+from backend.params import Config, param, same_as
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
 
 CODE_VERSION = "1"
-
-
-def same_as(cls: type, name: str):
-    """A field declared exactly as `cls.name` (default, range and help), for configs that repeat it."""
-    found = next(f for f in dataclasses.fields(cls) if f.name == name)
-    return dataclasses.field(default=found.default, metadata=found.metadata)
 
 
 @dataclass(frozen=True)

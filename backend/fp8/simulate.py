@@ -18,11 +18,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from backend.fp8.bounds import CODE_VERSION, BoundsConfig, bounds, same_as
+from backend.fp8.bounds import CODE_VERSION, BoundsConfig, bounds
 from backend.fp8.formats import FORMATS, quantise
 from backend.fp8.observed import layer_score_samples
 from backend.fp8.samples import SAMPLE_TEXTS
-from backend.params import Config, param, require
+from backend.params import Config, param, require, same_as
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
 

@@ -6,7 +6,6 @@ texts, config); document features underneath are cached per document, so a new t
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,7 +18,7 @@ from backend.nag.extract import ExtractConfig
 from backend.nag.scorers import SCORERS
 from backend.nag.select import select
 from backend.nag.targets import TargetSet
-from backend.params import Config, param
+from backend.params import Config, param, same_as
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
 
@@ -28,20 +27,14 @@ SLICE_DOCS = 256
 PREVIEW_CHARS = 160
 
 
-def _as_in_extract(name: str):
-    """A RankConfig field declared exactly as ExtractConfig's (one default, range and help for both)."""
-    found = next(f for f in dataclasses.fields(ExtractConfig) if f.name == name)
-    return dataclasses.field(default=found.default, metadata=found.metadata)
-
-
 @dataclass(frozen=True)
 class RankConfig(Config):
     """A ranking: the scorer, the NAG features it reads (as ExtractConfig) and the budgeted selection."""
 
     method: str = param("nag", "ranking method; " + SCORERS.help_text(), choices=SCORERS)
-    impact: str = _as_in_extract("impact")
-    top_k: int = _as_in_extract("top_k")
-    max_length: int = _as_in_extract("max_length")
+    impact: str = same_as(ExtractConfig, "impact")
+    top_k: int = same_as(ExtractConfig, "top_k")
+    max_length: int = same_as(ExtractConfig, "max_length")
     budget: float = param(0.2, "fraction of the pool's tokens to select", gt=0, le=1)
     quality_weight: float = param(0.0, "score = (1 − w) · similarity + w · quality (needs a 'quality' field)",
                                   ge=0, le=1)
