@@ -13,6 +13,7 @@ FEATURE_MODULES: tuple[str, ...] = (
     "backend.watermark.kgw.method",
     "backend.watermark.attacks",
     "backend.decoding.algorithms",
+    "backend.disagreement.strategy",
     "backend.mt.attribution",
     "backend.mt.prompts",
     "backend.mt.prompt_kinds",

@@ -132,10 +132,12 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
+    from backend.features import load_all
     from backend.models import load
     from backend.models.generate import encode_prompt
     from backend.tasks.arithmetic import format_prompt, generate_problems
 
+    load_all()  # registers every strategy (after the store path is set)
     handle = load(args.model)
     problems = generate_problems(args.problems, split="heldout", seed=0)
     out_path = Path(args.out)

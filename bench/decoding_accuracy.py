@@ -36,10 +36,12 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    from backend.decoding import DecodeConfig, get_strategy, run_batch, settings_for
+    from backend.decoding import STRATEGIES, DecodeConfig, run_batch, settings_for
+    from backend.features import load_all
     from backend.models import load
     from backend.tasks.arithmetic import generate_problems
 
+    load_all()
     handle = load(args.model)
     problems = generate_problems(args.problems, split="heldout", seed=0, difficulty=args.difficulty or None)
     base = DecodeConfig(max_new_tokens=args.tokens, alpha=args.alpha, n=args.n, block_size=16, mh_steps=1,
@@ -66,7 +68,7 @@ def main() -> None:
     result = {"model": handle.display_name, "problems": len(problems), "split": "heldout",
               "difficulty": args.difficulty or "mixed", "max_new_tokens": args.tokens, "alpha": args.alpha,
               "settings": {s.label: {"strategy": s.config.strategy,
-                                     **{p: getattr(s.config, p) for p in get_strategy(s.config.strategy).params}}
+                                     **{p: getattr(s.config, p) for p in STRATEGIES.get(s.config.strategy).params}}
                            for s in settings},
               "provenance": done.provenance, "summary": summary}
     text = json.dumps(result, indent=1, default=str)

@@ -30,6 +30,7 @@ from backend.disagreement.pair import load_pair  # noqa: E402
 from backend.disagreement.rollout import greedy, prompt_ids  # noqa: E402
 from backend.disagreement.scoring import score  # noqa: E402
 from backend.errors import UserError  # noqa: E402
+from backend.features import load_all  # noqa: E402
 from backend.tasks.arithmetic import generate_problems  # noqa: E402
 
 BASE, REASONER = "smollm2-135m-instruct", "smollm2-135m-arith-reasoner"
@@ -58,6 +59,7 @@ def main(argv: list[str] | None = None) -> dict:
     args.add_argument("--rate", type=float, default=0.10)
     args.add_argument("--threads", type=int, default=1, help="torch threads (1: CPU time is clean on a shared box)")
     opts = args.parse_args(argv)
+    load_all()
     torch.set_num_threads(opts.threads)
     pair, real_pair = _pair()
     problems = generate_problems(opts.prompts, "heldout", seed=7, difficulty=2)

@@ -35,7 +35,9 @@ from backend.disagreement.calibration import CalibrationConfig, GateConfig  # no
 from backend.disagreement.eopd import EopdConfig, EopdParams, eopd  # noqa: E402
 from backend.disagreement.pair import load_pair  # noqa: E402
 from backend.disagreement.rollout import ProblemSet  # noqa: E402
-from backend.disagreement.sweep import SWEEP_POLICIES, SweepConfig, sweep  # noqa: E402
+from backend.disagreement.policies import sweep_policies  # noqa: E402
+from backend.disagreement.sweep import SweepConfig, sweep  # noqa: E402
+from backend.features import load_all  # noqa: E402
 
 BASE, REASONER = "smollm2-135m-instruct", "smollm2-135m-arith-reasoner"
 START = time.perf_counter()
@@ -80,6 +82,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "disagreement_accuracy.json"))
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     opts = parser.parse_args(argv)
+    load_all()
     if opts.threads:
         torch.set_num_threads(opts.threads)
     pair = load_pair(opts.base, opts.reasoning, log)
@@ -94,7 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
                 for signal in ("ce", "kl_base_reason")}
     timings["analysis_s"] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
-    result = sweep(pair, SweepConfig(problems, rates, SWEEP_POLICIES, gate, calibration, opts.max_new_tokens), log)
+    result = sweep(pair, SweepConfig(problems, rates, sweep_policies(), gate, calibration, opts.max_new_tokens), log)
     timings["sweep_s"] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
     e = eopd(pair, EopdConfig(ProblemSet(opts.eopd_n, "heldout", 0), EopdParams(), opts.max_new_tokens, 1.0), log)

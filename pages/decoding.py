@@ -7,9 +7,10 @@ from app.figures import decoding as figs
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
+from app.ui.params import checkbox_for, number_for, select_for, slider_for
 from app.ui.run import run_with_progress
-from backend.decoding import DecodeConfig, decode, run_batch, settings_for, strategies
-from backend.decoding.config import MAX_NEW_TOKENS
+from backend.decoding import STRATEGIES, DecodeConfig, decode, run_batch, settings_for
+from backend.params import help_of
 from backend.tasks.arithmetic import format_prompt, generate_problems, load_jsonl_problems
 
 st.title("Decoding strategies side by side")
@@ -20,8 +21,8 @@ handle = current_model()
 if handle is None:
     st.stop()
 st.caption(f"Model: **{handle.display_name}**")
-specs = strategies()
-label_of = {name: spec.label for name, spec in specs.items()}
+label_of = STRATEGIES.labels()
+Cfg = DecodeConfig
 
 # ---------------------------------------------------------------- input
 with st.container(border=True):
@@ -52,42 +53,52 @@ with st.container(border=True):
         st.markdown(f"**{task.question}** (answer: {task.answer})")
 
 # ---------------------------------------------------------------- strategies and parameters
-picked = st.multiselect("Strategies", list(specs), default=["greedy", "asmc"], format_func=label_of.get,
+picked = st.multiselect("Strategies", list(label_of), default=["greedy", "asmc"], format_func=label_of.get,
                         key="dec-strategies")
-with st.expander("Parameters and budgets", expanded=False):
+with st.expander("Parameters and budgets", expanded=False):  # ranges and help from DecodeConfig's fields
     c1, c2, c3, c4 = st.columns(4)
-    max_new = c1.number_input("Max new tokens", 1, MAX_NEW_TOKENS, 48, key="dec-max-new")
-    alpha = c2.number_input("alpha (power)", 0.1, 16.0, 4.0, 0.5, key="dec-alpha")
-    n = c3.number_input("n (samples / particles)", 2, 128, 4, key="dec-n")
-    temperature = c4.number_input("Temperature (sampling, best-of-n)", 0.05, 10.0, 1.0, 0.05, key="dec-temp")
+    values = {
+        "max_new_tokens": number_for(Cfg, "max_new_tokens", "Max new tokens", container=c1, value=48,
+                                     key="dec-max-new"),
+        "alpha": number_for(Cfg, "alpha", "alpha (power)", container=c2, min_value=0.1, step=0.5, key="dec-alpha"),
+        "n": number_for(Cfg, "n", "n (samples / particles)", container=c3, value=4, key="dec-n"),
+        "temperature": number_for(Cfg, "temperature", "Temperature (sampling, best-of-n)", container=c4,
+                                  min_value=0.05, step=0.05, key="dec-temp"),
+    }
     c1, c2, c3, c4 = st.columns(4)
-    block = c1.number_input("MH block size B", 1, MAX_NEW_TOKENS, 16, key="dec-block")
-    mh_steps = c2.number_input("MH steps K per block", 0, 100, 2, key="dec-mh-steps")
-    threshold = c3.slider("ESS threshold (x N)", 0.0, 1.0, 0.5, 0.05, key="dec-ess")
-    ramp = c4.number_input("alpha ramp (tokens)", 0, MAX_NEW_TOKENS, 0, key="dec-ramp")
+    values |= {
+        "block_size": number_for(Cfg, "block_size", "MH block size B", container=c1, key="dec-block"),
+        "mh_steps": number_for(Cfg, "mh_steps", "MH steps K per block", container=c2, key="dec-mh-steps"),
+        "ess_threshold": slider_for(Cfg, "ess_threshold", "ESS threshold (x N)", container=c3, step=0.05,
+                                    key="dec-ess"),
+        "alpha_ramp": number_for(Cfg, "alpha_ramp", "alpha ramp (tokens)", container=c4, key="dec-ramp"),
+    }
     c1, c2, c3, c4 = st.columns(4)
-    adaptive = c1.checkbox("Adaptive ASMC", False, key="dec-adaptive")
-    budget = c2.number_input("Token budget (adaptive; 0 = auto)", 0, 65_536, 0, key="dec-budget")
-    max_particles = c3.number_input("Max particles (adaptive)", 2, 128, 32, key="dec-max-particles")
-    selection = c4.selectbox("Selection", ["auto", "score", "vote"], key="dec-selection")
-    seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="dec-seed")
+    values |= {
+        "adaptive": checkbox_for(Cfg, "adaptive", "Adaptive ASMC", container=c1, key="dec-adaptive"),
+        "token_budget": number_for(Cfg, "token_budget", "Token budget (adaptive; 0 = auto)", container=c2,
+                                   key="dec-budget"),
+        "max_particles": number_for(Cfg, "max_particles", "Max particles (adaptive)", container=c3,
+                                    key="dec-max-particles"),
+        "selection": select_for(Cfg, "selection", "Selection", container=c4, key="dec-selection"),
+    }
+    values["seed"] = number_for(Cfg, "seed", "Seed", min_value=0, max_value=2**31 - 1, key="dec-seed")
+    values["block_size"] = min(values["block_size"], values["max_new_tokens"])
     extra: dict = {}
     for name in picked:  # options of strategies registered by other features
-        for option, default in specs[name].extra_defaults.items():
-            raw = st.text_input(f"{label_of[name]}: {option} (JSON)", json.dumps(default), key=f"dec-x-{name}-{option}")
+        spec = STRATEGIES.get(name)
+        for option, default in spec.extra_defaults.items():
+            raw = st.text_input(f"{label_of[name]}: {option} (JSON)", json.dumps(default), key=f"dec-x-{name}-{option}",
+                                help=help_of(spec.options, option))
             try:
                 extra[(name, option)] = json.loads(raw)
             except json.JSONDecodeError:
                 extra[(name, option)] = raw
 
-base = DecodeConfig(max_new_tokens=int(max_new), seed=int(seed), temperature=float(temperature), alpha=float(alpha),
-                    n=int(n), selection=selection, block_size=min(int(block), int(max_new)), mh_steps=int(mh_steps),
-                    ess_threshold=float(threshold), alpha_ramp=int(ramp), adaptive=adaptive,
-                    token_budget=int(budget), max_particles=int(max_particles))
-
 
 def config_for(name: str) -> DecodeConfig:
-    return base.replace(strategy=name, extra={o: v for (s, o), v in extra.items() if s == name})
+    """The config of one strategy; it checks only that strategy's fields (UserError, shown by the caller)."""
+    return DecodeConfig(strategy=name, extra={o: v for (s, o), v in extra.items() if s == name}, **values)
 
 
 tab_one, tab_batch = st.tabs(["Side by side", "Batch & budgets"])
@@ -165,8 +176,9 @@ with tab_batch:
     if st.button("Run batch", key="dec-batch-run"):
         batch_problems = problems or generate_problems(
             int(count), "heldout", seed=0, difficulty=None if batch_difficulty == "mixed" else batch_difficulty)
-        settings = settings_for([config_for(name) for name in picked], budgets)
-        done = run_with_progress("Batch", lambda p: run_batch(handle, batch_problems, settings, p))
+        settings = guarded(lambda: settings_for([config_for(name) for name in picked], budgets))
+        done = None if settings is None else run_with_progress(
+            "Batch", lambda p: run_batch(handle, batch_problems, settings, p))
         if done is not None:
             st.session_state["dec-batch"] = (handle.id, done.value)
     batch = st.session_state.get("dec-batch")

@@ -8,17 +8,19 @@ from app.session import selected_model_id
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
+from app.ui.params import number_for, select_for
 from app.ui.run import run_with_progress
 from backend.disagreement.analysis import AnalysisConfig, TraceConfig, analyze, trace
 from backend.disagreement.calibration import CalibrationConfig, GateConfig
 from backend.disagreement.divergences import DIVERGENCES, SIGNALS
 from backend.disagreement.eopd import EopdConfig, EopdParams, eopd
 from backend.disagreement.guided import InterveneConfig, intervene
-from backend.disagreement.intervention import POLICIES
 from backend.disagreement.pair import default_reasoning_id, load_pair
 from backend.disagreement.rollout import ProblemSet
-from backend.disagreement.sweep import SWEEP_POLICIES, SweepConfig, latest_sweep, sweep
+from backend.disagreement.policies import POLICIES, sweep_policies
+from backend.disagreement.sweep import SweepConfig, latest_sweep, sweep
 from backend.models import list_models
+from backend.params import default_of, help_of
 from backend.tasks.arithmetic import generate_problems
 
 st.title("Disagreement: base vs reasoning model")
@@ -61,7 +63,8 @@ with st.container(border=True):
         problem = generate_problems(int(index) + 1, "heldout", seed=0, difficulty=difficulty)[-1]
         question, answer = problem.question, problem.answer
         st.markdown(f"**{question}** (answer: {answer})")
-    max_new = st.slider("Max new tokens", 16, 160, 96, 16, key="dis-max-new")
+    max_new = st.slider("Max new tokens", 16, 160, default_of(TraceConfig, "max_new_tokens"), 16, key="dis-max-new",
+                        help=help_of(TraceConfig, "max_new_tokens"))
 
 tab_trace, tab_batch, tab_intervene, tab_eopd = st.tabs(["Trace", "Concentration & failure", "Intervention",
                                                          "Entropy-aware distillation"])
@@ -98,7 +101,8 @@ with tab_trace:
 with tab_batch:
     st.caption(f"Greedy rollouts of both models on generated held-out problems · {pair.label}")
     b1, b2, b3 = st.columns(3)
-    n_batch = b1.number_input("Problems", 2, 500, 20, key="dis-batch-n")
+    n_batch = number_for(ProblemSet, "n", "Problems", container=b1, min_value=2, max_value=500, value=20,
+                         key="dis-batch-n")
     batch_signal = b2.selectbox("Divergence", list(DIVERGENCES), format_func=figs.SIGNAL_LABELS.get,
                                 key="dis-batch-signal")
     batch_difficulty = b3.selectbox("Steps", ["mixed", 1, 2, 3], key="dis-batch-difficulty")
@@ -138,19 +142,23 @@ with tab_intervene:
     st.caption("Greedy decoding by the base model; at gated steps the reasoning model writes one token. The gate is "
                "calibrated on base rollouts of training problems: τ = quantile₁₋ᵣ(s), λ = E[s | s > τ] / E[s].")
     i1, i2, i3, i4 = st.columns(4)
-    policy = i1.selectbox("Policy", list(POLICIES), key="dis-policy", help="\n".join(
-        f"- **{k}**: {v}" for k, v in POLICIES.items()))
-    budget = i2.select_slider("Budget r", [0.0, 0.02, 0.05, 0.10, 0.20, 0.30], 0.10,
-                              format_func=lambda r: f"{r:.0%}", key="dis-budget")
-    gate_signal = i3.selectbox("Gate signal", [s for s in SIGNALS if s != "entropy_reason"],
-                               format_func=figs.SIGNAL_LABELS.get, key="dis-gate-signal")
-    window = i4.number_input("Window W (0: threshold only)", 0, 64, 8, key="dis-window",
-                             help="On the embedded pair (50–100 held-out problems, README) the spike rule with W = 8 "
-                                  "keeps takeovers under 10% and gains nothing; W = 0 takes over 38–52% of tokens "
-                                  "and reaches 26–40% accuracy vs 2–8% for random positions.")
-    cal_n = st.number_input("Calibration problems (train split)", 2, 500, 32, key="dis-cal-n")
-    gate_config = GateConfig(gate_signal, int(window), "partial")
-    calibration = CalibrationConfig(ProblemSet(int(cal_n), "train", 1), max_new)
+    policy = select_for(InterveneConfig, "policy", "Policy", labels=POLICIES.labels(), container=i1,
+                        key="dis-policy")
+    budget = i2.select_slider("Budget r", [0.0, 0.02, 0.05, 0.10, 0.20, 0.30], default_of(InterveneConfig, "budget"),
+                              format_func=lambda r: f"{r:.0%}", key="dis-budget", help=help_of(InterveneConfig, "budget"))
+    gate_signal = select_for(GateConfig, "signal", "Gate signal", container=i3, labels=figs.SIGNAL_LABELS,
+                             options=[s for s in SIGNALS if s != "entropy_reason"], key="dis-gate-signal")
+    window = number_for(GateConfig, "window", "Window W (0: threshold only)", container=i4, max_value=64,
+                        key="dis-window",
+                        help="On the embedded pair (50–100 held-out problems, README) the spike rule with W = 8 "
+                             "keeps takeovers under 10% and gains nothing; W = 0 takes over 38–52% of tokens "
+                             "and reaches 26–40% accuracy vs 2–8% for random positions.")
+    st.caption(f"**{POLICIES.get(policy).label}**: {POLICIES.get(policy).help}")
+    cal_set = default_of(CalibrationConfig, "problems")
+    cal_n = number_for(ProblemSet, "n", "Calibration problems (train split)", min_value=2, max_value=500,
+                       value=cal_set.n, help=help_of(CalibrationConfig, "problems"), key="dis-cal-n")
+    gate_config = GateConfig(gate_signal, int(window))
+    calibration = CalibrationConfig(ProblemSet(int(cal_n), cal_set.split, cal_set.seed), max_new)
     one = InterveneConfig(question, answer, policy, budget, gate_config, calibration, max_new)
     if st.button("Decode this problem", key="dis-intervene-run"):
         st.session_state["dis-intervene"] = one
@@ -166,10 +174,12 @@ with tab_intervene:
             st.caption(f"Forward passes: base {v.base_passes}, reasoning {v.reasoning_passes}.")
     st.subheader("Budget sweep")
     s1, s2 = st.columns(2)
-    n_sweep = s1.number_input("Held-out problems", 2, 500, 20, key="dis-sweep-n")
-    rates = s2.multiselect("Budgets r", [0.02, 0.05, 0.10, 0.20], [0.02, 0.05, 0.10, 0.20],
-                           format_func=lambda r: f"{r:.0%}", key="dis-sweep-rates")
-    sweep_config = SweepConfig(ProblemSet(int(n_sweep)), tuple(sorted(rates)), SWEEP_POLICIES, gate_config,
+    n_sweep = number_for(ProblemSet, "n", "Held-out problems", container=s1, min_value=2, max_value=500, value=20,
+                         key="dis-sweep-n")
+    default_rates = list(default_of(SweepConfig, "rates"))
+    rates = s2.multiselect("Budgets r", default_rates, default_rates, format_func=lambda r: f"{r:.0%}",
+                           key="dis-sweep-rates", help=help_of(SweepConfig, "rates"))
+    sweep_config = SweepConfig(ProblemSet(int(n_sweep)), tuple(sorted(rates)), sweep_policies(), gate_config,
                                calibration, max_new)
     if st.button("Run the sweep", key="dis-sweep-run", disabled=not rates):
         st.session_state["dis-sweep"] = sweep_config
@@ -201,11 +211,13 @@ with tab_eopd:
         st.caption(f"τ = {eopd_params.tau}, k = {eopd_params.top_k}, α = {eopd_params.alpha}: {share:.0%} of this "
                    "rollout's tokens are gated.")
     e1, e2, e3, e4, e5 = st.columns(5)
-    tau = e1.number_input("τ (nats)", 0.0, 10.0, 0.8, 0.1, key="dis-eopd-tau")
-    top_k = e2.number_input("top-k", 1, 256, 16, key="dis-eopd-k")
-    alpha = e3.number_input("α", 0.0, 10.0, 1.0, 0.1, key="dis-eopd-alpha")
-    temperature = e4.number_input("Rollout temperature", 0.0, 2.0, 1.0, 0.1, key="dis-eopd-temp")
-    n_eopd = e5.number_input("Problems", 1, 500, 20, key="dis-eopd-n")
+    tau = number_for(EopdParams, "tau", "τ (nats)", container=e1, max_value=10.0, step=0.1, key="dis-eopd-tau")
+    top_k = number_for(EopdParams, "top_k", "top-k", container=e2, max_value=256, key="dis-eopd-k")
+    alpha = number_for(EopdParams, "alpha", "α", container=e3, max_value=10.0, step=0.1, key="dis-eopd-alpha")
+    temperature = number_for(EopdConfig, "temperature", "Rollout temperature", container=e4, max_value=2.0, step=0.1,
+                             key="dis-eopd-temp")
+    n_eopd = number_for(ProblemSet, "n", "Problems", container=e5, max_value=500,
+                        value=default_of(EopdConfig, "problems").n, key="dis-eopd-n")
     eopd_config = EopdConfig(ProblemSet(int(n_eopd)), EopdParams(tau, int(top_k), alpha), max_new, temperature)
     if st.button("Summarise over a batch", key="dis-eopd-run"):
         st.session_state["dis-eopd"] = eopd_config

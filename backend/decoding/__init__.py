@@ -2,13 +2,13 @@
 power sampling and adaptive SMC with cache-coherent resampling, one result type for all.
 
 Entry points: `decode(handle, problem_or_prompt, DecodeConfig(...))`, `run_batch(handle, problems,
-settings_for([configs], budgets))`; strategies are listed by `strategies()`.
+settings_for([configs], budgets))`; strategies are listed by the registry `STRATEGIES` (filled by
+`backend.features.load_all()`).
 """
 from backend.decoding.config import DecodeConfig
-from backend.decoding.registry import StrategySpec, get_strategy, register, strategies
+from backend.decoding.registry import STRATEGIES, StrategySpec
 from backend.decoding.result import BatchResult, BatchRow, Candidate, DecodeResult, MHTrace, ParticleTrace
 from backend.decoding.run import Setting, decode, prepare, run_batch, settings_for
 
-__all__ = ["BatchResult", "BatchRow", "Candidate", "DecodeConfig", "DecodeResult", "MHTrace", "ParticleTrace",
-           "Setting", "StrategySpec", "decode", "get_strategy", "prepare", "register", "run_batch", "settings_for",
-           "strategies"]
+__all__ = ["STRATEGIES", "BatchResult", "BatchRow", "Candidate", "DecodeConfig", "DecodeResult", "MHTrace",
+           "ParticleTrace", "Setting", "StrategySpec", "decode", "prepare", "run_batch", "settings_for"]

@@ -7,14 +7,15 @@ import json
 import sys
 from pathlib import Path
 
+from backend.cli.params import add_flags, flag_values
 from backend.decoding.config import DecodeConfig
-from backend.decoding.registry import strategies
+from backend.decoding.registry import STRATEGIES
 from backend.decoding.run import decode, run_batch, settings_for
 from backend.errors import UserError
 from backend.models import default_model_id, load
 from backend.tasks.arithmetic import generate_problems, load_jsonl_problems
 
-_SKIP = {"strategy", "extra"}
+FIELDS = tuple(f.name for f in dataclasses.fields(DecodeConfig) if f.name not in ("strategy", "extra"))
 
 
 def _progress(fraction: float, message: str) -> None:
@@ -22,16 +23,8 @@ def _progress(fraction: float, message: str) -> None:
 
 
 def _add_config_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per DecodeConfig field (defaults from the dataclass), plus --option key=value."""
-    for f in dataclasses.fields(DecodeConfig):
-        if f.name in _SKIP:
-            continue
-        flag = "--" + f.name.replace("_", "-")
-        if f.type in (bool, "bool"):
-            parser.add_argument(flag, action="store_true", help=f"(default {f.default})")
-        else:
-            kind = {"int": int, "float": float, "str": str}[str(f.type)]
-            parser.add_argument(flag, type=kind, default=f.default, help=f"(default {f.default})")
+    """One flag per DecodeConfig field (default, range and help from the dataclass), plus --option key=value."""
+    add_flags(parser, DecodeConfig, FIELDS)
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="strategy-specific option (JSON value), repeatable")
     parser.add_argument("--model", help="registry id (default: the configured default model)")
@@ -39,7 +32,7 @@ def _add_config_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _config(args: argparse.Namespace, strategy: str) -> DecodeConfig:
-    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(DecodeConfig) if f.name not in _SKIP}
+    values = flag_values(args, DecodeConfig, FIELDS)
     extra = {}
     for item in args.option:
         key, sep, raw = item.partition("=")
@@ -65,8 +58,8 @@ def _problems(args: argparse.Namespace) -> list:
 
 
 def cmd_list(args: argparse.Namespace) -> list[dict]:
-    return [{"name": s.name, "label": s.label, "params": ", ".join(s.params), "summary": s.summary}
-            for s in strategies().values()]
+    return [{"name": s.name, "label": s.label, "params": ", ".join(s.params), "summary": s.help}
+            for s in STRATEGIES]
 
 
 def cmd_run(args: argparse.Namespace) -> dict:
@@ -107,7 +100,7 @@ def add_commands(subparsers) -> None:
                                 ("compare", cmd_compare, "several strategies on many problems")):
         sub = actions.add_parser(name, help=text)
         if name == "run":
-            sub.add_argument("--strategy", default="asmc", help="registry name (see `decode list`)")
+            add_flags(sub, DecodeConfig, {"strategy": "--strategy"})
             sub.add_argument("--prompt", help="free prompt (no checker); otherwise a task problem")
             sub.add_argument("--index", type=int, default=0, help="which problem of the set")
         else:

@@ -1,77 +1,45 @@
-"""Decoding strategies, registered by name: pages, CLI, batch mode and benchmarks list them from here.
+"""Decoding strategies, registered by name: pages, CLI, batch mode and benchmarks list them from `STRATEGIES`.
 
-To add a strategy (for example guided intervention from the disagreement feature):
-  1. write a module that defines `STRATEGY = StrategySpec(name="guided", label=..., summary=...,
-     run=my_run, params=(...), extra_defaults={"reasoning_model": "...", ...})`, where
-     `my_run(ctx: DecodeContext, config: DecodeConfig) -> Outcome`; read your own options with
+To add a strategy (the disagreement feature's guided intervention is one):
+  1. in your feature's module, register `StrategySpec(name=..., label=..., help=..., run=my_run,
+     params=(...), options=MyOptions)`, where `my_run(ctx: DecodeContext, config: DecodeConfig) -> Outcome`
+     and `MyOptions` is a `backend.params.Config` dataclass of your own options; read them with
      `config.option(name)` (they travel in `config.extra` and are part of the cache key);
-  2. add the module path to `STRATEGY_MODULES` below. That line is the whole registration.
-Tests may also call `register(spec)` directly.
+  2. list that module in `backend.features.FEATURE_MODULES`.
+The decoding core names no strategy outside `backend.decoding.algorithms`.
 """
 from __future__ import annotations
 
-import importlib
+import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from backend.decoding.config import DecodeConfig
-from backend.decoding.context import DecodeContext
-from backend.decoding.result import Outcome
-from backend.errors import UserError
-
-STRATEGY_MODULES: tuple[str, ...] = (
-    "backend.decoding.algorithms.basic",
-    "backend.decoding.algorithms.mh",
-    "backend.decoding.algorithms.asmc",
-    "backend.disagreement.strategy",
-)
+from backend.registry import Registry, Variant
 
 
 @dataclass(frozen=True)
-class StrategySpec:
-    """A decoding strategy.
+class StrategySpec(Variant):
+    """A decoding strategy; `run(ctx: DecodeContext, config: DecodeConfig) -> Outcome`.
 
-    params:         DecodeConfig fields it reads (validated, shown as widgets, part of the cache key)
-    extra_defaults: its own options in `config.extra`, with defaults
-    at_budget:      the config that spends about `budget * max_new_tokens` generated tokens
-                    (None: the strategy has one cost, e.g. greedy)
-    check:          extra validation raising UserError
+    params:    DecodeConfig fields it reads (validated, shown as widgets, part of the cache key)
+    options:   a Config dataclass of its own options in `config.extra` (defaults, ranges, help)
+    at_budget: the config that spends about `budget * max_new_tokens` generated tokens
+               (None: the strategy has one cost, e.g. greedy)
+    check:     a rule across fields that `params` cannot express, raising UserError (e.g. MH's cost)
     """
 
-    name: str
-    label: str
-    summary: str
-    run: Callable[[DecodeContext, DecodeConfig], Outcome]
+    config: type | None = DecodeConfig
     params: tuple[str, ...] = ()
-    extra_defaults: dict[str, Any] = field(default_factory=dict)
+    options: type | None = None
     at_budget: Callable[[DecodeConfig, int], DecodeConfig] | None = None
     check: Callable[[DecodeConfig], None] | None = None
 
-
-_registry: dict[str, StrategySpec] = {}
-_loaded = False
-
-
-def register(spec: StrategySpec) -> StrategySpec:
-    _registry[spec.name] = spec
-    return spec
+    @property
+    def extra_defaults(self) -> dict[str, Any]:
+        """Its options with their defaults, in declaration order (fills `config.extra`)."""
+        return dataclasses.asdict(self.options()) if self.options is not None else {}
 
 
-def strategies() -> dict[str, StrategySpec]:
-    """All registered strategies by name, in registration order."""
-    global _loaded
-    if not _loaded:
-        for path in STRATEGY_MODULES:
-            module = importlib.import_module(path)
-            for spec in (*getattr(module, "STRATEGIES", ()), *filter(None, [getattr(module, "STRATEGY", None)])):
-                _registry.setdefault(spec.name, spec)
-        _loaded = True
-    return dict(_registry)
-
-
-def get_strategy(name: str) -> StrategySpec:
-    found = strategies().get(name)
-    if found is None:
-        raise UserError(f"Unknown decoding strategy {name!r}; choose one of {', '.join(strategies())}.")
-    return found
+STRATEGIES: Registry[StrategySpec] = Registry("decoding strategies", "decoding strategy")

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import torch
 
-from backend.decoding.config import DecodeConfig, canonical, validate
+from backend.decoding.config import DecodeConfig, canonical
 from backend.decoding.context import DecodeContext
-from backend.decoding.registry import StrategySpec, get_strategy
+from backend.decoding.registry import StrategySpec
 from backend.decoding.result import BatchResult, BatchRow, DecodeResult
 from backend.decoding.sampler import stop_ids
 from backend.errors import UserError
@@ -40,16 +40,8 @@ class RunKey:
 
 
 def prepare(config: DecodeConfig) -> tuple[StrategySpec, DecodeConfig]:
-    """The strategy and its canonical, validated config (UserError on bad input)."""
-    spec = get_strategy(config.strategy)
-    unknown = set(config.extra) - set(spec.extra_defaults)
-    if unknown:
-        raise UserError(f"Unknown option(s) for {spec.name}: {', '.join(sorted(unknown))}.")
-    validate(config, spec.params)
-    if spec.check is not None:
-        spec.check(config)
-    extra = {k: config.extra.get(k, v) for k, v in spec.extra_defaults.items()}
-    return spec, canonical(config, spec.params).replace(extra=extra)
+    """The strategy and its canonical config (the config validated itself when it was built)."""
+    return config.spec(), canonical(config)
 
 
 def _seed(seed: int, prompt: str) -> int:
@@ -102,7 +94,7 @@ def settings_for(configs: Sequence[DecodeConfig], budgets: Sequence[int] = ()) -
     """One setting per config, or one per (config, budget) for strategies whose cost can be set."""
     out = []
     for config in configs:
-        spec = get_strategy(config.strategy)
+        spec = config.spec()
         if spec.at_budget is None or not budgets:
             out.append(Setting(spec.label, 1, config))
         else:

@@ -15,6 +15,7 @@ from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import ProblemSet, prompt_ids, rollout_logprobs, typed_problem
 from backend.disagreement.scoring import RolloutConfig, ScoredRollout, generate_one, rollouts
 from backend.errors import UserError
+from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, cached
 from backend.tasks.arithmetic import Problem
@@ -23,10 +24,10 @@ CODE_VERSION = "1"
 
 
 @dataclass(frozen=True)
-class TraceConfig:
+class TraceConfig(Config):
     question: str
     answer: int | None = None  # None: the rollouts are not scored
-    max_new_tokens: int = 96
+    max_new_tokens: int = param(96, "new tokens per rollout", ge=1)
     eopd: EopdParams = EopdParams()
 
 
@@ -46,9 +47,6 @@ def problem_of(config: TraceConfig) -> Problem:
 
 def trace(pair: Pair, config: TraceConfig, progress: Progress = silent) -> Computed[TraceResult]:
     problem = problem_of(config)
-    if config.max_new_tokens <= 0:
-        raise UserError("The number of new tokens must be positive.")
-    config.eopd.check()
 
     def compute() -> TraceResult:
         runs = []
@@ -68,10 +66,11 @@ def trace(pair: Pair, config: TraceConfig, progress: Progress = silent) -> Compu
 
 
 @dataclass(frozen=True)
-class AnalysisConfig:
+class AnalysisConfig(Config):
     problems: ProblemSet = ProblemSet(n=100)
-    max_new_tokens: int = 96
-    signal: str = "ce"  # the divergence whose concentration is measured
+    max_new_tokens: int = param(96, "new tokens per rollout", ge=1)
+    signal: str = param("ce", "the divergence whose concentration is measured",
+                        choices=(*DIVERGENCES, "entropy_base"))
     sources: tuple[str, ...] = ("base", "reasoning")
     top_fraction: float = 0.01
     high_entropy_quantile: float = 0.8
@@ -124,9 +123,6 @@ def analyse_batch(pair: Pair, batch: tuple[ScoredRollout, ...], config: Analysis
 
 def analyze(pair: Pair, config: AnalysisConfig, progress: Progress = silent) -> Computed[AnalysisResult]:
     """Rollouts of each source on the problem set; concentration and failure prediction per source."""
-    if config.signal not in (*DIVERGENCES, "entropy_base"):
-        raise UserError(f"Unknown signal {config.signal!r}; choose one of {', '.join(DIVERGENCES)}.")
-
     def compute() -> AnalysisResult:
         parts, skipped = [], ()
         for i, source in enumerate(config.sources):

@@ -10,35 +10,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from backend.disagreement.divergences import SIGNALS
-from backend.disagreement.gate import Threshold, calibrate
+from backend.disagreement.gate import EARLY_RULES, Threshold, calibrate
 from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import ProblemSet
 from backend.disagreement.scoring import RolloutConfig, rollouts
-from backend.errors import UserError
+from backend.params import Config, param
 from backend.progress import Progress, silent
 
 
 @dataclass(frozen=True)
-class GateConfig:
-    signal: str = "ce"  # the guided policy's signal (both models every step)
-    window: int = 8  # W: previous tokens the local mean is taken over (0: threshold only, no spike rule)
-    early: str = "partial"  # rule for steps t < W (gate.EARLY_RULES)
-
-    def check(self) -> None:
-        from backend.disagreement.gate import EARLY_RULES
-
-        if self.signal not in SIGNALS:
-            raise UserError(f"Unknown gate signal {self.signal!r}; choose one of {', '.join(SIGNALS)}.")
-        if self.window < 0:
-            raise UserError("The gate window must be 0 (threshold only) or more tokens.")
-        if self.early not in EARLY_RULES:
-            raise UserError(f"Unknown early-step rule {self.early!r}; choose one of {', '.join(EARLY_RULES)}.")
+class GateConfig(Config):
+    signal: str = param("ce", "gate signal of the guided policy (both models every step)", choices=tuple(SIGNALS))
+    window: int = param(8, "W: previous tokens the local mean is taken over (0: threshold only, no spike rule)",
+                        ge=0)
+    early: str = param("partial", "rule for the first W steps", choices=tuple(EARLY_RULES))
 
 
 @dataclass(frozen=True)
-class CalibrationConfig:
-    problems: ProblemSet = ProblemSet(n=32, split="train", seed=1)
-    max_new_tokens: int = 96
+class CalibrationConfig(Config):
+    problems: ProblemSet = param(ProblemSet(n=32, split="train", seed=1),
+                                 "training problems the gate is calibrated on (disjoint from evaluation)")
+    max_new_tokens: int = param(96, "new tokens per calibration rollout", ge=1)
 
 
 @dataclass(frozen=True)

@@ -4,16 +4,18 @@ from __future__ import annotations
 import math
 import sys
 
+from backend.cli.params import add_flags
 from backend.disagreement.analysis import AnalysisConfig, TraceConfig, analyze, trace
 from backend.disagreement.calibration import CalibrationConfig, GateConfig
 from backend.disagreement.eopd import EopdConfig, EopdParams, eopd
 from backend.disagreement.guided import InterveneConfig, intervene
-from backend.disagreement.intervention import POLICIES
 from backend.disagreement.pair import default_reasoning_id, load_pair
 from backend.disagreement.rollout import ProblemSet
-from backend.disagreement.sweep import SWEEP_POLICIES, SweepConfig, sweep
+from backend.disagreement.policies import sweep_policies
+from backend.disagreement.sweep import SweepConfig, sweep
 from backend.errors import UserError
 from backend.models import default_model_id
+from backend.params import default_of, help_of
 
 
 def _progress(fraction: float, message: str) -> None:
@@ -124,19 +126,19 @@ def cmd_eopd(args) -> dict:
 def _common(sub, batch: bool = True) -> None:
     sub.add_argument("--base", help="registry id of the base model (default: the default model)")
     sub.add_argument("--reasoning", help="registry id of the reasoning model (default: the project's reasoner)")
-    sub.add_argument("--max-new-tokens", type=int, default=96)
-    sub.add_argument("--seed", type=int, default=0)
-    sub.add_argument("--difficulty", type=int, choices=(1, 2, 3), default=None)
+    add_flags(sub, SweepConfig, ["max_new_tokens", "seed"],
+              max_new_tokens={"help": "new tokens per rollout or decoded answer (default: %(default)s)"},
+              seed={"help": "seed of the problems (calibration: seed + 1) and of random positions "
+                            "(default: %(default)s)"})
+    add_flags(sub, ProblemSet, ["difficulty"], difficulty={"type": int, "choices": (1, 2, 3)})
     if batch:
-        sub.add_argument("--n", type=int, default=20, help="number of generated problems")
-        sub.add_argument("--split", choices=("train", "heldout"), default="heldout")
+        add_flags(sub, ProblemSet, ["n", "split"], n={"default": 20})
 
 
 def _gate_args(sub) -> None:
-    sub.add_argument("--signal", default="ce", help="gate signal: ce, kl_base_reason, kl_reason_base, js")
-    sub.add_argument("--window", type=int, default=8, help="W: tokens of the local mean (0: threshold only)")
-    sub.add_argument("--early", default="partial", help="rule for the first W steps: partial, threshold, never")
-    sub.add_argument("--cal-n", type=int, default=32, help="training problems the gate is calibrated on")
+    add_flags(sub, GateConfig, ["signal", "window", "early"])
+    sub.add_argument("--cal-n", type=int, default=default_of(CalibrationConfig, "problems").n,
+                     help=help_of(CalibrationConfig, "problems") + " (default: %(default)s)")
 
 
 def add_commands(subparsers) -> None:
@@ -146,26 +148,27 @@ def add_commands(subparsers) -> None:
     _common(sub)
     sub.add_argument("--question", help="trace one typed problem instead of a batch")
     sub.add_argument("--answer", type=int)
-    sub.add_argument("--signal", default="ce")
+    add_flags(sub, AnalysisConfig, ["signal"])
     sub.set_defaults(handler=cmd_analyze)
     sub = actions.add_parser("intervene", help="decode one problem with a takeover policy")
     _common(sub, batch=False)
     _gate_args(sub)
     sub.add_argument("--question", required=True)
     sub.add_argument("--answer", type=int)
-    sub.add_argument("--policy", choices=tuple(POLICIES), default="guided")
-    sub.add_argument("--budget", default="0.1", help="r, e.g. 0.1 or 10 (percent)")
+    add_flags(sub, InterveneConfig, ["policy"])
+    sub.add_argument("--budget", default=f"{default_of(InterveneConfig, 'budget'):g}",
+                     help="r, e.g. 0.1 or 10 (percent)")
     sub.set_defaults(handler=cmd_intervene)
     sub = actions.add_parser("sweep", help="accuracy vs intervention rate for guided / entropy / random / early")
     _common(sub)
     _gate_args(sub)
-    sub.add_argument("--rates", default="2,5,10,20", help="budgets in percent (or fractions)")
-    sub.add_argument("--policies", default=",".join(SWEEP_POLICIES))
+    sub.add_argument("--rates", default=",".join(f"{100 * r:g}" for r in default_of(SweepConfig, "rates")),
+                     help="budgets in percent (or fractions)")
+    sub.add_argument("--policies", default=",".join(default_of(SweepConfig, "policies")),
+                     help=f"comma-separated, of {', '.join(sweep_policies())}")
     sub.set_defaults(handler=cmd_sweep)
     sub = actions.add_parser("eopd", help="entropy-aware on-policy distillation signals over a batch")
     _common(sub)
-    sub.add_argument("--tau", type=float, default=0.8)
-    sub.add_argument("--top-k", type=int, default=16)
-    sub.add_argument("--alpha", type=float, default=1.0)
-    sub.add_argument("--temperature", type=float, default=1.0)
+    add_flags(sub, EopdParams, {"tau": "--tau", "top_k": "--top-k", "alpha": "--alpha"})
+    add_flags(sub, EopdConfig, ["temperature"])
     sub.set_defaults(handler=cmd_eopd)

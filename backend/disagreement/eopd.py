@@ -19,7 +19,7 @@ from backend.disagreement.divergences import entropy, kl
 from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import ProblemSet, prompt_ids, rollout_logprobs
 from backend.disagreement.scoring import RolloutConfig, rollouts
-from backend.errors import UserError
+from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, cached
 
@@ -29,16 +29,10 @@ EOPD_SIGNALS = ("teacher_entropy", "gate", "reverse_kl", "reverse_kl_k1", "forwa
 
 
 @dataclass(frozen=True)
-class EopdParams:
-    tau: float = 0.8  # teacher-entropy gate, nats
-    top_k: int = 16
-    alpha: float = 1.0
-
-    def check(self) -> None:
-        if self.top_k < 1:
-            raise UserError("top-k must be at least 1.")
-        if self.tau < 0 or self.alpha < 0:
-            raise UserError("tau and alpha must be non-negative.")
+class EopdParams(Config):
+    tau: float = param(0.8, "teacher-entropy gate tau (nats)", ge=0)
+    top_k: int = param(16, "teacher top-k the forward KL is taken over", ge=1)
+    alpha: float = param(1.0, "weight of the gated forward-KL term", ge=0)
 
 
 def at_temperature(logp: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -50,7 +44,6 @@ def at_temperature(logp: torch.Tensor, temperature: float) -> torch.Tensor:
 def eopd_signals(logp_student: torch.Tensor, logp_teacher: torch.Tensor, tokens: torch.Tensor,
                  params: EopdParams) -> dict[str, np.ndarray]:
     """Every EOPD_SIGNALS entry `[L]` for log-probs `[L, V]` and generated tokens `[L]`."""
-    params.check()
     h_teacher = entropy(logp_teacher)
     g = (h_teacher >= params.tau).float()
     index = tokens.long().view(-1, 1)
@@ -86,12 +79,12 @@ def summarise(signals: list[dict[str, np.ndarray]]) -> EopdSummary:
 
 
 @dataclass(frozen=True)
-class EopdConfig:
-    problems: ProblemSet = ProblemSet(n=20)
-    params: EopdParams = EopdParams()
-    max_new_tokens: int = 96
-    temperature: float = 1.0  # rollout temperature (0: greedy, signals at temperature 1)
-    seed: int = 0
+class EopdConfig(Config):
+    problems: ProblemSet = param(ProblemSet(n=20), "problems whose base rollouts are scored")
+    params: EopdParams = param(EopdParams(), "gate and loss parameters")
+    max_new_tokens: int = param(96, "new tokens per rollout", ge=1)
+    temperature: float = param(1.0, "rollout temperature (0: greedy, signals at temperature 1)", ge=0)
+    seed: int = param(0, "sampling seed of the rollouts")
 
 
 @dataclass(frozen=True)
@@ -113,8 +106,6 @@ def rollout_eopd(pair: Pair, problem, token_ids: tuple[int, ...], params: EopdPa
 
 def eopd(pair: Pair, config: EopdConfig, progress: Progress = silent) -> Computed[EopdResult]:
     """EOPD signals on the base model's own rollouts over a problem set, and their batch summary."""
-    config.params.check()
-
     def compute() -> EopdResult:
         batch = rollouts(pair, RolloutConfig(config.problems, "base", config.max_new_tokens, config.temperature,
                                              config.seed), scaled(progress, 0.0, 0.8)).value

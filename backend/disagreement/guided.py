@@ -7,11 +7,11 @@ import numpy as np
 
 from backend.disagreement.calibration import CalibrationConfig, GateConfig, calibration
 from backend.disagreement.gate import Threshold
-from backend.disagreement.intervention import POLICIES, decode
+from backend.disagreement.intervention import decode
 from backend.disagreement.pair import Pair
+from backend.disagreement.policies import MATCHED_TO, POLICIES, policy_for
 from backend.disagreement.rollout import answer_correct, decode_tokens, prompt_ids, typed_problem
-from backend.disagreement.sweep import policy_for
-from backend.errors import UserError
+from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, cached
 
@@ -19,15 +19,16 @@ CODE_VERSION = "1"
 
 
 @dataclass(frozen=True)
-class InterveneConfig:
+class InterveneConfig(Config):
     question: str
     answer: int | None = None
-    policy: str = "guided"
-    budget: float = 0.10  # r: the gate's calibration budget (controls match guided's count)
+    policy: str = param("guided", "takeover policy", choices=POLICIES)
+    budget: float = param(0.10, "r: the gate's calibration budget (controls match guided's count)", ge=0, le=1,
+                          hint="(e.g. 0.05 for 5%)")
     gate: GateConfig = GateConfig()
     calibration: CalibrationConfig = CalibrationConfig()
-    max_new_tokens: int = 96
-    seed: int = 0
+    max_new_tokens: int = param(96, "new tokens of the decoded answer", ge=1)
+    seed: int = param(0, "seed of the random control's positions")
 
 
 @dataclass(frozen=True)
@@ -50,20 +51,15 @@ class InterveneResult:
 
 
 def intervene(pair: Pair, config: InterveneConfig, progress: Progress = silent) -> Computed[InterveneResult]:
-    if config.policy not in POLICIES:
-        raise UserError(f"Unknown policy {config.policy!r}; choose one of {', '.join(POLICIES)}.")
-    if not 0 <= config.budget <= 1:
-        raise UserError("The budget must lie between 0 and 1 (e.g. 0.05 for 5%).")
-    config.gate.check()
     problem = typed_problem(config.question, config.answer)
 
     def compute() -> InterveneResult:
         cal = calibration(pair, config.calibration, scaled(progress, 0.0, 0.7))
         prompt = prompt_ids(pair.base, problem)
         count = length = 0
-        if config.policy in ("random", "early"):
-            progress(0.7, "guided run (for the matched count)")
-            ref = decode(pair, prompt, policy_for("guided", config.gate, cal, config.budget), config.max_new_tokens)
+        if POLICIES.get(config.policy).matched:
+            progress(0.7, f"{MATCHED_TO} run (for the matched count)")
+            ref = decode(pair, prompt, policy_for(MATCHED_TO, config.gate, cal, config.budget), config.max_new_tokens)
             count, length = ref.n_interventions, len(ref.token_ids)
         progress(0.85, f"{config.policy} decoding")
         policy = policy_for(config.policy, config.gate, cal, config.budget, count, length,

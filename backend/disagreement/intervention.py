@@ -20,16 +20,6 @@ from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import room
 from backend.models.decoding import IncrementalDecoder
 
-# name -> what it does; the sweep, CLI and page list policies from here.
-POLICIES: dict[str, str] = {
-    "guided": "gate on the per-token disagreement signal (both models every step)",
-    "entropy": "gate on base entropy only; the reasoning model is queried only at gated positions",
-    "random": "control: the same number of takeovers at uniformly random positions",
-    "early": "control: the same number of takeovers at the earliest positions",
-    "base": "reference: the base model alone",
-    "reasoning": "reference: the reasoning model alone",
-}
-
 
 @dataclass
 class SignalGate:
@@ -138,12 +128,3 @@ def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops:
     return Decoded(tuple(out), np.array(taken, dtype=bool), np.array(signals, dtype=np.float32),
                    base.forward_passes, follower.decoder.forward_passes)
 
-
-def matched_positions(policy: str, count: int, length: int, rng: np.random.Generator) -> frozenset[int]:
-    """`count` takeover positions for a control over a sequence of `length` tokens."""
-    count = min(count, length)
-    if policy == "early":
-        return frozenset(range(count))
-    if policy == "random":
-        return frozenset(int(i) for i in rng.choice(length, size=count, replace=False)) if count else frozenset()
-    raise KeyError(policy)

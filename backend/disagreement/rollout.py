@@ -17,23 +17,23 @@ from backend.models import ModelHandle
 from backend.models.decoding import IncrementalDecoder, context_limit
 from backend.models.generate import encode_prompt
 from backend.models.locks import model_lock
-from backend.tasks.arithmetic import Problem, check_answer, format_prompt, generate_problems
+from backend.params import Config, param
+from backend.tasks.arithmetic import SPLITS, TEMPLATES, Problem, check_answer, format_prompt, generate_problems
 
 MIN_NEW_TOKENS = 8  # a problem whose prompt leaves less room than this is skipped in batches
 
 
 @dataclass(frozen=True)
-class ProblemSet:
+class ProblemSet(Config):
     """Which problems a batch computation runs on (part of every batch config, hence of the cache key)."""
 
-    n: int = 100
-    split: str = "heldout"
-    seed: int = 0
-    difficulty: int | None = None
+    n: int = param(100, "number of generated problems", ge=1)
+    split: str = param("heldout", "which split of the generator", choices=SPLITS)
+    seed: int = param(0, "generator seed")
+    difficulty: int | None = param(None, "arithmetic steps per problem (none: mixed)",
+                                   choices=lambda: (None, *sorted(TEMPLATES)))
 
     def problems(self) -> list[Problem]:
-        if self.n <= 0:
-            raise UserError("The number of problems must be positive.")
         try:
             return generate_problems(self.n, split=self.split, seed=self.seed, difficulty=self.difficulty)
         except ValueError as err:

@@ -1,46 +1,60 @@
-"""Guided intervention as a strategy of the decoding feature (backend.decoding.registry).
+"""Guided intervention as a strategy of the decoding feature (registered into backend.decoding.registry).
 
 The decoding feature hands over the base model (its selected model) and the encoded prompt; this
 adapter pairs it with a reasoning model, calibrates the gate (cached, on base rollouts of training
-problems) and decodes greedily with one-token takeovers at high-disagreement steps.
+problems) and decodes greedily with one-token takeovers at high-disagreement steps. Its options
+travel in `DecodeConfig.extra`; `GuidedOptions` declares them once (defaults, ranges, help).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from backend.decoding.config import DecodeConfig
 from backend.decoding.context import DecodeContext
-from backend.decoding.registry import StrategySpec
+from backend.decoding.registry import STRATEGIES, StrategySpec
 from backend.decoding.result import Outcome
 from backend.disagreement.calibration import CalibrationConfig, GateConfig, calibration
 from backend.disagreement.intervention import decode
 from backend.disagreement.pair import DEFAULT_REASONING_ID, check_pair
+from backend.disagreement.policies import policy_for
 from backend.disagreement.rollout import ProblemSet
-from backend.disagreement.sweep import policy_for
-from backend.errors import UserError
 from backend.models import load
+from backend.params import Config, default_of, help_of, param
 from backend.progress import scaled
 
-DEFAULTS = {"reasoning_model": DEFAULT_REASONING_ID, "budget": 0.10, "signal": "ce", "window": 8,
-            "calibration_problems": 32}
+_CALIBRATION = default_of(CalibrationConfig, "problems")  # the train split and seed the gate is calibrated on
 
 
-def _check(config: DecodeConfig) -> None:
-    budget = config.option("budget", DEFAULTS["budget"])
-    if not isinstance(budget, (int, float)) or not 0 <= budget <= 1:
-        raise UserError(f"budget must be a number between 0 and 1, got {budget!r}.")
-    GateConfig(config.option("signal", "ce"), int(config.option("window", 8))).check()
-    if int(config.option("calibration_problems", 32)) < 1:
-        raise UserError("calibration_problems must be at least 1.")
+@dataclass(frozen=True)
+class GuidedOptions(Config):
+    reasoning_model: str = param(DEFAULT_REASONING_ID, "registry id of the reasoning model")
+    budget: float = param(0.10, "r: share of base-rollout tokens above the gate's threshold", ge=0, le=1,
+                          hint="(e.g. 0.1 for 10%)")
+    signal: str = param(default_of(GateConfig, "signal"), help_of(GateConfig, "signal"))
+    window: int = param(default_of(GateConfig, "window"), help_of(GateConfig, "window"))
+    calibration_problems: int = param(_CALIBRATION.n, "training problems the gate is calibrated on", ge=1)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.gate()  # the gate validates signal and window
+
+    def gate(self) -> GateConfig:
+        return GateConfig(self.signal, int(self.window))
+
+    @staticmethod
+    def of(config: DecodeConfig) -> GuidedOptions:
+        return GuidedOptions(**config.extra)
 
 
 def run_guided(ctx: DecodeContext, config: DecodeConfig) -> Outcome:
-    pair = check_pair(ctx.handle, load(config.option("reasoning_model", DEFAULTS["reasoning_model"])))
-    gate = GateConfig(config.option("signal", "ce"), int(config.option("window", 8)))
-    cal_config = CalibrationConfig(ProblemSet(int(config.option("calibration_problems", 32)), "train", 1),
-                                   config.max_new_tokens)
+    options = GuidedOptions.of(config)
+    pair = check_pair(ctx.handle, load(options.reasoning_model))
+    cal_config = CalibrationConfig(ProblemSet(int(options.calibration_problems), _CALIBRATION.split,
+                                              _CALIBRATION.seed), config.max_new_tokens)
     cal = calibration(pair, cal_config, scaled(ctx.progress, 0.0, 0.5))
-    budget = float(config.option("budget", DEFAULTS["budget"]))
+    budget = float(options.budget)
     ctx.progress(0.5, "guided decoding")
-    out = decode(pair, ctx.prompt_ids, policy_for("guided", gate, cal, budget), config.max_new_tokens,
+    out = decode(pair, ctx.prompt_ids, policy_for("guided", options.gate(), cal, budget), config.max_new_tokens,
                  stops=ctx.stops)
     stopped = len(out.token_ids) < config.max_new_tokens
     return Outcome(out.token_ids, len(out.token_ids) + int(stopped), out.base_passes + out.reasoning_passes,
@@ -48,7 +62,8 @@ def run_guided(ctx: DecodeContext, config: DecodeConfig) -> Outcome:
                           f"{pair.reasoning.display_name} (rate {out.rate:.1%}, budget {budget:.0%})",))
 
 
-STRATEGY = StrategySpec("guided", "Guided intervention",
-                        "Base model decodes greedily; the reasoning model writes single tokens where the two "
-                        "disagree most (calibrated cross-entropy gate).",
-                        run_guided, (), dict(DEFAULTS), check=_check)
+STRATEGIES.register(StrategySpec(
+    "guided", "Guided intervention",
+    "Base model decodes greedily; the reasoning model writes single tokens where the two disagree most "
+    "(calibrated cross-entropy gate).",
+    run_guided, options=GuidedOptions))

@@ -14,36 +14,35 @@ import numpy as np
 
 from backend.disagreement.calibration import CalibrationConfig, GateConfig, calibration
 from backend.disagreement.batched import decode_rows
-from backend.disagreement.intervention import POLICIES, FixedPositions, SignalGate, matched_positions
 from backend.disagreement.pair import Pair
+from backend.disagreement.policies import MATCHED_TO, POLICIES, policy_for, sweep_policies
 from backend.disagreement.rollout import ProblemSet, answer_correct, decode_tokens, prompt_ids
 from backend.disagreement.scoring import RolloutConfig, fits, rollouts
-from backend.errors import UserError
+from backend.params import Config, param, require
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, Stored, cached, latest
 from backend.tasks.arithmetic import Problem
 
 CODE_VERSION = "1"
-SWEEP_POLICIES = ("guided", "entropy", "random", "early")
 
 
 @dataclass(frozen=True)
-class SweepConfig:
-    problems: ProblemSet = ProblemSet(n=100)
-    rates: tuple[float, ...] = (0.02, 0.05, 0.10, 0.20)  # budgets r
-    policies: tuple[str, ...] = SWEEP_POLICIES
+class SweepConfig(Config):
+    problems: ProblemSet = param(ProblemSet(n=100), "held-out problems")
+    rates: tuple[float, ...] = param((0.02, 0.05, 0.10, 0.20), "budgets r (share of tokens)")
+    policies: tuple[str, ...] = param(sweep_policies(), "policies run at every budget")
     gate: GateConfig = GateConfig()
     calibration: CalibrationConfig = CalibrationConfig()
-    max_new_tokens: int = 96
-    seed: int = 0  # random control positions
+    max_new_tokens: int = param(96, "new tokens per decoded answer", ge=1)
+    seed: int = param(0, "seed of the random control's positions")
 
-    def check(self) -> None:
-        self.gate.check()
-        unknown = [p for p in self.policies if p not in SWEEP_POLICIES]
-        if unknown:
-            raise UserError(f"Unknown policies {unknown}; the sweep runs {', '.join(SWEEP_POLICIES)}.")
-        if not self.rates or any(not 0 <= r <= 1 for r in self.rates):
-            raise UserError("Budgets must lie between 0 and 1 (e.g. 0.05 for 5%).")
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        known = sweep_policies()
+        unknown = [p for p in self.policies if p not in known]
+        require(not unknown, f"Unknown policies {unknown}; the sweep runs {', '.join(known)}.")
+        require(bool(self.rates) and all(0 <= r <= 1 for r in self.rates),
+                "Budgets must lie between 0 and 1 (e.g. 0.05 for 5%).")
 
 
 @dataclass(frozen=True)
@@ -79,22 +78,6 @@ class SweepResult:
     skipped: tuple[str, ...]
 
 
-def policy_for(name: str, gate: GateConfig, cal, budget: float, count: int = 0, length: int = 0,
-               rng: np.random.Generator | None = None):
-    """A fresh policy object (they keep per-sequence state) for one problem."""
-    if name == "guided":
-        return SignalGate(gate.signal, cal.threshold(gate.signal, budget), gate.window, gate.early)
-    if name == "entropy":
-        return SignalGate("entropy_base", cal.threshold("entropy_base", budget), gate.window, gate.early)
-    if name in ("random", "early"):
-        return FixedPositions(matched_positions(name, count, length, rng or np.random.default_rng(0)))
-    if name == "base":
-        return FixedPositions(frozenset())
-    if name == "reasoning":
-        return FixedPositions(frozenset(), every=True)
-    raise UserError(f"Unknown policy {name!r}; known: {', '.join(POLICIES)}.")
-
-
 @dataclass(frozen=True)
 class ProblemCells:
     """Every (policy, budget) cell of the sweep on one problem; cached per problem, so a long sweep resumes."""
@@ -113,14 +96,15 @@ def problem_cells(pair: Pair, config: ProblemCells, cal) -> tuple[SweepRecord, .
     """Gated policies first (one batched run), then the controls matched to guided's counts (a second one)."""
     def compute() -> tuple[SweepRecord, ...]:
         prompt = prompt_ids(pair.base, config.problem)
-        gated = [(p, r) for p in ("guided", "entropy") for r in config.rates
-                 if p in config.policies or (p == "guided" and {"random", "early"} & set(config.policies))]
+        asked = [POLICIES.get(p) for p in sweep_policies() if p in config.policies]
+        controls = [(s.name, r) for s in asked if s.matched for r in config.rates]
+        needed = {s.name for s in asked} | ({MATCHED_TO} if controls else set())  # controls copy guided's count
+        gated = [(s.name, r) for s in POLICIES if s.name in needed and not s.matched for r in config.rates]
         decoded = dict(zip(gated, decode_rows(pair, prompt, [policy_for(p, config.gate, cal, r) for p, r in gated],
                                               config.max_new_tokens)))
-        controls = [(p, r) for p in ("random", "early") if p in config.policies for r in config.rates]
         policies = []
         for p, r in controls:
-            ref = decoded[("guided", r)]
+            ref = decoded[(MATCHED_TO, r)]
             rng = np.random.default_rng([config.seed, int(round(r * 1e6)), config.index])
             policies.append(policy_for(p, config.gate, cal, r, ref.n_interventions, len(ref.token_ids), rng))
         decoded.update(zip(controls, decode_rows(pair, prompt, policies, config.max_new_tokens)))
@@ -148,14 +132,12 @@ def aggregate(records: list[SweepRecord], policy: str, budget: float, threshold)
 
 def sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> Computed[SweepResult]:
     """Reference accuracies (base and reasoning alone) and every (policy, budget) cell."""
-    config.check()
-
     def compute() -> SweepResult:
         refs = [rollouts(pair, RolloutConfig(config.problems, source, config.max_new_tokens),
                          scaled(progress, 0.1 * i, 0.1 * (i + 1))).value for i, source in enumerate(("base", "reasoning"))]
         cal = calibration(pair, config.calibration, scaled(progress, 0.2, 0.3))
         problems = [p for p in config.problems.problems() if fits(pair, p)]
-        policies = tuple(p for p in SWEEP_POLICIES if p in config.policies)
+        policies = tuple(p for p in sweep_policies() if p in config.policies)
         records: list[SweepRecord] = []
         for i, problem in enumerate(problems):
             progress(0.3 + 0.7 * i / len(problems), f"problem {i + 1}/{len(problems)}: "

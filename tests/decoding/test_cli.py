@@ -32,7 +32,7 @@ def test_compare_with_budgets_and_an_uploaded_file(tmp_path, capsys):
 
 def test_bad_input_exits_2_with_a_message(tmp_path, capsys):
     assert main(["decode", "run", "--model", "tiny-llama", "--strategy", "asmc", "--n", "1"]) == 2
-    assert "n must be between 2" in capsys.readouterr().err
+    assert "n must be in [2, 128]" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
     assert main(["decode", "compare", "--model", "tiny-llama", "--jsonl", str(bad)]) == 2

@@ -7,31 +7,40 @@ from backend.models import load
 from backend.tasks.arithmetic import load_jsonl_problems
 
 
-@pytest.mark.parametrize("config, message", [
-    (DecodeConfig(strategy="greedy", max_new_tokens=0), "max_new_tokens must be between 1"),
-    (DecodeConfig(strategy="greedy", max_new_tokens=10**6), "max_new_tokens must be between 1"),
-    (DecodeConfig(strategy="asmc", alpha=0.0), "alpha must be in"),
-    (DecodeConfig(strategy="mh", alpha=-1.0), "alpha must be in"),
-    (DecodeConfig(strategy="low_temp", alpha=100.0), "alpha must be in"),
-    (DecodeConfig(strategy="asmc", n=1), "n must be between 2"),
-    (DecodeConfig(strategy="best_of_n", n=1), "n must be between 2"),
-    (DecodeConfig(strategy="asmc", n=100_000), "n must be between 2"),
-    (DecodeConfig(strategy="asmc", n=128, max_new_tokens=1000), "over the per-run budget"),
-    (DecodeConfig(strategy="asmc", adaptive=True, n=8, max_particles=4), "max_particles must be between"),
-    (DecodeConfig(strategy="asmc", adaptive=True, n=4, max_new_tokens=10, token_budget=10),
-     "token_budget must be 0"),
-    (DecodeConfig(strategy="asmc", ess_threshold=1.5), "ess_threshold"),
-    (DecodeConfig(strategy="asmc", resampler="stratified-ish"), "resampler must be one of"),
-    (DecodeConfig(strategy="mh", max_new_tokens=1000, block_size=1, mh_steps=100), "per-run budget"),
-    (DecodeConfig(strategy="mh", block_size=0), "block_size must be between"),
-    (DecodeConfig(strategy="sampling", temperature=0.0), "use the greedy strategy"),
-    (DecodeConfig(strategy="best_of_n", selection="random"), "selection must be one of"),
-    (DecodeConfig(strategy="beam"), "Unknown decoding strategy"),
-    (DecodeConfig(strategy="greedy", extra={"gate": 1}), "Unknown option"),
+@pytest.mark.parametrize("fields, message", [
+    (dict(strategy="greedy", max_new_tokens=0), "max_new_tokens must be in [1, 1024], got 0"),
+    (dict(strategy="greedy", max_new_tokens=10**6), "max_new_tokens must be in [1, 1024]"),
+    (dict(strategy="asmc", alpha=0.0), "alpha must be in"),
+    (dict(strategy="mh", alpha=-1.0), "alpha must be in"),
+    (dict(strategy="low_temp", alpha=100.0), "alpha must be in"),
+    (dict(strategy="asmc", n=1), "n must be in [2, 128], got 1. With one sample or particle use the sampling"),
+    (dict(strategy="best_of_n", n=1), "n must be in [2, 128]"),
+    (dict(strategy="asmc", n=100_000), "n must be in [2, 128]"),
+    (dict(strategy="asmc", n=128, max_new_tokens=1000), "over the per-run budget"),
+    (dict(strategy="asmc", adaptive=True, n=8, max_particles=4), "max_particles must be between"),
+    (dict(strategy="asmc", adaptive=True, n=4, max_new_tokens=10, token_budget=10), "token_budget must be 0"),
+    (dict(strategy="asmc", ess_threshold=1.5), "ess_threshold"),
+    (dict(strategy="asmc", resampler="stratified-ish"), "resampler must be one of"),
+    (dict(strategy="mh", max_new_tokens=1000, block_size=1, mh_steps=100), "per-run budget"),
+    (dict(strategy="mh", block_size=0), "block_size must be in"),
+    (dict(strategy="mh", block_size=20, max_new_tokens=10), "block_size must be between 1 and max_new_tokens"),
+    (dict(strategy="sampling", temperature=0.0), "use the greedy strategy"),
+    (dict(strategy="best_of_n", selection="random"), "selection must be one of"),
+    (dict(strategy="beam"), "Unknown decoding strategy 'beam'; choose one of greedy"),
+    (dict(strategy="greedy", extra={"gate": 1}), "Unknown option"),
 ])
-def test_bad_parameters(config, message):
-    with pytest.raises(UserError, match=message):
-        decode(load("tiny-llama"), "hello", config)
+def test_bad_parameters_are_refused_when_the_config_is_built(fields, message):
+    with pytest.raises(UserError) as err:
+        DecodeConfig(**fields)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize("fields", [
+    dict(strategy="greedy", alpha=0.0, n=1, temperature=-1.0),  # fields greedy does not read are not checked
+    dict(strategy="asmc", max_particles=1, token_budget=-5),  # adaptive-only fields of a fixed population
+])
+def test_fields_a_strategy_does_not_read_are_not_checked(fields):
+    assert DecodeConfig(**fields).strategy == fields["strategy"]
 
 
 def test_prompt_longer_than_the_context():

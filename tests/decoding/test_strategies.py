@@ -1,14 +1,20 @@
-"""Every registered strategy end to end on a tiny model: one result type, caching, selection, registry."""
+"""The contract of every registered decoding strategy on a tiny model (a new one is tested by being
+registered), plus caching, selection and the registry's plug-in path."""
+import dataclasses
+
 import numpy as np
 import pytest
 
-from backend.decoding import DecodeConfig, StrategySpec, decode, get_strategy, register, strategies
+from backend.decoding import STRATEGIES, DecodeConfig, StrategySpec, decode
 from backend.decoding.result import Outcome
 from backend.decoding.select import agreement, choose
 from backend.models import load
-from backend.tasks.arithmetic import generate_problems
+from backend.params import Config, param
+from backend.tasks.arithmetic import extract_answer, generate_problems
 
 SMALL = DecodeConfig(max_new_tokens=6, n=3, block_size=3, mh_steps=1, alpha=2.0)
+# options a strategy of another feature needs to run on the tiny models (its defaults name real models)
+TINY_OPTIONS = {"guided": {"reasoning_model": "tiny-qwen2", "calibration_problems": 2}}
 
 
 @pytest.fixture(scope="module")
@@ -16,17 +22,36 @@ def problem():
     return generate_problems(1, "heldout", seed=0)[0]
 
 
-@pytest.mark.parametrize("name", ["greedy", "sampling", "low_temp", "best_of_n", "mh", "asmc"])
-def test_strategy_runs_and_records(name, problem):
+def _config(name: str, **changes) -> DecodeConfig:
+    return SMALL.replace(strategy=name, extra=TINY_OPTIONS.get(name, {}), **changes)
+
+
+@pytest.mark.parametrize("name", STRATEGIES.names())
+def test_every_strategy_honours_the_contract(name, problem, tmp_path, monkeypatch):
+    """Runs, respects max_new_tokens, records what it spent, caches, and is deterministic for a seed."""
     handle = load("tiny-llama")
-    r = decode(handle, problem, SMALL.replace(strategy=name)).value
-    assert r.strategy == name and r.expected == problem.answer and isinstance(r.correct, bool)
+    first = decode(handle, problem, _config(name, seed=3))
+    r = first.value
+    assert not first.cached and r.strategy == name and r.expected == problem.answer
+    assert isinstance(r.correct, bool) and r.answer == extract_answer(r.output)
     assert 1 <= len(r.token_ids) <= 6 and r.tokens_generated >= len(r.token_ids)
     assert r.forward_passes >= 1 and r.wall_seconds > 0
-    assert (r.particles != ()) == (name == "asmc") and (r.mh is not None) == (name == "mh")
-    if name in ("best_of_n", "asmc"):
-        assert len(r.candidates) == 3 and abs(sum(c.weight for c in r.candidates) - 1) < 1e-6
     assert set(r.summary()) >= {"output", "correct", "tokens_generated", "forward_passes", "wall_seconds"}
+    if r.candidates:
+        assert abs(sum(c.weight for c in r.candidates) - 1) < 1e-6
+    again = decode(handle, problem, _config(name, seed=3))
+    assert again.cached and again.key == first.key and again.value.token_ids == r.token_ids
+    monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))  # an empty store: computed afresh
+    fresh = decode(handle, problem, _config(name, seed=3))
+    assert not fresh.cached and fresh.value.token_ids == r.token_ids and fresh.key == first.key
+
+
+@pytest.mark.parametrize("name", ["best_of_n", "asmc", "mh"])
+def test_built_in_traces(name, problem):
+    r = decode(load("tiny-llama"), problem, _config(name)).value
+    assert (r.particles != ()) == (name == "asmc") and (r.mh is not None) == (name == "mh")
+    if name != "mh":
+        assert len(r.candidates) == 3
 
 
 def test_second_request_is_served_from_the_store_and_irrelevant_fields_share_it(problem):
@@ -60,18 +85,25 @@ def test_choose_by_vote_and_score():
     assert agreement([1, 2, 2, None]) == pytest.approx(0.5)
 
 
-def test_a_new_strategy_plugs_in_with_one_registration(monkeypatch):
-    from backend.decoding import registry
+@dataclasses.dataclass(frozen=True)
+class EchoOptions(Config):
+    tag: str = param("x", "a note the strategy repeats")
 
-    monkeypatch.setattr(registry, "_registry", dict(strategies()))  # keep the global registry clean
+
+def test_a_new_strategy_plugs_in_with_one_registration():
     def run(ctx, config):
         roll = ctx.rollout(1, 1.0, config.max_new_tokens, greedy=True)
         return Outcome(tuple(roll.row(0)), roll.tokens_generated, roll.forward_passes, notes=(config.option("tag"),))
 
-    register(StrategySpec("echo_test", "Echo", "test strategy", run, extra_defaults={"tag": "x"}))
-    assert "echo_test" in strategies() and get_strategy("echo_test").label == "Echo"
-    r = decode(load("tiny-llama"), "hi", DecodeConfig(strategy="echo_test", max_new_tokens=2, extra={"tag": "y"}))
-    assert r.value.notes == ("y",) and r.value.config.extra == {"tag": "y"}
+    STRATEGIES.register(StrategySpec("echo_test", "Echo", "test strategy", run, options=EchoOptions))
+    try:
+        assert STRATEGIES.get("echo_test").extra_defaults == {"tag": "x"}
+        r = decode(load("tiny-llama"), "hi", DecodeConfig(strategy="echo_test", max_new_tokens=2, extra={"tag": "y"}))
+        assert r.value.notes == ("y",) and r.value.config.extra == {"tag": "y"}
+        assert decode(load("tiny-llama"), "hi", DecodeConfig(strategy="echo_test", max_new_tokens=2)).value.notes \
+            == ("x",)
+    finally:
+        STRATEGIES.unregister("echo_test")
 
 
 def test_no_strategy_calls_model_generate(monkeypatch, problem):
@@ -82,5 +114,5 @@ def test_no_strategy_calls_model_generate(monkeypatch, problem):
         raise AssertionError("model.generate was called")
 
     monkeypatch.setattr(handle.model, "generate", forbidden)
-    for name in ("sampling", "low_temp", "best_of_n", "mh", "asmc"):
-        decode(handle, problem, SMALL.replace(strategy=name, seed=99))
+    for name in STRATEGIES.names():
+        decode(handle, problem, _config(name, seed=99))

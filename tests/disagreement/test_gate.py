@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from backend.disagreement.gate import Threshold, calibrate, gate
-from backend.disagreement.intervention import matched_positions
+from backend.disagreement.policies import earliest_positions, random_positions
 
 T = Threshold(budget=0.1, tau=1.0, lam=2.0)
 
@@ -45,7 +45,9 @@ def test_calibration_quantile_and_lambda():
 
 def test_control_positions():
     rng = np.random.default_rng(0)
-    assert matched_positions("early", 3, 10, rng) == frozenset({0, 1, 2})
-    random = matched_positions("random", 3, 10, rng)
+    assert earliest_positions(3, 10) == frozenset({0, 1, 2})
+    assert earliest_positions(5, 2) == frozenset({0, 1})
+    random = random_positions(3, 10, rng)
     assert len(random) == 3 and all(0 <= p < 10 for p in random)
-    assert matched_positions("random", 5, 2, rng) == frozenset({0, 1})  # never more than the length
+    assert random_positions(5, 2, rng) == frozenset({0, 1})  # never more than the length
+    assert random_positions(0, 10, rng) == frozenset()

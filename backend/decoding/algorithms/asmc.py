@@ -20,7 +20,7 @@ import torch
 
 from backend.decoding.config import DecodeConfig
 from backend.decoding.context import DecodeContext
-from backend.decoding.registry import StrategySpec
+from backend.decoding.registry import STRATEGIES, StrategySpec
 from backend.decoding.resampling import normalise
 from backend.decoding.result import Candidate, Outcome
 from backend.decoding.select import agreement, choose, selection_mode
@@ -89,9 +89,9 @@ def at_budget(config: DecodeConfig, budget: int) -> DecodeConfig:
     return config.replace(n=max(2, budget))
 
 
-STRATEGY = StrategySpec(
+STRATEGIES.register(StrategySpec(
     "asmc", "ASMC",
     "N particles on p^alpha in one batch; ESS-triggered systematic resampling by reordering KV-cache rows; "
     "optionally adaptive population.",
-    run_asmc, ("alpha", "n", "selection", "ess_threshold", "resampler", "alpha_ramp", "adaptive", "token_budget",
-               "max_particles", "resample_cache"), at_budget=at_budget)
+    run_asmc, params=("alpha", "n", "selection", "ess_threshold", "resampler", "alpha_ramp", "adaptive",
+                      "token_budget", "max_particles", "resample_cache"), at_budget=at_budget))

@@ -5,7 +5,7 @@ import numpy as np
 
 from backend.decoding.config import DecodeConfig
 from backend.decoding.context import DecodeContext
-from backend.decoding.registry import StrategySpec
+from backend.decoding.registry import STRATEGIES, StrategySpec
 from backend.decoding.result import Candidate, Outcome
 from backend.decoding.select import choose, selection_mode
 
@@ -51,11 +51,13 @@ def _n_at_budget(config: DecodeConfig, budget: int) -> DecodeConfig:
     return config.replace(n=max(2, budget))
 
 
-STRATEGIES = (
+for _spec in (
     StrategySpec("greedy", "Greedy", "Argmax at every step.", run_greedy),
-    StrategySpec("sampling", "Sampling", "Ancestral sampling at a temperature.", run_sampling, ("temperature",)),
+    StrategySpec("sampling", "Sampling", "Ancestral sampling at a temperature.", run_sampling,
+                 params=("temperature",)),
     StrategySpec("low_temp", "Low temperature", "Ancestral sampling at temperature 1/alpha (token-wise power).",
-                 run_low_temp, ("alpha",)),
+                 run_low_temp, params=("alpha",)),
     StrategySpec("best_of_n", "Best-of-n", "n samples in one batch; best log-likelihood or majority answer.",
-                 run_best_of_n, ("temperature", "n", "selection"), at_budget=_n_at_budget),
-)
+                 run_best_of_n, params=("temperature", "n", "selection"), at_budget=_n_at_budget),
+):
+    STRATEGIES.register(_spec)

@@ -21,7 +21,7 @@ import torch
 
 from backend.decoding.config import MAX_TOKEN_BUDGET, DecodeConfig
 from backend.decoding.context import DecodeContext
-from backend.decoding.registry import StrategySpec
+from backend.decoding.registry import STRATEGIES, StrategySpec
 from backend.decoding.result import MHTrace, Outcome
 from backend.errors import UserError
 
@@ -101,7 +101,7 @@ def at_budget(config: DecodeConfig, budget: int) -> DecodeConfig:
     return config.replace(mh_steps=max(0, min(100, k)))
 
 
-STRATEGY = StrategySpec(
+STRATEGIES.register(StrategySpec(
     "mh", "MH power sampling",
     "Serial Metropolis-Hastings on p^alpha: blocks of B tokens, K suffix-resampling steps after each block.",
-    run_mh, ("alpha", "block_size", "mh_steps"), at_budget=at_budget, check=_check)
+    run_mh, params=("alpha", "block_size", "mh_steps"), at_budget=at_budget, check=_check))
