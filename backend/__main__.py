@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import importlib
 import importlib.util
 import sys
@@ -34,6 +35,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _file_problem(err: Exception) -> str:
+    if isinstance(err, OSError) and err.filename:
+        return f"{err.strerror or type(err).__name__}: {err.filename}"
+    if isinstance(err, UnicodeDecodeError):
+        return f"a file is not UTF-8 text (byte 0x{err.object[err.start]:02x} at position {err.start}); save it as UTF-8."
+    if isinstance(err, UnicodeError):
+        return "the text contains characters that cannot be encoded (invalid bytes on the command line?)."
+    return f"a file could not be read ({err})."
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--json" in argv:  # accept --json anywhere on the line, as the docs show it last
@@ -45,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         notice = store_notice()
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
+        return 2
+    except (OSError, UnicodeError, csv.Error) as err:  # a file named on the command line: missing, unreadable, not text
+        print(f"error: {_file_problem(err)}", file=sys.stderr)
         return 2
     if result != {}:
         emit(result, args.json)

@@ -17,6 +17,8 @@ def json_objects(lines: Iterable[str], source: str, example: str) -> Iterator[tu
             obj = json.loads(line)
         except json.JSONDecodeError as err:
             raise UserError(f"{source}, line {number}: not valid JSON ({err.msg}).") from None
+        except (ValueError, RecursionError):  # e.g. an integer of more than 4,300 digits, or deep nesting
+            raise UserError(f"{source}, line {number}: a value is too large or too deeply nested to read.") from None
         if not isinstance(obj, dict):
             raise UserError(f"{source}, line {number}: expected a JSON object like {example}.")
         yield number, obj
