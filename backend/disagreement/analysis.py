@@ -15,7 +15,7 @@ from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import ProblemSet, prompt_ids, rollout_logprobs, typed_problem
 from backend.disagreement.scoring import RolloutConfig, ScoredRollout, generate_one, rollouts
 from backend.errors import UserError
-from backend.params import Config, param
+from backend.params import Config, param, same_as
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, cached
 from backend.tasks.arithmetic import Problem
@@ -27,7 +27,7 @@ CODE_VERSION = "1"
 class TraceConfig(Config):
     question: str
     answer: int | None = None  # None: the rollouts are not scored
-    max_new_tokens: int = param(96, "new tokens per rollout", ge=1)
+    max_new_tokens: int = same_as(RolloutConfig, "max_new_tokens")
     eopd: EopdParams = EopdParams()
 
 
@@ -68,7 +68,7 @@ def trace(pair: Pair, config: TraceConfig, progress: Progress = silent) -> Compu
 @dataclass(frozen=True)
 class AnalysisConfig(Config):
     problems: ProblemSet = ProblemSet(n=100)
-    max_new_tokens: int = param(96, "new tokens per rollout", ge=1)
+    max_new_tokens: int = same_as(RolloutConfig, "max_new_tokens")
     signal: str = param("ce", "the divergence whose concentration is measured",
                         choices=(*DIVERGENCES, "entropy_base"))
     sources: tuple[str, ...] = ("base", "reasoning")

@@ -14,7 +14,7 @@ from backend.disagreement.gate import EARLY_RULES, Threshold, calibrate
 from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import ProblemSet
 from backend.disagreement.scoring import RolloutConfig, rollouts
-from backend.params import Config, param
+from backend.params import Config, param, same_as
 from backend.progress import Progress, silent
 
 
@@ -30,7 +30,7 @@ class GateConfig(Config):
 class CalibrationConfig(Config):
     problems: ProblemSet = param(ProblemSet(n=32, split="train", seed=1),
                                  "training problems the gate is calibrated on (disjoint from evaluation)")
-    max_new_tokens: int = param(96, "new tokens per calibration rollout", ge=1)
+    max_new_tokens: int = same_as(RolloutConfig, "max_new_tokens")
 
 
 @dataclass(frozen=True)

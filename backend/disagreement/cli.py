@@ -11,6 +11,7 @@ from backend.disagreement.eopd import EopdConfig, EopdParams, eopd
 from backend.disagreement.guided import InterveneConfig, intervene
 from backend.disagreement.pair import default_reasoning_id, load_pair
 from backend.disagreement.rollout import ProblemSet
+from backend.disagreement.scoring import RolloutConfig
 from backend.disagreement.policies import sweep_policies
 from backend.disagreement.sweep import SweepConfig, sweep
 from backend.errors import UserError
@@ -126,8 +127,7 @@ def cmd_eopd(args) -> dict:
 def _common(sub, batch: bool = True) -> None:
     sub.add_argument("--base", help="registry id of the base model (default: the default model)")
     sub.add_argument("--reasoning", help="registry id of the reasoning model (default: the project's reasoner)")
-    add_flags(sub, SweepConfig, ["max_new_tokens", "seed"],
-              max_new_tokens={"help": "new tokens per rollout or decoded answer (default: %(default)s)"},
+    add_flags(sub, RolloutConfig, ["max_new_tokens", "seed"],
               seed={"help": "seed of the problems (calibration: seed + 1) and of random positions "
                             "(default: %(default)s)"})
     add_flags(sub, ProblemSet, ["difficulty"], difficulty={"type": int, "choices": (1, 2, 3)})

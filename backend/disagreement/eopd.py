@@ -19,7 +19,7 @@ from backend.disagreement.divergences import entropy, kl
 from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import ProblemSet, prompt_ids, rollout_logprobs
 from backend.disagreement.scoring import RolloutConfig, rollouts
-from backend.params import Config, param
+from backend.params import Config, param, same_as
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, cached
 
@@ -82,7 +82,7 @@ def summarise(signals: list[dict[str, np.ndarray]]) -> EopdSummary:
 class EopdConfig(Config):
     problems: ProblemSet = param(ProblemSet(n=20), "problems whose base rollouts are scored")
     params: EopdParams = param(EopdParams(), "gate and loss parameters")
-    max_new_tokens: int = param(96, "new tokens per rollout", ge=1)
+    max_new_tokens: int = same_as(RolloutConfig, "max_new_tokens")
     temperature: float = param(1.0, "rollout temperature (0: greedy, signals at temperature 1)", ge=0)
     seed: int = param(0, "sampling seed of the rollouts")
 

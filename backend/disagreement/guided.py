@@ -11,7 +11,8 @@ from backend.disagreement.intervention import decode
 from backend.disagreement.pair import Pair
 from backend.disagreement.policies import MATCHED_TO, POLICIES, policy_for
 from backend.disagreement.rollout import answer_correct, decode_tokens, prompt_ids, typed_problem
-from backend.params import Config, param
+from backend.disagreement.scoring import RolloutConfig
+from backend.params import Config, param, same_as
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, cached
 
@@ -27,7 +28,7 @@ class InterveneConfig(Config):
                           hint="(e.g. 0.05 for 5%)")
     gate: GateConfig = GateConfig()
     calibration: CalibrationConfig = CalibrationConfig()
-    max_new_tokens: int = param(96, "new tokens of the decoded answer", ge=1)
+    max_new_tokens: int = same_as(RolloutConfig, "max_new_tokens")
     seed: int = param(0, "seed of the random control's positions")
 
 

@@ -17,6 +17,7 @@ from backend.disagreement.rollout import (MIN_NEW_TOKENS, ProblemSet, answer_cor
                                           rollout_logprobs, sample)
 from backend.errors import UserError
 from backend.models.decoding import context_limit
+from backend.params import Config, param
 from backend.progress import Progress, silent
 from backend.store import Computed, cached
 from backend.tasks.arithmetic import Problem
@@ -46,10 +47,10 @@ class ScoredRollout:
 
 
 @dataclass(frozen=True)
-class RolloutConfig:
+class RolloutConfig(Config):
     problems: ProblemSet = ProblemSet()
     source: str = "base"
-    max_new_tokens: int = 96
+    max_new_tokens: int = param(96, "new tokens per sequence (a rollout or a decoded answer)", ge=1)
     temperature: float = 0.0  # 0: greedy
     seed: int = 0
 

@@ -14,12 +14,13 @@ from backend.decoding.context import DecodeContext
 from backend.decoding.registry import STRATEGIES, StrategySpec
 from backend.decoding.result import Outcome
 from backend.disagreement.calibration import CalibrationConfig, GateConfig, calibration
+from backend.disagreement.guided import InterveneConfig
 from backend.disagreement.intervention import decode
 from backend.disagreement.pair import DEFAULT_REASONING_ID, check_pair
 from backend.disagreement.policies import policy_for
 from backend.disagreement.rollout import ProblemSet
 from backend.models import load
-from backend.params import Config, default_of, help_of, param
+from backend.params import Config, default_of, param, same_as
 from backend.progress import scaled
 
 _CALIBRATION = default_of(CalibrationConfig, "problems")  # the train split and seed the gate is calibrated on
@@ -28,15 +29,10 @@ _CALIBRATION = default_of(CalibrationConfig, "problems")  # the train split and 
 @dataclass(frozen=True)
 class GuidedOptions(Config):
     reasoning_model: str = param(DEFAULT_REASONING_ID, "registry id of the reasoning model")
-    budget: float = param(0.10, "r: share of base-rollout tokens above the gate's threshold", ge=0, le=1,
-                          hint="(e.g. 0.1 for 10%)")
-    signal: str = param(default_of(GateConfig, "signal"), help_of(GateConfig, "signal"))
-    window: int = param(default_of(GateConfig, "window"), help_of(GateConfig, "window"))
+    budget: float = same_as(InterveneConfig, "budget")
+    signal: str = same_as(GateConfig, "signal")
+    window: int = same_as(GateConfig, "window")
     calibration_problems: int = param(_CALIBRATION.n, "training problems the gate is calibrated on", ge=1)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.gate()  # the gate validates signal and window
 
     def gate(self) -> GateConfig:
         return GateConfig(self.signal, int(self.window))

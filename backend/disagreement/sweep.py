@@ -14,11 +14,12 @@ import numpy as np
 
 from backend.disagreement.calibration import CalibrationConfig, GateConfig, calibration
 from backend.disagreement.batched import decode_rows
+from backend.disagreement.guided import InterveneConfig
 from backend.disagreement.pair import Pair
 from backend.disagreement.policies import MATCHED_TO, POLICIES, policy_for, sweep_policies
 from backend.disagreement.rollout import ProblemSet, answer_correct, decode_tokens, prompt_ids
 from backend.disagreement.scoring import RolloutConfig, fits, rollouts
-from backend.params import Config, param, require
+from backend.params import Config, param, require, same_as
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, Stored, cached, latest
 from backend.tasks.arithmetic import Problem
@@ -33,8 +34,8 @@ class SweepConfig(Config):
     policies: tuple[str, ...] = param(sweep_policies(), "policies run at every budget")
     gate: GateConfig = GateConfig()
     calibration: CalibrationConfig = CalibrationConfig()
-    max_new_tokens: int = param(96, "new tokens per decoded answer", ge=1)
-    seed: int = param(0, "seed of the random control's positions")
+    max_new_tokens: int = same_as(RolloutConfig, "max_new_tokens")
+    seed: int = same_as(InterveneConfig, "seed")
 
     def __post_init__(self) -> None:
         super().__post_init__()
