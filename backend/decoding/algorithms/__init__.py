@@ -2,6 +2,8 @@
 
 Import order is registration order, which is the order pages and `decode list` show.
 """
-from backend.decoding.algorithms import basic  # noqa: F401  (registers on import)
-from backend.decoding.algorithms import mh  # noqa: F401
-from backend.decoding.algorithms import asmc  # noqa: F401
+from backend.decoding.algorithms import basic
+from backend.decoding.algorithms import mh
+from backend.decoding.algorithms import asmc
+
+__all__ = ["basic", "mh", "asmc"]  # imported for their registration

@@ -15,7 +15,6 @@ budget, spent on ever larger populations.
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from backend.decoding.config import DecodeConfig
