@@ -14,6 +14,7 @@ with a default strength.
 """
 from __future__ import annotations
 
+import difflib
 import random
 import re
 from collections.abc import Callable
@@ -135,6 +136,15 @@ for _attack in (
            default_rate=1.0, needs_model=True),
 ):
     ATTACKS.register(_attack)
+
+
+def changed_share(before: str, after: str) -> float:
+    """The attack's effect: share of words (of the longer text) not kept in order; 0 when untouched."""
+    old, new = before.split(), after.split()
+    if not old and not new:
+        return 0.0
+    kept = sum(b.size for b in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_matching_blocks())
+    return 1 - kept / max(len(old), len(new))
 
 
 def apply_attack(name: str, text: str, rate: float | None = None, ctx: AttackContext = AttackContext()) -> str:

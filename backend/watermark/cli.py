@@ -1,7 +1,6 @@
 """`python -m backend watermark identity|embed|generate|detect|attack|evaluate ... --json`."""
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -93,7 +92,7 @@ def cmd_detect(args) -> dict:
 
 
 def cmd_attack(args) -> dict:
-    from backend.watermark.attacks import ATTACKS, AttackContext, apply_attack
+    from backend.watermark.attacks import ATTACKS, AttackContext, apply_attack, changed_share
 
     if args.attack == "list":
         return {a.name: a.help for a in ATTACKS}
@@ -103,8 +102,9 @@ def cmd_attack(args) -> dict:
 
         paraphrase = paraphraser(_handle(args))
     other = Path(args.other).read_text(encoding="utf-8") if args.other else ""
-    attacked = apply_attack(args.attack, _text(args), args.rate, AttackContext(args.seed, other, paraphrase))
-    return {"attack": args.attack, "rate": args.rate, "text": attacked}
+    text = _text(args)
+    attacked = apply_attack(args.attack, text, args.rate, AttackContext(args.seed, other, paraphrase))
+    return {"attack": args.attack, "rate": args.rate, "text": attacked, "changed": round(changed_share(text, attacked), 4)}
 
 
 def cmd_evaluate(args) -> dict:
