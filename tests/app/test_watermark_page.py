@@ -22,6 +22,8 @@ def test_watermark_page_detects_on_first_render(one_identity):
     messages = [m.value for m in at.info] + [m.value for m in at.success]
     assert any("usable of" in m for m in messages), messages
     assert len(at.tabs) == 4
+    labels = [m.label for m in at.metric]
+    assert "keys scored" in labels and "z (model)" in labels  # IPMark searches the registry, level by level
 
 
 def test_watermark_page_generates_and_checks_kgw(one_identity):
@@ -35,4 +37,6 @@ def test_watermark_page_generates_and_checks_kgw(one_identity):
     at.selectbox(key="wm-detect-method").set_value("kgw")
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert any("green tokens" in m.value for m in at.info)
+    assert any("green tokens" in m.value for m in [*at.info, *at.success])
+    labels = [m.label for m in at.metric]
+    assert labels == ["z (tokens)"]  # KGW tests one model's key: no registry search, no user level
