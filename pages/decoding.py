@@ -9,6 +9,7 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import checkbox_for, number_for, select_for, slider_for
 from app.ui.run import run_with_progress
+from app.ui.text import literal
 from backend.decoding import STRATEGIES, DecodeConfig, decode, run_batch, settings_for
 from backend.params import help_of
 from backend.tasks.arithmetic import format_prompt, generate_problems, load_jsonl_problems
@@ -20,7 +21,7 @@ st.caption("Greedy, sampling, low temperature, best-of-n, Metropolis-Hastings po
 handle = current_model()
 if handle is None:
     st.stop()
-st.caption(f"Model: **{handle.display_name}**")
+st.caption(f"Model: **{literal(handle.display_name)}**")
 label_of = STRATEGIES.labels()
 Cfg = DecodeConfig
 
@@ -50,7 +51,7 @@ with st.container(border=True):
         index = c2.number_input("Held-out problem #", 0, 499, 0, key="dec-index")
         task = generate_problems(int(index) + 1, "heldout", seed=0, difficulty=difficulty)[-1]
     if not isinstance(task, str):
-        st.markdown(f"**{task.question}** (answer: {task.answer})")
+        st.markdown(f"**{literal(task.question)}** (answer: {task.answer})")
 
 # ---------------------------------------------------------------- strategies and parameters
 picked = st.multiselect("Strategies", list(label_of), default=["greedy", "asmc"], format_func=label_of.get,

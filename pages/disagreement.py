@@ -10,6 +10,7 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for
 from app.ui.run import run_with_progress
+from app.ui.text import literal
 from backend.disagreement.analysis import AnalysisConfig, TraceConfig, analyze, trace
 from backend.disagreement.calibration import CalibrationConfig, GateConfig
 from backend.disagreement.divergences import DIVERGENCES, SIGNALS
@@ -62,7 +63,7 @@ with st.container(border=True):
         index = p2.number_input("Problem #", 0, 999, 0, key="dis-index")
         problem = generate_problems(int(index) + 1, "heldout", seed=0, difficulty=difficulty)[-1]
         question, answer = problem.question, problem.answer
-        st.markdown(f"**{question}** (answer: {answer})")
+        st.markdown(f"**{literal(question)}** (answer: {answer})")
     max_new = st.slider("Max new tokens", 16, 160, default_of(TraceConfig, "max_new_tokens"), 16, key="dis-max-new",
                         help=help_of(TraceConfig, "max_new_tokens"))
 
@@ -87,7 +88,7 @@ with tab_trace:
             col.markdown(figs.rollout_html(r, signal, top_n), unsafe_allow_html=True)
         which = st.radio("Trace along", ["base", "reasoning"], horizontal=True, key="dis-which")
         rollout = t.base if which == "base" else t.reasoning
-        curves = st.multiselect("Curves", list(SIGNALS), ["ce", "kl_base_reason", "kl_reason_base", "js"],
+        curves = st.multiselect("Curves", list(SIGNALS.names()), ["ce", "kl_base_reason", "kl_reason_base", "js"],
                                 format_func=figs.SIGNAL_LABELS.get, key="dis-curves")
         st.plotly_chart(figs.trace_figure(rollout, curves, highlight=signal, top_n=top_n), width="stretch",
                         key="dis-trace-fig")
@@ -99,7 +100,7 @@ with tab_trace:
 
 # ---------------------------------------------------------------- batch analysis
 with tab_batch:
-    st.caption(f"Greedy rollouts of both models on generated held-out problems · {pair.label}")
+    st.caption(f"Greedy rollouts of both models on generated held-out problems · {literal(pair.label)}")
     b1, b2, b3 = st.columns(3)
     n_batch = number_for(ProblemSet, "n", "Problems", container=b1, min_value=2, max_value=500, value=20,
                          key="dis-batch-n")
@@ -147,7 +148,7 @@ with tab_intervene:
     budget = i2.select_slider("Budget r", [0.0, 0.02, 0.05, 0.10, 0.20, 0.30], default_of(InterveneConfig, "budget"),
                               format_func=lambda r: f"{r:.0%}", key="dis-budget", help=help_of(InterveneConfig, "budget"))
     gate_signal = select_for(GateConfig, "signal", "Gate signal", container=i3, labels=figs.SIGNAL_LABELS,
-                             options=[s for s in SIGNALS if s != "entropy_reason"], key="dis-gate-signal")
+                             options=[s for s in SIGNALS.names() if s != "entropy_reason"], key="dis-gate-signal")
     window = number_for(GateConfig, "window", "Window W (0: threshold only)", container=i4, max_value=64,
                         key="dis-window",
                         help="On the embedded pair (50–100 held-out problems, README) the spike rule with W = 8 "

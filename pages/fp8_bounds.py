@@ -9,6 +9,7 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for, slider_for
 from app.ui.run import run_with_progress
+from app.ui.text import literal
 from backend.fp8 import FORMATS, SIGMA_METHODS, BoundsConfig, SimulateConfig, bounds, concentration_curves, simulate
 
 st.title("FP8 attention bounds")
@@ -37,7 +38,7 @@ computed = run_with_progress("Spectral bounds", lambda progress: bounds(handle, 
 if computed is None:
     st.stop()
 result = computed.value
-st.caption(f"Model: {handle.display_name} · d = {info.hidden_size}, d_h = {info.head_dim}, "
+st.caption(f"Model: {literal(handle.display_name)} · d = {info.hidden_size}, d_h = {info.head_dim}, "
            f"{info.n_heads} heads / {info.n_kv_heads} kv heads · RoPE: {'yes' if result.rope else 'no'} · "
            f"QK-norm: {'yes' if result.qk_norm else 'no'} · biases folded: {'yes' if result.augmented else 'no'}")
 

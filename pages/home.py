@@ -5,7 +5,13 @@ from app.figures.runs import runs_per_feature
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.views import FEATURES, TOOLS
+from app.ui.text import literal
+from backend.models.embedded import GEMMA_TERMS_URL
 from backend.store import RunFilter, list_runs, status
+
+EMBEDDED_NOTE = ("Embedded offline models: SmolLM2-135M-Instruct (the default) and Gemma-3-270M base, the model "
+                 "that translates (MT heads opens on it).")
+GEMMA_TERMS = f"Gemma is provided under and subject to the [Gemma Terms of Use]({GEMMA_TERMS_URL})."
 
 st.title("Interpretability & decoding dashboard")
 st.write("Live results from real transformer models: every figure is computed from the selected model and "
@@ -24,13 +30,15 @@ with left:
     handle = current_model()
     if handle is not None:
         info = handle.summary()
-        st.markdown(f"**{handle.display_name}**")
+        st.markdown(f"**{literal(handle.display_name)}**")
         st.dataframe({"": ["parameters", "architecture", "layers × heads (kv heads)", "fingerprint", "device",
                            "load time"],
                       "value": [f"{info['parameters'] / 1e6:.1f} M", info["architecture"],
                                 f"{info['layers']} × {info['heads']} ({info['kv_heads']})", info["fingerprint"],
                                 info["device"], f"{info['load_seconds']:.2f} s"]},
                      hide_index=True, width="stretch")
+    st.caption(EMBEDDED_NOTE)
+    st.markdown(GEMMA_TERMS)
 with right:
     st.subheader("Artifact store")
     store = guarded(status)

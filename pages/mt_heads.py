@@ -10,6 +10,7 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import select_for, slider_for
 from app.ui.run import run_with_progress
+from app.ui.text import literal
 from backend.mt import ExperimentConfig, HeadsConfig, builtin, find_heads, parse_upload, run_experiment
 from backend.mt.attribution import ATTRIBUTIONS
 from backend.mt.data import language_name
@@ -28,7 +29,7 @@ st.caption("Translation splits into finding the target language and keeping the 
 handle = current_model()
 if handle is None:
     st.stop()
-st.caption(f"Model: **{handle.display_name}** · {handle.info.n_layers} layers × {handle.info.n_heads} heads")
+st.caption(f"Model: **{literal(handle.display_name)}** · {handle.info.n_layers} layers × {handle.info.n_heads} heads")
 
 with st.expander("Data: built-in set or your own upload", expanded=False):
     upload = st.file_uploader("Parallel sentences (TSV, CSV or JSONL; one column per language code, optional "
@@ -42,7 +43,7 @@ with st.expander("Data: built-in set or your own upload", expanded=False):
             for notice in data.notices:
                 st.info(notice)
 data = data or builtin()
-st.caption(f"Data: {data.name} · {len(data.rows('heads'))} head-finding rows, "
+st.caption(f"Data: {literal(data.name)} · {len(data.rows('heads'))} head-finding rows, "
            f"{len(data.rows('evaluate'))} held-out rows · languages {', '.join(data.languages)}")
 
 c1, c2, c3, c4 = st.columns(4)

@@ -8,6 +8,7 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for, slider_for
 from app.ui.run import run_with_progress
+from app.ui.text import literal
 from backend.nag import (IMPACTS, SCORERS, DeactivationConfig, GraphConfig, RankConfig, TargetSet, build_graph,
                          compare, deactivation_check, export_selected, iter_documents, rank, target_profiles)
 from backend.nag import samples
@@ -21,7 +22,7 @@ st.caption("Each target example is characterised by its top-K highest-impact MLP
 handle = current_model()
 if handle is None:
     st.stop()
-st.caption(f"Model: **{handle.display_name}** · {handle.info.n_layers} layers × {handle.info.intermediate_size} "
+st.caption(f"Model: **{literal(handle.display_name)}** · {handle.info.n_layers} layers × {handle.info.intermediate_size} "
            "MLP neurons")
 
 UPLOAD_TYPES = ["jsonl", "json", "csv", "parquet", "txt"]

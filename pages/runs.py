@@ -6,6 +6,7 @@ import streamlit as st
 from app.figures.runs import runs_timeline
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
+from app.ui.text import literal
 from backend.config import settings
 from backend.store import RunFilter, delete_runs, export_result, list_runs, reopen
 from backend.store.codec import to_jsonable
@@ -52,7 +53,7 @@ if not runs.empty:
     if opened is not None:
         record, value = opened
         origin = "cached" if record["cached"] else f"computed in {record['seconds']:.2f} s"
-        st.markdown(f"**{record['feature']} / {record['action']}** on `{record['model_id']}` ({origin})")
+        st.markdown(f"**{record['feature']} / {record['action']}** on {literal(record['model_id'])} ({origin})")
         st.json(json.loads(record["params"]), expanded=False)
         with st.expander("Result", expanded=False):
             st.json(to_jsonable(value), expanded=1)

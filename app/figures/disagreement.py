@@ -6,8 +6,9 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-SIGNAL_LABELS = {"ce": "CE(base, reason)", "kl_base_reason": "KL(base‖reason)", "kl_reason_base": "KL(reason‖base)",
-                 "js": "JS", "entropy_base": "H(base)", "entropy_reason": "H(reason)"}
+from backend.disagreement.divergences import SIGNALS
+
+SIGNAL_LABELS = SIGNALS.labels()
 POLICY_COLORS = {"guided": "#d62728", "entropy": "#ff7f0e", "random": "#7f7f7f", "early": "#2ca02c"}
 
 

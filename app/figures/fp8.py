@@ -5,6 +5,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from app.ui.text import plot_label
+
 HEATMAP_VIEWS = {
     "sigma": ("sigma(W_Q,h W_K,g^T), gains folded", lambda r: r.sigma),
     "bound": ("guaranteed bound on |S_ij| (logits)", lambda r: r.bound),
@@ -23,7 +25,7 @@ def head_heatmap(result, view: str = "sigma") -> go.Figure:
                                colorbar={"title": view},
                                customdata=np.tile(np.arange(n_heads) // group, (n_layers, 1)),
                                hovertemplate="layer %{y}, head %{x} (kv %{customdata})<br>%{z:.4g}<extra></extra>"))
-    fig.update_layout(title=f"{title} · {result.model}", xaxis_title="query head", yaxis_title="layer",
+    fig.update_layout(title=f"{title} · {plot_label(result.model)}", xaxis_title="query head", yaxis_title="layer",
                       yaxis_autorange="reversed", height=max(320, 18 * n_layers + 140))
     return fig
 
@@ -39,7 +41,7 @@ def bounds_vs_observed(result) -> go.Figure:
         fig.add_scatter(x=layers, y=result.observed_layer, name="observed max |S|", mode="lines+markers")
     fig.add_hline(y=result.fp8_max, line_dash="dot", annotation_text=f"{result.fp8_format} max {result.fp8_max:g}")
     guaranteed = "rotation-safe" if result.rope else "rank-aware"
-    fig.update_layout(title=f"Bound vs observed per layer ({guaranteed} bound is guaranteed) · {result.model}",
+    fig.update_layout(title=f"Bound vs observed per layer ({guaranteed} bound is guaranteed) · {plot_label(result.model)}",
                       xaxis_title="layer", yaxis_title="|S_ij| (logits)", yaxis_type="log", height=420)
     return fig
 
@@ -49,7 +51,7 @@ def utilisation_figure(result) -> go.Figure:
     layers = np.arange(len(result.layer_bound))
     fig = go.Figure(go.Bar(x=layers, y=100 * result.utilisation, name="utilisation",
                            hovertemplate="layer %{x}: %{y:.2f} %<extra></extra>"))
-    fig.update_layout(title=f"Utilisation of the geometry-aware FP8 range · {result.model}", xaxis_title="layer",
+    fig.update_layout(title=f"Utilisation of the geometry-aware FP8 range · {plot_label(result.model)}", xaxis_title="layer",
                       yaxis_title="observed / bound (%)", height=360)
     return fig
 
@@ -69,7 +71,7 @@ def transient_figure(sim) -> go.Figure:
     fig.update_yaxes(title_text="overflows", row=2, col=1)
     fig.update_xaxes(title_text="training step", row=2, col=1)
     fig.update_layout(title=f"Spike transient, layer {sim.layer} ({sim.fp8_format}, history {sim.history_len})"
-                            f" · {sim.model}", height=520, barmode="group")
+                            f" · {plot_label(sim.model)}", height=520, barmode="group")
     return fig
 
 
@@ -82,7 +84,7 @@ def concentration_figure(curves, model: str = "") -> go.Figure:
                     line={"dash": "dash"})
     fig.add_hline(y=curves.target_log10, line_dash="dot", annotation_text=f"1e{curves.target_log10:g}")
     fig.update_layout(title=f"Concentration: d={curves.d}, r={curves.r}, γ={curves.gamma:g} · exponent ratio "
-                            f"{curves.exponent_ratio:.1f}× {('· ' + model) if model else ''}",
+                            f"{curves.exponent_ratio:.1f}× {('· ' + plot_label(model)) if model else ''}",
                       xaxis_title="deviation α", yaxis_title="log10 tail bound",
                       yaxis_range=[max(-20.0, float(curves.log10_rank_aware.min())), 0.5], height=380)
     return fig

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from app.ui.text import plot_label
 from backend.nag.deactivate import Deactivation
 from backend.nag.evaluate import Comparison
 from backend.nag.graph import NagGraph
@@ -20,12 +21,12 @@ def distance_histogram(ranking: Ranking) -> go.Figure:
     fig = go.Figure()
     for group in groups:
         mask = np.array([d == group for d in ranking.domains]) if ranking.labelled else slice(None)
-        fig.add_histogram(x=distance[mask], name=group or "pool", opacity=0.6, nbinsx=40)
+        fig.add_histogram(x=distance[mask], name=plot_label(group or "pool"), opacity=0.6, nbinsx=40)
     chosen = ranking.selected_by >= 0
     if chosen.any():
         fig.add_vline(x=float(distance[chosen].max()), line_dash="dash",
                       annotation_text=f"selected ({int(chosen.sum())} docs)")
-    fig.update_layout(barmode="overlay", title=f"Distance to the target profile — {ranking.model}",
+    fig.update_layout(barmode="overlay", title=f"Distance to the target profile — {plot_label(ranking.model)}",
                       xaxis_title="distance = 1 − similarity", yaxis_title="documents", legend_title="domain")
     return fig
 
@@ -38,7 +39,7 @@ def profile_heatmap(profiles: TargetProfiles, target: int = 0, top: int = 30) ->
     text = [[f"layer {l}, neuron {n}: {w:.3f}" for n, w in zip(order[l], z[l])] for l in range(len(order))]
     fig = go.Figure(go.Heatmap(z=z, x=np.arange(1, z.shape[1] + 1), y=np.arange(z.shape[0]), text=text,
                                hoverinfo="text", colorscale="Viridis", colorbar={"title": "weight"}))
-    fig.update_layout(title=f"Profile of {profiles.names[target]!r}: heaviest neurons per layer "
+    fig.update_layout(title=f"Profile of {plot_label(repr(profiles.names[target]))}: heaviest neurons per layer "
                             f"({len(profiles.doc_ids[target])} target docs, K={profiles.top_k})",
                       xaxis_title="neuron rank within layer", yaxis_title="layer", yaxis_autorange="reversed")
     return fig
@@ -91,7 +92,7 @@ def precision_figure(comparison: Comparison) -> go.Figure:
     fig = go.Figure()
     for method, row in zip(comparison.methods, comparison.precision):
         fig.add_scatter(x=list(comparison.ks), y=row, mode="lines+markers", name=METHOD_LABELS.get(method, method))
-    fig.update_layout(title=f"Precision@k for target {', '.join(comparison.targets)} — {comparison.model}",
+    fig.update_layout(title=f"Precision@k for target {plot_label(', '.join(comparison.targets))} — {plot_label(comparison.model)}",
                       xaxis_title="k (top-ranked documents)", yaxis_title="share from the target domain(s)",
                       yaxis_range=[0, 1.05])
     return fig
@@ -101,11 +102,11 @@ def deactivation_figure(result: Deactivation) -> go.Figure:
     """Loss increase per held-out domain after zeroing NAG neurons vs random neurons (mean ± sd of draws)."""
     rand = result.random - result.base[None, :]
     fig = go.Figure()
-    fig.add_bar(x=list(result.domains), y=result.nag_increase, name=f"NAG neurons ({result.nag_neurons.size})")
-    fig.add_bar(x=list(result.domains), y=rand.mean(axis=0) if len(rand) else np.zeros(len(result.domains)),
+    fig.add_bar(x=[plot_label(d) for d in result.domains], y=result.nag_increase, name=f"NAG neurons ({result.nag_neurons.size})")
+    fig.add_bar(x=[plot_label(d) for d in result.domains], y=rand.mean(axis=0) if len(rand) else np.zeros(len(result.domains)),
                 error_y={"type": "data", "array": rand.std(axis=0) if len(rand) else None},
                 name=f"random neurons (mean of {len(rand)})")
     fig.update_layout(barmode="group", title=f"Loss increase after zeroing {result.share:.2%} of MLP neurons "
-                                             f"(target {result.target!r}) — {result.model}",
+                                             f"(target {plot_label(repr(result.target))}) — {plot_label(result.model)}",
                       xaxis_title="held-out domain", yaxis_title="Δ loss (nats/token)")
     return fig

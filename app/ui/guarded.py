@@ -7,6 +7,7 @@ from typing import TypeVar
 
 import streamlit as st
 
+from app.ui.text import literal
 from backend.errors import UserError
 
 T = TypeVar("T")
@@ -16,8 +17,8 @@ log = logging.getLogger("dashboard")
 def guarded(call: Callable[[], T]) -> T | None:
     try:
         return call()
-    except UserError as err:
-        st.error(str(err))
+    except UserError as err:  # messages quote file names, lines and user text: shown literally, never rendered
+        st.error(literal(str(err)))
     except Exception as err:  # a bug: say so plainly, keep the details in the server log
         log.exception("unexpected error")
         # the exception text can name internal paths: it goes to the server log only

@@ -20,7 +20,7 @@ from backend.progress import Progress, silent
 
 @dataclass(frozen=True)
 class GateConfig(Config):
-    signal: str = param("ce", "gate signal of the guided policy (both models every step)", choices=tuple(SIGNALS))
+    signal: str = param("ce", "gate signal of the guided policy (both models every step)", choices=SIGNALS)
     window: int = param(8, "W: previous tokens the local mean is taken over (0: threshold only, no spike rule)",
                         ge=0)
     early: str = param("partial", "rule for the first W steps", choices=tuple(EARLY_RULES))
@@ -45,5 +45,5 @@ class Calibration:
 def calibration(pair: Pair, config: CalibrationConfig, progress: Progress = silent) -> Calibration:
     """Pool every signal over the (cached) base rollouts of the calibration problems."""
     batch = rollouts(pair, RolloutConfig(config.problems, "base", config.max_new_tokens), progress).value
-    pooled = {name: np.concatenate([r.signals[name] for r in batch.rollouts]) for name in SIGNALS}
+    pooled = {name: np.concatenate([r.signals[name] for r in batch.rollouts]) for name in SIGNALS.names()}
     return Calibration(len(batch.rollouts), pooled)

@@ -6,20 +6,11 @@ Terms with p = 0 contribute 0 (the 0 * log 0 = 0 convention), so hand-made distr
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 
-# name -> what it measures; every gate signal and every plotted curve is one of these keys.
-SIGNALS: dict[str, str] = {
-    "ce": "cross-entropy CE(p_base, p_reason) = -sum p_base log p_reason",
-    "kl_base_reason": "KL(p_base || p_reason)",
-    "kl_reason_base": "KL(p_reason || p_base)",
-    "js": "Jensen-Shannon divergence (natural log, at most log 2)",
-    "entropy_base": "entropy of the base distribution",
-    "entropy_reason": "entropy of the reasoning distribution",
-}
-DIVERGENCES = ("ce", "kl_base_reason", "kl_reason_base", "js")
-
+from backend.registry import Registry, Variant
 
 def log_probs(logits: torch.Tensor) -> torch.Tensor:
     """Logits `[..., V]` -> fp32 log-probabilities."""
@@ -51,28 +42,46 @@ def js(logp: torch.Tensor, logq: torch.Tensor) -> torch.Tensor:
     return 0.5 * kl(logp, logm) + 0.5 * kl(logq, logm)
 
 
+@dataclass(frozen=True)
+class Signal(Variant):
+    """A per-token signal: `run(logp_base [T, V], logp_reason [T, V] | None) -> [T]` nats.
+
+    needs_reasoning: False only for the cheap gate (base entropy), which never queries the reasoning model
+    divergence:      compares the two distributions (the page's divergence choices)
+    """
+
+    needs_reasoning: bool = True
+    divergence: bool = False
+
+
+# Every gate signal and every plotted curve is one of these; the stored rollouts keep one array per name.
+SIGNALS: Registry[Signal] = Registry("disagreement-signals", "signal")
+for _signal in (
+    Signal("ce", "CE(base, reason)", "cross-entropy CE(p_base, p_reason) = -sum p_base log p_reason",
+           lambda b, r: cross_entropy(b, r), divergence=True),
+    # CE = KL + H: computed from the same two terms as ce; clamp rounding below zero
+    Signal("kl_base_reason", "KL(base‖reason)", "KL(p_base || p_reason)",
+           lambda b, r: (cross_entropy(b, r) - entropy(b)).clamp_min(0.0), divergence=True),
+    Signal("kl_reason_base", "KL(reason‖base)", "KL(p_reason || p_base)",
+           lambda b, r: kl(r, b).clamp_min(0.0), divergence=True),
+    Signal("js", "JS", "Jensen-Shannon divergence (natural log, at most log 2)",
+           lambda b, r: js(b, r).clamp_min(0.0), divergence=True),
+    Signal("entropy_base", "H(base)", "entropy of the base distribution", lambda b, r: entropy(b),
+           needs_reasoning=False),
+    Signal("entropy_reason", "H(reason)", "entropy of the reasoning distribution", lambda b, r: entropy(r)),
+):
+    SIGNALS.register(_signal)
+DIVERGENCES = tuple(s.name for s in SIGNALS if s.divergence)
+
+
 def token_divergences(logp_base: torch.Tensor, logp_reason: torch.Tensor) -> dict[str, torch.Tensor]:
-    """Every signal of SIGNALS for each position: `{name: [T]}`."""
-    h_base, h_reason = entropy(logp_base), entropy(logp_reason)
-    ce = cross_entropy(logp_base, logp_reason)
-    return {
-        "ce": ce,
-        "kl_base_reason": (ce - h_base).clamp_min(0.0),  # CE = KL + H; clamp rounding below zero
-        "kl_reason_base": kl(logp_reason, logp_base).clamp_min(0.0),
-        "js": js(logp_base, logp_reason).clamp_min(0.0),
-        "entropy_base": h_base,
-        "entropy_reason": h_reason,
-    }
+    """Every signal for each position: `{name: [T]}`."""
+    return {s.name: s.run(logp_base, logp_reason) for s in SIGNALS}
 
 
 def signal_value(name: str, logp_base: torch.Tensor, logp_reason: torch.Tensor | None) -> torch.Tensor:
     """One signal `[T]`; base entropy needs no reasoning distribution (the cheap gate)."""
-    if name not in SIGNALS:
-        raise KeyError(f"unknown signal {name!r}; known: {', '.join(SIGNALS)}")
-    if name == "entropy_base":
-        return entropy(logp_base)
-    if logp_reason is None:
+    signal = SIGNALS.get(name)
+    if signal.needs_reasoning and logp_reason is None:
         raise ValueError(f"signal {name!r} needs the reasoning model's distribution")
-    if name == "ce":
-        return cross_entropy(logp_base, logp_reason)
-    return token_divergences(logp_base, logp_reason)[name]
+    return signal.run(logp_base, logp_reason)

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from backend.disagreement.concentration import gini, lorenz, share_in_top, share_of_tokens_for
-from backend.disagreement.divergences import signal_value, token_divergences
+from backend.disagreement.divergences import SIGNALS, signal_value, token_divergences
 from backend.disagreement.eopd import EopdParams, eopd_signals
 from backend.disagreement.failure import auroc
 
@@ -85,3 +85,25 @@ def test_eopd_terms_equal_hand_computations():
     assert out["plain_term"][0] == pytest.approx(k1, abs=1e-6)
     calm = eopd_signals(_logp(s), _logp([0.97, 0.01, 0.01, 0.01]), torch.tensor([0]), EopdParams())
     assert calm["gate"][0] == 0.0 and calm["eopd_term"][0] == pytest.approx(calm["plain_term"][0])
+
+
+@pytest.mark.parametrize("name", SIGNALS.names())
+def test_every_signal_contract(name):
+    """[T] finite and non-negative on random distributions; a divergence is smallest between equal distributions
+    (Gibbs: KL, JS reach 0 there, CE reaches H(base)); only a signal that does not need the reasoning model works
+    without it."""
+    signal = SIGNALS.get(name)
+    gen = torch.Generator().manual_seed(0)
+    base, reason = (torch.log_softmax(torch.randn(5, 11, generator=gen) * 3, -1) for _ in range(2))
+    values = signal_value(name, base, reason)
+    assert values.shape == (5,) and torch.isfinite(values).all() and (values >= 0).all()
+    if signal.divergence:
+        same = signal_value(name, base, base)
+        assert (same < values).all()
+        expected = torch.zeros(5) if name != "ce" else signal_value("entropy_base", base, None)
+        assert torch.allclose(same, expected, atol=1e-5)
+    if signal.needs_reasoning:
+        with pytest.raises(ValueError):
+            signal_value(name, base, None)
+    else:
+        assert torch.equal(signal_value(name, base, None), values)

@@ -16,7 +16,7 @@ N = 16
 COUNT = 5  # the matched controls' takeovers
 # a hand-made calibration: every signal spread evenly over [0, 7] nats (tiny models sit near 5.5 nats),
 # and a threshold-only gate, so the gated policies take over on the tiny pair
-CAL = Calibration(1, {name: np.linspace(0.0, 7.0, 401) for name in SIGNALS})
+CAL = Calibration(1, {name: np.linspace(0.0, 7.0, 401) for name in SIGNALS.names()})
 GATE = GateConfig(window=0)
 
 
