@@ -9,9 +9,9 @@ from backend.nag.deactivate import Deactivation
 from backend.nag.evaluate import Comparison
 from backend.nag.graph import NagGraph
 from backend.nag.rank import Ranking
+from backend.nag.scorers import SCORERS
 from backend.nag.targets import TargetProfiles
 
-METHOD_LABELS = {"nag": "NAG", "embedding": "Embedding cosine", "random": "Random"}
 
 
 def distance_histogram(ranking: Ranking) -> go.Figure:
@@ -91,7 +91,7 @@ def graph_figure(graph: NagGraph) -> go.Figure:
 def precision_figure(comparison: Comparison) -> go.Figure:
     fig = go.Figure()
     for method, row in zip(comparison.methods, comparison.precision):
-        fig.add_scatter(x=list(comparison.ks), y=row, mode="lines+markers", name=METHOD_LABELS.get(method, method))
+        fig.add_scatter(x=list(comparison.ks), y=row, mode="lines+markers", name=SCORERS.get(method).label)
     fig.update_layout(title=f"Precision@k for target {plot_label(', '.join(comparison.targets))} — {plot_label(comparison.model)}",
                       xaxis_title="k (top-ranked documents)", yaxis_title="share from the target domain(s)",
                       yaxis_range=[0, 1.05])
