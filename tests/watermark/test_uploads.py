@@ -5,32 +5,14 @@ import pytest
 
 from backend.errors import UserError
 from backend.watermark.uploads import MAX_BYTES, read_upload
-
-
-def minimal_pdf(text: str) -> bytes:
-    """A one-page PDF with one line of text (hand-built: catalog, pages, page, font, content stream)."""
-    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-               b"/Resources << /Font << /F1 5 0 R >> >> >>",
-               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for i, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+from tests.support.crafted import pdf_pages
 
 
 def test_plain_markdown_pdf_docx():
     assert read_upload("a.txt", "Hello world. Second sentence.".encode()) == "Hello world. Second sentence."
     assert read_upload("a.md", "\ufeff# Title\nText".encode("utf-8")) == "# Title\nText"
     assert read_upload("a.TXT", "Grüße aus Köln".encode("utf-16")) == "Grüße aus Köln"
-    assert "Watermarked words here" in read_upload("a.pdf", minimal_pdf("Watermarked words here"))
+    assert "Watermarked words here" in read_upload("a.pdf", pdf_pages(1, "Watermarked words here"))
     from docx import Document
 
     buf = io.BytesIO()
@@ -66,7 +48,7 @@ def test_corrupt_docx():
 
 
 def test_crafted_uploads_are_refused_before_parsing():
-    from tests.support.crafted import docx_bomb, docx_many_parts, pdf_pages
+    from tests.support.crafted import docx_bomb, docx_many_parts
 
     bomb = docx_bomb(100)
     assert len(bomb) < MAX_BYTES  # small enough to pass the upload limit
@@ -77,6 +59,4 @@ def test_crafted_uploads_are_refused_before_parsing():
 
 
 def test_a_pdf_within_the_page_limit_still_reads():
-    from tests.support.crafted import pdf_pages
-
     assert read_upload("p.pdf", pdf_pages(3, "Short page")).count("Short page") == 3
