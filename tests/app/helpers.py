@@ -1,6 +1,7 @@
 """Running the real app entry point under Streamlit's AppTest, on a given page."""
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -22,3 +23,8 @@ def run_page(script: str | None = None, timeout: float = 120) -> AppTest:
 
 def plotly_charts(at: AppTest) -> list:
     return at.get("plotly_chart")
+
+
+def error_texts(at: AppTest) -> list[str]:
+    """The error boxes' text as the user reads it (the app encodes punctuation so nothing renders as markup)."""
+    return [html.unescape(e.value) for e in at.error]

@@ -1,5 +1,5 @@
 """AppTest: the Decoding page runs greedy and ASMC on first render and shows the ESS figure; batch mode works."""
-from tests.app.helpers import plotly_charts, run_page
+from tests.app.helpers import error_texts, plotly_charts, run_page
 
 
 def test_decoding_page_shows_strategies_side_by_side_and_ess():
@@ -37,4 +37,4 @@ def test_decoding_page_bad_parameters_show_an_error_not_a_traceback():
     at.number_input(key="dec-mh-steps").set_value(100)  # about 5 million proposal tokens
     at.button(key="dec-run").click().run()
     assert not at.exception
-    assert any("per-run budget" in e.value for e in at.error)
+    assert any("per-run budget" in text for text in error_texts(at))

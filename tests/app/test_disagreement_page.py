@@ -1,5 +1,5 @@
 """The Disagreement page on tiny models: the trace on first render, then each button's figures."""
-from tests.app.helpers import plotly_charts, run_page
+from tests.app.helpers import error_texts, plotly_charts, run_page
 
 
 def _button(at, key):
@@ -54,4 +54,4 @@ def test_mismatched_pair_shows_a_message(tmp_path, monkeypatch):
     at = run_page("disagreement.py")
     at.selectbox(key="dis-reason-tiny-llama").set_value("tiny-page-other").run()
     assert not at.exception
-    assert at.error and "tokenizer" in at.error[0].value
+    assert at.error and "tokenizer" in error_texts(at)[0]

@@ -1,7 +1,7 @@
 from dataclasses import dataclass
 
 from backend.store import ModelRef, cached
-from tests.app.helpers import ROOT, plotly_charts, run_page
+from tests.app.helpers import ROOT, error_texts, plotly_charts, run_page
 
 
 @dataclass(frozen=True)
@@ -16,6 +16,7 @@ def test_home_shows_model_store_and_figure():
     assert any(m.label == "Artifacts" for m in at.metric)
     assert plotly_charts(at), "the runs-per-feature figure is missing"
     assert at.sidebar.selectbox[0].value == "tiny-llama"
+    assert any("ai.google.dev/gemma/terms" in m.value and "Gemma Terms of Use" in m.value for m in at.markdown)
 
 
 def _run_in_scope(scope: str, n: int) -> str:
@@ -89,4 +90,4 @@ def test_a_model_outside_the_allowlist_shows_an_error_not_a_traceback():
     at.session_state["model_id"] = "/etc/passwd"
     at.run()
     assert not at.exception
-    assert any("Allowlisted models" in e.value for e in at.error)
+    assert any("Allowlisted models" in text for text in error_texts(at))
