@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
+from backend.errors import UserError
 from backend.models import embedded, list_models, load
 from backend.models.generate import generate
 from backend.models.registry import EMBEDDED_PREFIX, default_model_id
@@ -27,9 +29,25 @@ def cmd_info(args: argparse.Namespace) -> dict:
     return load(args.model or default_model_id(), progress=_progress).summary()
 
 
-def cmd_prepare(args: argparse.Namespace) -> dict:
-    handle = load(args.model or default_model_id(), progress=_progress)
-    return {"prepared": handle.id, "fingerprint": handle.fingerprint}
+def cmd_prepare(args: argparse.Namespace) -> dict | list[dict]:
+    """One model, or (without --model) every embedded model then the default: a missing optional embedded model
+    is reported with its install command and fallback, and does not fail the others."""
+    if args.model:
+        handle = load(args.model, progress=_progress)
+        return {"prepared": handle.id, "fingerprint": handle.fingerprint}
+    rows = []
+    for name in embedded.EMBEDDED:
+        start = time.perf_counter()
+        try:
+            embedded.prepare(name, progress=_progress)
+            rows.append({"embedded": name, "ready": True, "seconds": round(time.perf_counter() - start, 1)})
+        except UserError as err:
+            if not embedded.source(name).fallback:
+                raise
+            print(f"warning: {err}", file=sys.stderr)
+            rows.append({"embedded": name, "ready": False, "error": str(err)})
+    handle = load(default_model_id(), progress=_progress)
+    return [*rows, {"prepared": handle.id, "fingerprint": handle.fingerprint}]
 
 
 def cmd_generate(args: argparse.Namespace) -> dict:
@@ -43,7 +61,7 @@ def add_commands(subparsers) -> None:
     actions = parser.add_subparsers(dest="action", required=True)
     actions.add_parser("list", help="allowlisted models").set_defaults(handler=cmd_list)
     for name, handler, text in (("info", cmd_info, "load a model and describe it"),
-                                ("prepare", cmd_prepare, "dequantise/download a model for offline use")):
+                                ("prepare", cmd_prepare, "dequantise/download a model for offline use (default: every embedded model)")):
         sub = actions.add_parser(name, help=text)
         sub.add_argument("--model", help="registry id (default: the configured default model)")
         sub.set_defaults(handler=handler)

@@ -7,7 +7,7 @@ absorbed by augmenting: A~ = [A | c], u~ = [u; 1], ||u~||^2 <= d + 1 (only when 
 Then |S_ij| = scaling * |u~_i^T A~_h^T R_(j-i) B~_g u~_j| <= scaling * n2 * sigma, with n2 the squared
 input-norm bound and R the RoPE rotation (identity without RoPE; see bounds.py for the rotation-safe form).
 
-QK-norm (per-head RMSNorm on q and k, Qwen3) renormalises q and k after the projections, so the bound comes
+QK-norm (per-head RMSNorm on q and k, Qwen3 and Gemma 3, whose gains are 1 + weight) renormalises q and k after the projections, so the bound comes
 from its gains: ||q^|| <= sqrt(r) max|g_q|; a norm over the whole projection (OLMo2-style) is refused.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from backend.errors import UserError
 from backend.models.architecture import QKWeights, arch_info, attention_qk_weights
 
 # Model types whose norm, bias and rotary semantics the bound has been checked against.
-SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gpt2")
+SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma3_text", "gpt2")
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from torch import nn
 
 from backend.errors import UserError
 from backend.fp8.samples import SAMPLE_TEXTS
-from backend.models.architecture import arch_info, attention_qk_states, attention_qk_weights
+from backend.models.architecture import arch_info, attention_qk_states, attention_qk_weights, attention_window
 from backend.models.hooks import trace
 from backend.progress import Progress, silent
 
@@ -39,16 +39,22 @@ def encode_samples(tokenizer, n_texts: int, max_tokens: int) -> list[torch.Tenso
     return [torch.tensor([tokenizer(text)["input_ids"][:max_tokens]]) for text in SAMPLE_TEXTS[:n_texts]]
 
 
+def computed_pairs(model: nn.Module, layer: int, seq: int, device=None) -> torch.Tensor:
+    """`[seq, seq]` bool: the (query, key) pairs a layer computes: causal, and within its sliding window if any."""
+    pairs = torch.ones(seq, seq, dtype=torch.bool, device=device).tril()
+    window = attention_window(model, layer)
+    return pairs if window is None else pairs & ~torch.ones_like(pairs).tril(-window)
+
+
 def layer_logits(model: nn.Module, layer: int, residual: torch.Tensor) -> torch.Tensor:
     """Attention logits `[batch, heads, seq, seq]` of one layer from its input `[batch, seq, hidden]`,
-    non-causal entries set to 0."""
+    entries the layer never computes (non-causal, or outside a sliding window) set to 0."""
     info = arch_info(model)
     q, k = attention_qk_states(model, layer, residual)
     batch, _, seq, r = q.shape
     q = q.reshape(batch, info.n_kv_heads, info.group_size, seq, r)
     scores = torch.einsum("bkgir,bkjr->bkgij", q, k) * attention_qk_weights(model, layer).scaling
-    causal = torch.ones(seq, seq, dtype=torch.bool, device=scores.device).tril()
-    return scores.masked_fill(~causal, 0.0).reshape(batch, info.n_heads, seq, seq)
+    return scores.masked_fill(~computed_pairs(model, layer, seq, scores.device), 0.0).reshape(batch, info.n_heads, seq, seq)
 
 
 @torch.no_grad()
@@ -78,6 +84,6 @@ def layer_score_samples(model: nn.Module, tokenizer, layer: int, n_texts: int, m
     for ids in encode_samples(tokenizer, n_texts, max_tokens):
         residual = trace(model, ids.to(next(model.parameters()).device)).residual
         scores = layer_logits(model, layer % info.n_layers, residual[layer % info.n_layers])[0]
-        causal = torch.ones(scores.shape[-1], scores.shape[-1], dtype=torch.bool).tril()
-        out.append(scores[:, causal].reshape(-1).float().cpu().numpy())
+        pairs = computed_pairs(model, layer % info.n_layers, scores.shape[-1], scores.device)
+        out.append(scores[:, pairs].reshape(-1).float().cpu().numpy())
     return out

@@ -2,10 +2,19 @@
 
 The rest of the backend asks this module for "layer i's attention output projection" or
 "layer i's MLP up projection" and never spells transformers' attribute names itself.
-Supported: Llama-like (Llama, Mistral, Qwen2, Qwen3, Gemma, SmolLM) and GPT-2.
+Supported: Llama-like (Llama, Mistral, Qwen2, Qwen3, SmolLM, Gemma 3) and GPT-2.
+
+Gemma 3 differs in ways every reader of weights must know, and this module absorbs them: its RMSNorms
+scale by (1 + weight) (`norm_gain`), its QK-norm is per head, its rotary embedding has one table per layer
+type (sliding / full attention, `rotary_for`), sliding-window layers see only the last `attention_window`
+keys, the token embedding is multiplied by sqrt(hidden) inside the embedding module (so residual[0] is
+already scaled), q.k is scaled by query_pre_attn_scalar^-0.5 (read from the module's own `scaling`), and
+the attention/MLP outputs pass through extra RMSNorms before the residual add (hooks at o_proj see the
+pre-norm head outputs).
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import torch
@@ -18,7 +27,7 @@ from backend.errors import UserError
 class ArchInfo:
     """Static shape facts of a model, read from its config."""
 
-    family: str  # "llama" (Llama-like, incl. Qwen2/3, Mistral, Gemma) or "gpt2"
+    family: str  # "llama" (Llama-like, incl. Qwen2/3, Mistral, Gemma 3) or "gpt2"
     model_type: str
     n_layers: int
     n_heads: int
@@ -106,8 +115,45 @@ def attention_input_norm(model: nn.Module, layer: int) -> nn.Module:
     return block.ln_1 if model.config.model_type == "gpt2" else block.input_layernorm
 
 
+def mlp_input_norm(model: nn.Module, layer: int) -> nn.Module:
+    """The norm applied to the residual stream before the MLP: GPT-2 `ln_2`, Gemma `pre_feedforward_layernorm`
+    (its `post_attention_layernorm` normalises the attention output instead), else `post_attention_layernorm`."""
+    block = decoder_layers(model)[layer]
+    if model.config.model_type == "gpt2":
+        return block.ln_2
+    return getattr(block, "pre_feedforward_layernorm", None) or block.post_attention_layernorm
+
+
 def _copy(t: torch.Tensor | None) -> torch.Tensor | None:
     return None if t is None else t.detach().float().clone()
+
+
+def norm_gain(norm: nn.Module) -> torch.Tensor:
+    """The effective per-channel gain of an RMSNorm `[dim]` (fp32 copy): Gemma's norms multiply by 1 + weight."""
+    weight = norm.weight.detach().float().clone()
+    return weight + 1.0 if type(norm).__name__.startswith("Gemma") else weight
+
+
+def layer_type(model: nn.Module, layer: int) -> str | None:
+    """"sliding_attention" / "full_attention" for models that mix them (Gemma 3), else None."""
+    types = getattr(model.config, "layer_types", None)
+    return types[layer] if types else None
+
+
+def attention_window(model: nn.Module, layer: int) -> int | None:
+    """How many most recent keys (the query's own included) a layer attends to; None = all (causal)."""
+    return getattr(attention_module(model, layer), "sliding_window", None)
+
+
+def rotary_for(model: nn.Module, layer: int) -> tuple[nn.Module | None, dict, float]:
+    """(rotary module or None, extra forward kwargs, cos/sin scaling factor) for one layer."""
+    rotary = getattr(getattr(model, "model", None), "rotary_emb", None)
+    if rotary is None:
+        return None, {}, 1.0
+    kind = layer_type(model, layer)
+    if kind is not None and "layer_type" in inspect.signature(rotary.forward).parameters:  # one table per layer type
+        return rotary, {"layer_type": kind}, float(getattr(rotary, f"{kind}_attention_scaling", 1.0) or 1.0)
+    return rotary, {}, float(getattr(rotary, "attention_scaling", 1.0) or 1.0)
 
 
 def attention_qk_weights(model: nn.Module, layer: int) -> QKWeights:
@@ -118,12 +164,12 @@ def attention_qk_weights(model: nn.Module, layer: int) -> QKWeights:
                          _copy(norm.weight), _copy(norm.bias), float(norm.eps), None, None, False, 1.0,
                          float(attn.scaling))
     q_norm, k_norm = getattr(attn, "q_norm", None), getattr(attn, "k_norm", None)
-    rotary = getattr(model.model, "rotary_emb", None)
+    rotary, _, rope_scaling = rotary_for(model, layer)
     return QKWeights(_copy(attn.q_proj.weight), _copy(attn.k_proj.weight), _copy(attn.q_proj.bias),
-                     _copy(attn.k_proj.bias), "rms", _copy(norm.weight), None,
+                     _copy(attn.k_proj.bias), "rms", norm_gain(norm), None,
                      float(getattr(norm, "variance_epsilon", getattr(norm, "eps", 1e-6))),
-                     None if q_norm is None else _copy(q_norm.weight), None if k_norm is None else _copy(k_norm.weight),
-                     rotary is not None, float(getattr(rotary, "attention_scaling", 1.0) or 1.0), float(attn.scaling))
+                     None if q_norm is None else norm_gain(q_norm), None if k_norm is None else norm_gain(k_norm),
+                     rotary is not None, rope_scaling, float(attn.scaling))
 
 
 @torch.no_grad()
@@ -144,9 +190,9 @@ def attention_qk_states(model: nn.Module, layer: int, residual: torch.Tensor) ->
     if getattr(attn, "q_norm", None) is not None:
         q, k = attn.q_norm(q), attn.k_norm(k)
     q, k = q.transpose(1, 2), k.transpose(1, 2)
-    rotary = getattr(model.model, "rotary_emb", None)
+    rotary, kwargs, _ = rotary_for(model, layer)
     if rotary is not None:
         positions = torch.arange(h.shape[1], device=h.device).unsqueeze(0).expand(h.shape[0], -1)
-        cos, sin = rotary(h, positions)
+        cos, sin = rotary(h, positions, **kwargs)
         q, k = sys.modules[type(attn).__module__].apply_rotary_pos_emb(q, k, cos, sin)
     return q, k

@@ -10,9 +10,9 @@ import torch
 from backend.errors import UserError
 from backend.fp8.bounds import BoundsConfig, bounds, compute_bounds
 from backend.fp8.geometry import _qk_norm_factors, check_supported, layer_factors
-from backend.fp8.observed import layer_logits
+from backend.fp8.observed import computed_pairs, layer_logits
 from backend.models import load
-from backend.models.architecture import attention_qk_weights
+from backend.models.architecture import attention_qk_weights, layer_type
 from backend.models.hooks import trace
 
 WEIGHTS_ONLY = BoundsConfig(n_texts=0)
@@ -22,7 +22,7 @@ def test_flags_per_architecture(tiny_handle):
     result = compute_bounds(tiny_handle, WEIGHTS_ONLY)
     model_type = tiny_handle.info.model_type
     assert result.rope == (model_type != "gpt2")
-    assert result.qk_norm == (model_type == "qwen3")
+    assert result.qk_norm == (model_type in ("qwen3", "gemma3_text"))
     assert result.augmented == (model_type in ("gpt2", "qwen2"))  # LayerNorm bias / q,k biases folded in
     assert result.sigma.shape == result.bound.shape == (tiny_handle.info.n_layers, tiny_handle.info.n_heads)
     assert (result.bound_rotation_safe >= result.bound_rank_aware * (1 - 1e-6)).all()
@@ -58,14 +58,17 @@ def test_adversarial_input_approaches_the_rank_aware_bound():
 
 
 def test_recomputed_logits_reproduce_the_models_attention(tiny_handle):
-    """softmax(causal logits) equals the model's own attention probabilities, GQA groups included."""
+    """softmax(computed logits) equals the model's own attention probabilities, GQA groups included, and
+    Gemma's sliding-window layer sees fewer keys than a causal one (11 tokens > its window)."""
     ids = torch.randint(0, 250, (2, 11), generator=torch.Generator().manual_seed(1))
     tr = trace(tiny_handle.model, ids, attentions=True)
     seq = ids.shape[1]
-    causal = torch.ones(seq, seq, dtype=torch.bool).tril()
     for layer in range(tiny_handle.info.n_layers):
+        pairs = computed_pairs(tiny_handle.model, layer, seq)
+        if layer_type(tiny_handle.model, layer) == "sliding_attention":
+            assert pairs.sum() < torch.ones(seq, seq).tril().sum()
         logits = layer_logits(tiny_handle.model, layer, tr.residual[layer])
-        probs = logits.masked_fill(~causal, float("-inf")).softmax(-1)
+        probs = logits.masked_fill(~pairs, float("-inf")).softmax(-1)
         assert torch.allclose(probs, tr.attentions[layer], atol=1e-5)
 
 
@@ -107,8 +110,8 @@ def test_bad_configs_raise_user_errors_on_construction(changes, message):
 
 
 def test_unsupported_models_and_qk_norms_are_refused():
-    with pytest.raises(UserError, match="gemma3"):
-        check_supported(SimpleNamespace(config=SimpleNamespace(model_type="gemma3")))
+    with pytest.raises(UserError, match="olmo2"):
+        check_supported(SimpleNamespace(config=SimpleNamespace(model_type="olmo2")))
     qk = attention_qk_weights(load("tiny-qwen3").model, 0)
     whole = SimpleNamespace(q_norm=torch.ones(64), k_norm=torch.ones(64))  # over all heads (OLMo2-style)
     with pytest.raises(UserError, match="whole projection"):

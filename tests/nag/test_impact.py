@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 from backend.models import load
-from backend.models.architecture import decoder_layers, mlp_up_proj
+from backend.models.architecture import decoder_layers, mlp_input_norm, mlp_up_proj
 from backend.nag.extract import ExtractConfig, extract_batched, extract_naive, length_batches, pad_batch, pad_id
 from backend.nag.impact import IMPACTS
 
@@ -20,8 +20,8 @@ def _manual_up_abs(handle, tokens):
     """Per layer: norm module applied to the captured MLP-block input, then the up projection by hand."""
     model, captured, handles = handle.model, {}, []
     gpt2 = model.config.model_type == "gpt2"
-    for layer, block in enumerate(decoder_layers(model)):
-        norm = block.ln_2 if gpt2 else block.post_attention_layernorm
+    for layer in range(len(decoder_layers(model))):
+        norm = mlp_input_norm(model, layer)
         handles.append(norm.register_forward_pre_hook(
             lambda m, args, layer=layer: captured.__setitem__(layer, args[0].detach())))
     with torch.no_grad():
@@ -29,8 +29,8 @@ def _manual_up_abs(handle, tokens):
     for h in handles:
         h.remove()
     rows = []
-    for layer, block in enumerate(decoder_layers(model)):
-        norm = block.ln_2 if gpt2 else block.post_attention_layernorm
+    for layer in range(len(decoder_layers(model))):
+        norm = mlp_input_norm(model, layer)
         proj = mlp_up_proj(model, layer)
         with torch.no_grad():
             x = norm(captured[layer])

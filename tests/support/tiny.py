@@ -9,13 +9,14 @@ from pathlib import Path
 
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-from transformers import (AutoModelForCausalLM, GPT2Config, LlamaConfig, PreTrainedTokenizerFast, Qwen2Config,
-                          Qwen3Config)
+from transformers import (AutoModelForCausalLM, Gemma3TextConfig, GPT2Config, LlamaConfig, PreTrainedTokenizerFast,
+                          Qwen2Config, Qwen3Config)
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CHAT_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
                  "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-ARCHITECTURES = ("gpt2", "llama", "qwen2", "qwen3")
+ARCHITECTURES = ("gpt2", "llama", "qwen2", "qwen3", "gemma3")
+GEMMA_WINDOW = 6  # the tiny Gemma's sliding window: tests with longer sequences cross it
 
 
 def byte_tokenizer() -> PreTrainedTokenizerFast:
@@ -46,6 +47,10 @@ def tiny_config(arch: str, vocab_size: int):
         return Qwen2Config(**llama_like)
     if arch == "qwen3":
         return Qwen3Config(head_dim=16, **llama_like)
+    if arch == "gemma3":  # QK-norm, (1 + w) norms, sqrt(hidden) embedding scale, scaling 1/sqrt(24) != 1/sqrt(16),
+        # a sliding-window layer then a full one (each with its own rotary table)
+        return Gemma3TextConfig(head_dim=16, query_pre_attn_scalar=24, sliding_window=GEMMA_WINDOW,
+                                layer_types=["sliding_attention", "full_attention"], **llama_like)
     raise ValueError(arch)
 
 
@@ -54,6 +59,11 @@ def build_tiny_model(arch: str, directory: Path, seed: int = 0) -> Path:
     tokenizer = byte_tokenizer()
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_config(tiny_config(arch, len(tokenizer)))
+    if arch == "gemma3":  # Gemma initialises its norm weights at 0 (gain 1 + w = 1): make the "+ 1" matter
+        with torch.no_grad():
+            for name, param in model.named_parameters():
+                if name.endswith("norm.weight"):
+                    param.normal_(0.0, 0.3)
     directory.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(directory, safe_serialization=True)
     tokenizer.save_pretrained(directory)
