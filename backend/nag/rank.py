@@ -119,16 +119,23 @@ def _compute(handle: ModelHandle, pool: Source, name: str | None, target_sets: l
                        scaled(progress, 0.1 + 0.85 * done / total, 0.1 + 0.85 * (done + len(part)) / total))
         ids += [d.id for d in part]
         domains += [d.domain or "" for d in part]
-        previews += [_preview(d) for d in part]
+        previews += [preview(d) for d in part]
         quality += [np.nan if d.quality is None else d.quality for d in part]
         sims.append(result.sim)
         tokens.append(result.n_tokens)
         truncated += result.truncated
         hits += result.cache_hits
         done += len(part)
-    similarity = np.concatenate(sims, axis=1)
-    n_tokens = np.concatenate(tokens)
     notices = list(getattr(state, "notices", ())) + reader_notices.messages("pool")
+    return assemble(handle.display_name, config, target_sets, ids, domains, previews, quality,
+                    np.concatenate(sims, axis=1), np.concatenate(tokens), truncated, hits, notices, progress)
+
+
+def assemble(model: str, config: RankConfig, target_sets: list[TargetSet], ids: list[str], domains: list[str],
+             previews: list[str], quality: list[float], similarity: np.ndarray, n_tokens: np.ndarray, truncated: int,
+             hits: int, notices: list[str], progress: Progress = silent) -> Ranking:
+    """Scores of the whole pool -> the budgeted Ranking (shared by `rank` and the corpus-job re-ranking)."""
+    total = len(ids)
     if truncated:
         notices.append(f"{truncated} pool document(s) are longer than {config.max_length} tokens: their features "
                        "use the first tokens only (the budget counts all their tokens).")
@@ -145,12 +152,12 @@ def _compute(handle: ModelHandle, pool: Source, name: str | None, target_sets: l
     if not (chosen.selected_by >= 0).any():
         notices.append("No document fits the token budget; raise the budget fraction.")
     progress(1.0, f"ranked {total} documents")
-    return Ranking(handle.display_name, config, tuple(t.name for t in target_sets), tuple(ids), tuple(domains),
+    return Ranking(model, config, tuple(t.name for t in target_sets), tuple(ids), tuple(domains),
                    tuple(previews), n_tokens, similarity, distance, chosen.selected_by, chosen.order,
                    chosen.budget_tokens, chosen.used_tokens, hits, tuple(notices))
 
 
-def _preview(doc: Document) -> str:
+def preview(doc: Document) -> str:
     text = " ".join(doc.text.split())
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
 

@@ -1,0 +1,210 @@
+"""Corpus jobs in the DuckDB store: one row per job (kind, corpus, config, model fingerprint, rows, checksum,
+status) and one per shard (status, rows, file checksum, error), so the dashboard can list, watch and reopen
+jobs, and a re-run processes only the shards not already done.
+
+A job's identity is (kind, the task's key incl. the model fingerprint, the corpus spec); its shards are
+identified by (path, size, mtime), so a crashed or pre-empted run resumes, and a shard edited since is redone.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from backend.corpus.engine import EngineConfig, ShardTask, run_shards
+from backend.corpus.output import DONE, EMPTY, FAILED, ShardResult, file_checksum, shard_file
+from backend.corpus.shards import Shard, list_shards
+from backend.errors import UserError
+from backend.progress import Progress, silent
+from backend.store.db import connect, store_path
+
+SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS corpus_jobs (
+        job_id VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, corpus VARCHAR NOT NULL, config VARCHAR NOT NULL,
+        fingerprint VARCHAR NOT NULL, out_dir VARCHAR NOT NULL, shards INTEGER NOT NULL, done_shards INTEGER NOT NULL,
+        failed_shards INTEGER NOT NULL, rows BIGINT NOT NULL, checksum VARCHAR NOT NULL, status VARCHAR NOT NULL,
+        engine VARCHAR NOT NULL, seconds DOUBLE NOT NULL,
+        created TIMESTAMP NOT NULL DEFAULT current_timestamp, updated TIMESTAMP NOT NULL DEFAULT current_timestamp)""",
+    """CREATE TABLE IF NOT EXISTS corpus_shards (
+        job_id VARCHAR NOT NULL, shard_id VARCHAR NOT NULL, idx INTEGER NOT NULL, path VARCHAR NOT NULL,
+        status VARCHAR NOT NULL, rows BIGINT NOT NULL, checksum VARCHAR NOT NULL, error VARCHAR NOT NULL,
+        notices VARCHAR NOT NULL, seconds DOUBLE NOT NULL, PRIMARY KEY (job_id, shard_id))""",
+]
+RUNNING, FINISHED, WITH_FAILURES = "running", "done", "done with failed shards"
+_ready: set[Path] = set()
+
+
+@contextmanager
+def _tx() -> Iterator:
+    """One short store transaction with this module's tables created (once per store file and process)."""
+    with connect() as con:
+        path = Path(store_path())
+        if path not in _ready:
+            for statement in SCHEMA:
+                con.execute(statement)
+            _ready.add(path)
+        yield con
+
+
+def jobs_root() -> Path:
+    """Shard files live beside the store (data/jobs/<job_id>/)."""
+    return Path(store_path()).parent / "jobs"
+
+
+def job_id_of(kind: str, key: dict, corpus: str) -> str:
+    text = json.dumps([kind, key, corpus], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    """processed: shards run now; skipped: already done before; failed: (shard path, error) of bad shards."""
+
+    job_id: str
+    kind: str
+    out_dir: str
+    shards: int
+    processed: int
+    skipped: int
+    rows: int
+    checksum: str
+    status: str
+    seconds: float
+    failed: tuple[tuple[str, str], ...] = field(default=())
+    notices: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict:
+        return {**self.__dict__, "failed": [{"shard": p, "error": e} for p, e in self.failed],
+                "notices": list(self.notices)}
+
+
+def _done_before(job_id: str, shards: list[Shard], out_dir: Path) -> dict[str, dict]:
+    """Shards recorded as done whose file is still there and unchanged (or recorded empty)."""
+    with _tx() as con:
+        frame = con.execute("SELECT shard_id, status, rows, checksum FROM corpus_shards WHERE job_id = ? AND "
+                            "status IN (?, ?)", [job_id, DONE, EMPTY]).df()
+    wanted = {s.id: s for s in shards}
+    out = {}
+    for row in frame.to_dict(orient="records"):
+        shard = wanted.get(row["shard_id"])
+        if shard is None:
+            continue
+        path = shard_file(out_dir, shard.index, shard.id)
+        if row["status"] == EMPTY or (path.is_file() and file_checksum(path) == row["checksum"]):
+            out[shard.id] = row
+    return out
+
+
+def _record(job_id: str, result: ShardResult) -> None:
+    with _tx() as con:
+        con.execute("INSERT OR REPLACE INTO corpus_shards VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [job_id, result.shard_id, result.index, result.path, result.status, result.rows, result.checksum,
+                     result.error, json.dumps(list(result.notices)), result.seconds])
+
+
+def _upsert_job(job_id, kind, corpus, key, fingerprint, out_dir, shards, engine, status, seconds=0.0) -> None:
+    with _tx() as con:
+        con.execute("DELETE FROM corpus_shards WHERE job_id = ? AND shard_id NOT IN (SELECT unnest(?))",
+                    [job_id, [s.id for s in shards]])
+        agg = con.execute("SELECT count(*) FILTER (WHERE status IN (?, ?)), count(*) FILTER (WHERE status = ?), "
+                          "coalesce(sum(rows), 0), coalesce(string_agg(checksum, '|' ORDER BY idx), '') "
+                          "FROM corpus_shards WHERE job_id = ?", [DONE, EMPTY, FAILED, job_id]).fetchone()
+        checksum = hashlib.sha256(agg[3].encode()).hexdigest()[:20]
+        con.execute("DELETE FROM corpus_jobs WHERE job_id = ?", [job_id])
+        con.execute("INSERT INTO corpus_jobs (job_id, kind, corpus, config, fingerprint, out_dir, shards, done_shards,"
+                    " failed_shards, rows, checksum, status, engine, seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                    " ?, ?, ?)", [job_id, kind, corpus, json.dumps(key, sort_keys=True, default=str), fingerprint,
+                                  str(out_dir), len(shards), agg[0], agg[1], agg[2], checksum, status, engine, seconds])
+
+
+def run_job(kind: str, task: ShardTask, corpus: str, engine: EngineConfig = EngineConfig(),
+            progress: Progress = silent) -> JobSummary:
+    """Process every shard of `corpus` not already done for this (kind, task, corpus); record each as it ends."""
+    start = time.perf_counter()
+    shards = list_shards(corpus)
+    spec = str(corpus)
+    key = task.key()
+    job_id = job_id_of(kind, key, spec)
+    out_dir = jobs_root() / job_id
+    done = _done_before(job_id, shards, out_dir)
+    pending = [s for s in shards if s.id not in done]
+    _upsert_job(job_id, kind, spec, key, task.fingerprint, out_dir, shards, engine.engine, RUNNING)
+    progress(len(done) / len(shards), f"{len(done)} of {len(shards)} shards already done; {len(pending)} to run")
+    failed, notices = [], []
+    for n, result in enumerate(run_shards(task, pending, out_dir, engine), start=1):
+        if result.status == DONE and result.fingerprint != task.fingerprint:
+            result = ShardResult(result.shard_id, result.index, result.path, FAILED,
+                                 error="the worker loaded a different model (fingerprint differs from the driver's)")
+        _record(job_id, result)
+        if result.status == FAILED:
+            failed.append((result.path, result.error))
+        notices += [f"{Path(result.path).name}: {text}" for text in result.notices]
+        progress((len(done) + n) / len(shards), f"{len(done) + n} of {len(shards)} shards ({Path(result.path).name}:"
+                                                 f" {result.status})")
+    seconds = time.perf_counter() - start
+    status = WITH_FAILURES if failed else FINISHED
+    _upsert_job(job_id, kind, spec, key, task.fingerprint, out_dir, shards, engine.engine, status, seconds)
+    row = job(job_id)
+    return JobSummary(job_id, kind, str(out_dir), len(shards), len(pending), len(done), int(row["rows"]),
+                      row["checksum"], status, seconds, tuple(failed), tuple(notices))
+
+
+def job(job_id: str) -> dict:
+    with _tx() as con:
+        cur = con.execute("SELECT * FROM corpus_jobs WHERE job_id = ?", [job_id])
+        found = cur.fetchone()
+        columns = [d[0] for d in cur.description]
+    if found is None:
+        raise UserError(f"No corpus job {job_id!r} in the store.")
+    return dict(zip(columns, found))
+
+
+def list_jobs(kind: str | None = None) -> pd.DataFrame:
+    """Jobs, newest first (one row each: progress counts, rows, checksum, status)."""
+    with _tx() as con:
+        where, args = ("WHERE kind = ?", [kind]) if kind else ("", [])
+        return con.execute(f"SELECT * FROM corpus_jobs {where} ORDER BY updated DESC", args).df()
+
+
+def job_shards(job_id: str) -> pd.DataFrame:
+    with _tx() as con:
+        return con.execute("SELECT * FROM corpus_shards WHERE job_id = ? ORDER BY idx", [job_id]).df()
+
+
+def shard_files(job_id: str) -> list[Path]:
+    """The job's Parquet files in corpus order (done shards only)."""
+    record = job(job_id)
+    frame = job_shards(job_id)
+    frame = frame[frame["status"] == DONE]
+    return [shard_file(record["out_dir"], int(i), s) for i, s in zip(frame["idx"], frame["shard_id"])]
+
+
+def iter_tables(job_id: str, columns: list[str] | None = None) -> Iterator[pa.Table]:
+    """The job's rows, one shard at a time, in corpus order (never the whole job in memory)."""
+    for path in shard_files(job_id):
+        yield pq.read_table(path, columns=columns)
+
+
+def export_job(job_id: str, out: str | Path, columns: list[str] | None = None) -> int:
+    """All rows of a job into one Parquet file (streamed shard by shard); returns the number of rows."""
+    writer, rows = None, 0
+    try:
+        for table in iter_tables(job_id, columns):
+            if writer is None:
+                writer = pq.ParquetWriter(str(out), table.schema)
+            writer.write_table(table)
+            rows += table.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+    if writer is None:
+        pq.write_table(pa.table({}), str(out))
+    return rows
