@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from backend.cli.params import add_flags, flag_values
+from backend.corpus.cli import ENGINE_FLAGS, add_engine_flags
 from backend.models import default_model_id, load
 from backend.nag import samples
 from backend.nag.corpus import chunks, iter_documents
@@ -44,6 +45,7 @@ RANK_FLAGS = ("method", "budget", "quality_weight", "seed")
 GRAPH_FLAGS = {"layer_min": "--layer-min", "layer_max": "--layer-max", "min_weight": "--min-weight",
                "min_edge_weight": "--min-edge-weight", "max_nodes_per_layer": "--max-nodes"}
 DEACTIVATION_FLAGS = ("share", "n_random", "seed")
+
 
 
 def _extract_config(args: argparse.Namespace) -> ExtractConfig:
@@ -80,7 +82,16 @@ def cmd_extract(args: argparse.Namespace) -> dict:
 def cmd_rank(args: argparse.Namespace) -> dict:
     handle = load(args.model or default_model_id(), progress=_progress)
     config = RankConfig(**flag_values(args, RankConfig, EXTRACT_FLAGS + RANK_FLAGS))
-    result = rank(handle, args.pool, _target_sets(args), config, progress=_progress)
+    job = None
+    if args.engine == "local":
+        result = rank(handle, args.pool, _target_sets(args), config, progress=_progress)
+    else:  # features as a corpus job on Ray (resumable), then ranked from its Parquet shards
+        from backend.corpus.engine import EngineConfig
+        from backend.nag.corpus_job import feature_job, rank_job
+
+        job = feature_job(handle, args.pool, config, EngineConfig(**flag_values(args, EngineConfig, ENGINE_FLAGS)),
+                          args.batch_size, _progress)
+        result = rank_job(handle, job.job_id, _target_sets(args), config, _progress)
     ranking = result.value
     frame = ranking.to_frame()
     frame.to_parquet(args.out, index=False)
@@ -91,6 +102,8 @@ def cmd_rank(args: argparse.Namespace) -> dict:
            "top": frame.head(args.show).drop(columns=["preview"]).to_dict(orient="records")}
     if ranking.labelled and set(ranking.target_names) & set(ranking.domains):
         out["precision_at_k"] = precision_curve(ranking, DEFAULT_KS)
+    if job is not None:
+        out["job"] = job.to_json()
     return out
 
 
@@ -138,8 +151,11 @@ def add_commands(subparsers) -> None:
     sub.set_defaults(handler=cmd_extract)
     sub = actions.add_parser("rank", help="rank a pool against target sets, select a token budget")
     _common(sub)
-    sub.add_argument("--pool", default=str(samples.pool_path()), help="candidate corpus (JSONL/CSV/Parquet/TXT)")
+    sub.add_argument("--pool", default=str(samples.pool_path()),
+                     help="candidate corpus (JSONL/CSV/Parquet/TXT); with --engine ray also a directory or a glob of "
+                          "JSONL/Parquet/TXT shards")
     add_flags(sub, RankConfig, RANK_FLAGS)
+    add_engine_flags(sub)
     sub.add_argument("--out", default="nag-scores.parquet", help="Parquet file of scores")
     sub.add_argument("--show", type=int, default=10, help="rows of the ranking in the output")
     sub.set_defaults(handler=cmd_rank)

@@ -174,3 +174,7 @@ def add_commands(subparsers) -> None:
     add_flags(ev, SamplingConfig, {"max_sentences": "--sentences"})
     ev.add_argument("--model-id")
     ev.set_defaults(handler=cmd_evaluate)
+
+    from backend.watermark.scan_cli import add_scan_command
+
+    add_scan_command(actions)

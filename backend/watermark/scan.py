@@ -1,0 +1,170 @@
+"""Watermark scan of a corpus: every document through the methods' detection interface (`methods.detect`),
+as a corpus job (local or Ray, backend.corpus), one row per document:
+
+id, verdict, flagged, score, z, p_value (the method's), p_model / p_user / p_total and their Bonferroni
+corrections (p x M registered models, x U_m users of the model, x U users in all: the rule
+backend.watermark.retrieval decides with), the attributed model / user, sentences and sentences used.
+
+Workers read the identity registry once, from a snapshot taken by the driver (detection would otherwise
+open the shared store for every document); a registry changed after the scan started is not seen by it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from backend.corpus.engine import EngineConfig
+from backend.corpus.jobs import JobSummary, export_job, run_job
+from backend.corpus.shards import Shard
+from backend.params import Config, param
+from backend.progress import Progress, silent
+from backend.watermark import registry
+from backend.watermark.methods import METHODS, SEARCHES, DetectRequest, detect, watermark_names
+
+KIND = "watermark-scan"
+CODE_VERSION = "1"
+BATCH = 64
+
+
+@dataclass(frozen=True)
+class ScanConfig(Config):
+    method: str = param("ipmark", "watermark method to test for", choices=watermark_names)
+    search: str = param("hierarchical", "identity search: hierarchical or flat", choices=SEARCHES)
+    model_address: int = param(0, "model identity whose key to test (kgw needs it; 0: search)", ge=0)
+    model_id: str = param("", "language model whose tokenizer detection needs (kgw; empty: the default model)")
+
+
+@dataclass(frozen=True)
+class RegistrySnapshot:
+    names: dict[int, str]
+    users: dict[int, list[int]]
+    labels: dict[tuple[int, int], str] = field(default_factory=dict)
+
+    @classmethod
+    def take(cls) -> RegistrySnapshot:
+        names = {m.address: m.name for m in registry.list_models()}
+        users = {m: [] for m in names} | registry.all_users_by_model()
+        frames = [registry.users_frame(m, limit=registry.MAX_BULK * 10) for m in users if users[m]]
+        labels = {}
+        for frame in frames:
+            for address, label in zip(frame["address"], frame["label"]):
+                m, u = address.split(".")
+                labels[(int(m), int(u))] = label
+        return cls(names, users, labels)
+
+    def digest(self) -> str:
+        text = json.dumps([sorted(self.names.items()), sorted(self.users.items())])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@contextmanager
+def _snapshot_registry(snap: RegistrySnapshot) -> Iterator[None]:
+    """Serve the registry reads detection makes from the snapshot while a shard is scanned."""
+    def get_user(m, u):
+        return registry.UserIdentity(int(m), int(u), snap.labels.get((int(m), int(u)), ""))
+
+    replaced = {"list_models": lambda: [registry.ModelIdentity(a, n) for a, n in sorted(snap.names.items())],
+                "all_users_by_model": lambda: {m: list(u) for m, u in snap.users.items() if u},
+                "get_user": get_user}
+    saved = {name: getattr(registry, name) for name in replaced}
+    for name, fn in replaced.items():
+        setattr(registry, name, fn)
+    try:
+        yield
+    finally:
+        for name, fn in saved.items():
+            setattr(registry, name, fn)
+
+
+@dataclass(frozen=True)
+class ScanTask:
+    config: ScanConfig
+    snapshot: RegistrySnapshot
+    fingerprint: str  # the sentence embedder's or the language model's: what the verdicts depend on
+    batch_size: int = BATCH
+
+    def key(self) -> dict:
+        return {"config": self.config.__dict__, "registry": self.snapshot.digest(), "model": self.fingerprint,
+                "code": CODE_VERSION}
+
+    def open(self) -> ScanWorker:
+        return ScanWorker(self)
+
+
+def _model_handle(config: ScanConfig):
+    from backend.models import default_model_id, load
+
+    return load(config.model_id or default_model_id())
+
+
+def _fingerprint(config: ScanConfig) -> str:
+    if METHODS.get(config.method).needs_model_to_detect:
+        return _model_handle(config).fingerprint
+    from backend.models.sentence_embedder import get_embedder
+
+    return get_embedder().fingerprint
+
+
+class ScanWorker:
+    def __init__(self, task: ScanTask) -> None:
+        self.task = task
+        method = METHODS.get(task.config.method)
+        self.handle = _model_handle(task.config) if method.needs_model_to_detect else None
+        self.fingerprint = _fingerprint(task.config)
+        snap = task.snapshot
+        self.n_models = max(len(snap.names), 1)
+        self.n_users = max(sum(map(len, snap.users.values())), 1)
+
+    def run(self, shard: Shard) -> tuple[pa.Table, list[str]]:
+        from backend.nag.corpus import Notices, iter_documents
+
+        notices, rows = Notices(), []
+        request = DetectRequest(self.task.config.method, self.task.config.search,
+                                model_address=self.task.config.model_address, handle=self.handle)
+        with _snapshot_registry(self.task.snapshot):
+            for doc in iter_documents(shard.path, notices=notices):
+                rows.append(self._row(doc.id, detect(doc.text, request)))
+        return pa.Table.from_pylist(rows, schema=SCHEMA), notices.messages("shard")
+
+    def _row(self, doc_id: str, d) -> dict:
+        levels = {getattr(s, "level", ""): s.p_value for s in d.levels}
+        users_m = max(len(self.task.snapshot.users.get(d.model_address or d.guess_model, [])), 1)
+        corrected = lambda p, n: None if p is None or (isinstance(p, float) and math.isnan(p)) \
+            else min(1.0, p * n)  # noqa: E731
+        report = d.report
+        return {"id": doc_id, "verdict": d.verdict, "flagged": d.flagged, "score": float(d.score),
+                "z": d.z, "p_value": d.p_value,
+                "p_model": levels.get("model"), "p_model_corrected": corrected(levels.get("model"), self.n_models),
+                "p_user": levels.get("user"), "p_user_corrected": corrected(levels.get("user"), users_m),
+                "p_total": levels.get("total"), "p_total_corrected": corrected(levels.get("total"), self.n_users),
+                "p_corrected": getattr(d, "p_corrected", None),  # the method's own family-wise p, where it has one
+                "model_address": d.model_address, "model_name": d.model_name, "user_address": d.user_address,
+                "user_label": d.user_label, "sentences": getattr(report, "n_sentences", None),
+                "sentences_used": getattr(report, "n_usable", None), "evidence": d.evidence}
+
+
+SCHEMA = pa.schema([("id", pa.string()), ("verdict", pa.string()), ("flagged", pa.bool_()), ("score", pa.float64()),
+                    ("z", pa.float64()), ("p_value", pa.float64()), ("p_model", pa.float64()),
+                    ("p_model_corrected", pa.float64()), ("p_user", pa.float64()), ("p_user_corrected", pa.float64()),
+                    ("p_total", pa.float64()), ("p_total_corrected", pa.float64()), ("p_corrected", pa.float64()), ("model_address", pa.int64()),
+                    ("model_name", pa.string()), ("user_address", pa.int64()), ("user_label", pa.string()),
+                    ("sentences", pa.int64()), ("sentences_used", pa.int64()), ("evidence", pa.string())])
+
+
+def scan(corpus: str, config: ScanConfig = ScanConfig(), engine: EngineConfig = EngineConfig(),
+         out: str | None = None, progress: Progress = silent) -> JobSummary:
+    """Scan (or resume scanning) `corpus`; with `out`, also write every row into one Parquet file."""
+    task = ScanTask(config, RegistrySnapshot.take(), _fingerprint(config))
+    start = time.perf_counter()
+    summary = run_job(KIND, task, corpus, engine, progress)
+    if out:
+        export_job(summary.job_id, out)
+    progress(1.0, f"scanned {summary.rows} documents in {time.perf_counter() - start:.1f} s")
+    return summary
