@@ -10,10 +10,13 @@ if str(ROOT) not in sys.path:  # `streamlit run` puts app/ on the path, not the 
 
 import streamlit as st  # noqa: E402
 
+from app.session import open_once_on  # noqa: E402
+from app.ui.guarded import guarded  # noqa: E402
 from app.ui.model_picker import model_picker  # noqa: E402
 from app.ui.scope import browser_scope  # noqa: E402
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
 from backend.features import load_all  # noqa: E402
+from backend.mt.model_choice import recommended_model  # noqa: E402
 from backend.store.db import store_notice  # noqa: E402
 
 load_all()  # every feature's variants registered before any page lists them
@@ -28,6 +31,8 @@ def _page(view, default=False):
 sections = {"": [_page(HOME, default=True)], "Views": [_page(v) for v in FEATURES], "Tools": [_page(v) for v in TOOLS]}
 navigation = st.navigation({name: pages for name, pages in sections.items() if pages})
 browser_scope()  # runs recorded during this script run belong to this browser session
+if navigation.url_path == "mt_heads":  # the MT view opens on the embedded model that translates
+    open_once_on("mt_heads", guarded(recommended_model))
 model_picker()
 notice = store_notice()
 if notice:

@@ -16,7 +16,8 @@ from backend.mt.attribution import ATTRIBUTIONS
 from backend.mt.data import language_name
 from backend.mt.examples import fit_shots
 from backend.mt.prompts import HEAD_TYPES
-from backend.mt.steering import STEER_MODES
+from backend.mt.model_choice import recommended_model
+from backend.mt.steering import STEER_LAYERS, STEER_MODES, STEER_POSITIONS
 from backend.params import default_of
 
 st.title("MT heads")
@@ -30,6 +31,13 @@ handle = current_model()
 if handle is None:
     st.stop()
 st.caption(f"Model: **{literal(handle.display_name)}** · {handle.info.n_layers} layers × {handle.info.n_heads} heads")
+translator = recommended_model()
+if st.session_state.get("recommended-mt_heads") == handle.id:
+    st.info(f"Opened on {literal(handle.display_name)}, the embedded model that translates (few-shot), so steering "
+            "can be judged by translation quality. Pick another model in the sidebar.")
+elif translator is not None and handle.id != translator:
+    st.caption(f"Recommended here: `{translator}`, the embedded model that translates; small models such as "
+               "SmolLM2-135M produce target-language text but not translations, whatever the steering.")
 
 with st.expander("Data: built-in set or your own upload", expanded=False):
     upload = st.file_uploader("Parallel sentences (TSV, CSV or JSONL; one column per language code, optional "
@@ -105,6 +113,11 @@ steer_types = g3.multiselect("Steering vectors", head_types, default=list(defaul
                              key="mt-steer-types", help=HEAD_TYPES.help_text())
 n_random = slider_for(ExperimentConfig, "n_random", "Random-head draws (control)", container=g4, min_value=1,
                       key="mt-random")
+h1, h2 = st.columns(2)
+steer_positions = select_for(ExperimentConfig, "steer_positions", "Steered positions",
+                             labels=STEER_POSITIONS.labels(), container=h1, key="mt-steer-positions")
+steer_layers = select_for(ExperimentConfig, "steer_layers", "Layers allowed", labels=STEER_LAYERS.labels(),
+                          container=h2, key="mt-steer-layers")
 st.caption(STEER_MODES.help_text())
 st.caption("If the add mode garbles the output, lower the strength or raise the head share; the patch mode "
            "(selected heads set to their mean clean outputs) needs no strength. On SmolLM2-135M the paper's 1% × 3 "
@@ -114,8 +127,46 @@ held_out = data.rows("evaluate")
 chosen_rows = st.multiselect("Held-out sentences for the side-by-side view", held_out, default=held_out[:3],
                              format_func=lambda r: data.text(src, r), key="mt-rows")
 base = ExperimentConfig(src=src, tgt=tgt, percent=percent, strength=strength, steer_types=tuple(steer_types),
-                        steer_mode=steer_mode,
+                        steer_mode=steer_mode, steer_positions=steer_positions, steer_layers=steer_layers,
                         ablate_type=head_type, n_random=n_random, k_shots=shots, heads=template)
+
+
+def pct(x: float | None) -> str:
+    return "n/a" if x is None or x != x else f"{100 * x:.0f}%"
+
+
+def steering_headline(experiment) -> None:
+    """Share of the chrF++ gap recovered first, the target-language rate and degeneration beside it."""
+    head = experiment.headline()
+    steering = head.get("steering")
+    if steering is None:
+        return
+    m1, m2, m3 = st.columns(3)
+    m1.metric("chrF++ gap recovered", pct(steering["gap_recovered"]),
+              help=f"(steered − instruction-free) / ({head['reference']} − instruction-free), chrF++")
+    m2.metric("Target-language rate", pct(steering["target_rate"]))
+    m3.metric("Repeated bigrams", f"{steering['degeneration']:.2f}",
+              delta=f"{steering['degeneration'] - steering['reference_degeneration']:+.2f} vs {head['reference']}",
+              delta_color="inverse", help="mean share of repeated word bigrams per output (degeneration)")
+
+
+def ablation_headline(experiment) -> None:
+    head = experiment.headline()
+    if "ablation_selected" not in head:
+        return
+    m1, m2 = st.columns(2)
+    chosen, rand = head["ablation_selected"], head.get("ablation_random", {})
+    m1.metric("chrF++ gap lost (selected heads)", pct(chosen["gap_lost"]),
+              delta=f"random heads: {pct(rand.get('gap_lost'))}", delta_color="off",
+              help="share of few-shot's chrF++ gain over instruction-free removed by zeroing the heads")
+    m2.metric("Target-language rate drop", pct(chosen["rate_drop"]),
+              delta=f"random heads: {pct(rand.get('rate_drop'))}", delta_color="off")
+
+
+def outputs_frame(experiment) -> pd.DataFrame:
+    return pd.DataFrame([{"condition": c.label, "source": s, "output": o, "detected": d, "reference": r}
+                         for c in experiment.conditions
+                         for s, o, d, r in zip(c.sources, c.outputs, c.detected, c.references)])
 
 
 def remembered(name: str, label: str) -> bool:
@@ -131,9 +182,10 @@ with tab_steer:
         config = dataclasses.replace(base, rows=tuple(chosen_rows))
         out = run_with_progress("Steering", lambda p: run_experiment(handle, "steer", config, data, progress=p))
         if out is not None:
-            free, steered, instr = out.value.conditions
+            steering_headline(out.value)
+            free, steered, few, instr = out.value.conditions
             side = pd.DataFrame({"source": free.sources, "instruction-free": free.outputs, "steered": steered.outputs,
-                                 "instruction": instr.outputs, "reference": free.references})
+                                 "few-shot": few.outputs, "instruction": instr.outputs, "reference": free.references})
             st.dataframe(side, hide_index=True, width="stretch")
             st.dataframe(pd.DataFrame(out.value.table()), hide_index=True, width="stretch")
             table_downloads(side, f"mt-steer-{src}-{tgt}", key="mt-steer-export")
@@ -143,11 +195,14 @@ with tab_ablate:
         config = dataclasses.replace(base, n_sentences=n_abl)
         out = run_with_progress("Ablation", lambda p: run_experiment(handle, "ablate", config, data, progress=p))
         if out is not None:
+            ablation_headline(out.value)
             st.plotly_chart(ablation_chart(ablation_rows(out.value.conditions, head_type)), width="stretch",
                             key="mt-ablation")
             frame = pd.DataFrame(out.value.table())
             st.dataframe(frame, hide_index=True, width="stretch")
             table_downloads(frame, f"mt-ablation-{src}-{tgt}", key="mt-abl-export")
+            with st.expander("Outputs"):
+                st.dataframe(outputs_frame(out.value), hide_index=True, width="stretch")
 with tab_eval:
     n_eval = st.slider("Held-out sentences", 1, len(held_out), min(10, len(held_out)), key="mt-eval-n")
     st.caption("Instruction prompt, few-shot, instruction-free, instruction-free + steering, few-shot with the "
@@ -156,15 +211,15 @@ with tab_eval:
         config = dataclasses.replace(base, n_sentences=n_eval)
         out = run_with_progress("Evaluation", lambda p: run_experiment(handle, "evaluate", config, data, progress=p))
         if out is not None:
+            steering_headline(out.value)
+            ablation_headline(out.value)
             frame = pd.DataFrame(out.value.table())
             st.plotly_chart(evaluation_bars(frame), width="stretch", key="mt-eval-bars")
             st.dataframe(frame, hide_index=True, width="stretch")
             table_downloads(frame, f"mt-evaluation-{src}-{tgt}", key="mt-eval-export")
             st.plotly_chart(ablation_chart(ablation_rows(out.value.conditions, head_type)), width="stretch",
                             key="mt-eval-ablation")
-            outputs = pd.DataFrame([{"condition": c.label, "source": s, "output": o, "detected": d, "reference": r}
-                                    for c in out.value.conditions
-                                    for s, o, d, r in zip(c.sources, c.outputs, c.detected, c.references)])
+            outputs = outputs_frame(out.value)
             with st.expander("All outputs"):
                 st.dataframe(outputs, hide_index=True, width="stretch")
                 table_downloads(outputs, f"mt-outputs-{src}-{tgt}", key="mt-out-export")

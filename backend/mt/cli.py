@@ -17,6 +17,7 @@ from backend.params import default_of, help_of
 HEADS_FLAGS = {"src": "--src", "tgt": "--tgt", "n_prompts": "--prompts", "k_shots": "--shots",
                "attribution": "--attribution", "seed": "--seed"}
 EXPERIMENT_FLAGS = {"n_sentences": "--sentences", "strength": "--strength", "steer_mode": "--steer-mode",
+                    "steer_positions": "--steer-positions", "steer_layers": "--steer-layers",
                     "ablate_type": "--ablate-type", "n_random": "--random"}
 
 
@@ -44,6 +45,13 @@ def _finite(x: float) -> float | None:
     return None if x is None or math.isnan(x) else round(float(x), 4)
 
 
+def _finite_all(value):
+    """Floats rounded, NaN as null, through nested dicts (the headline)."""
+    if isinstance(value, dict):
+        return {k: _finite_all(v) for k, v in value.items()}
+    return _finite(value) if isinstance(value, float) else value
+
+
 def cmd_heads(args) -> dict:
     handle = load(args.model or default_model_id(), progress=_progress)
     out = find_heads(handle, _heads_config(args, args.head_type), _data(args), progress=_progress)
@@ -67,7 +75,8 @@ def _experiment(kind: str):
                                   heads=_heads_config(args, "language"), **values)
         out = run_experiment(handle, kind, config, _data(args), progress=_progress)
         result = {"model": handle.display_name, "pair": f"{args.src}->{args.tgt}", "provenance": out.provenance,
-                  "seconds": round(out.seconds, 1), "run_id": out.run_id, "table": out.value.table()}
+                  "seconds": round(out.seconds, 1), "run_id": out.run_id, "table": out.value.table(),
+                  "headline": _finite_all(out.value.headline())}
         summary = out.value.ablation_summary()  # empty for an experiment without ablations
         if summary:
             result["ablation"] = summary

@@ -16,12 +16,13 @@ from backend.mt.examples import encode_answer
 from backend.mt.heads import HeadsConfig, find_heads
 from backend.mt.prompt_kinds import PROMPT_KINDS
 from backend.mt.selection import Head, random_heads
-from backend.mt.steering import STEER_MODES, Intervention, generate
+from backend.mt.selection import top_heads_in
+from backend.mt.steering import STEER_LAYERS, STEER_MODES, STEER_POSITIONS, Intervention, generate
 from backend.params import Config, param, require
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
 
-CODE_VERSION = "2"
+CODE_VERSION = "3"
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ class ConditionConfig(Config):
     k_shots: int = fields.k_shots(low=0)
     steer: tuple[HeadsConfig, ...] = param((), "head maps whose selected heads steer the generation")
     steer_mode: str = param("add", "how the selected heads steer", choices=STEER_MODES)
+    steer_positions: str = fields.steer_positions()
+    steer_layers: str = fields.steer_layers()
     strength: float = fields.strength()
     ablate: HeadsConfig | None = param(None, "head map whose selected heads are zeroed")
     random_draw: int = param(-1, "with ablate: zero random heads of this draw instead (-1: the selected ones)", ge=-1)
@@ -68,12 +71,20 @@ class ConditionResult:
     target_rate: float
     heads: tuple[Head, ...]  # heads steered from or ablated
 
+    @property
+    def degeneration(self) -> float:
+        """Mean share of repeated word bigrams per output (0 = none; "Le Le Le Le" -> 2/3)."""
+        return metrics.degeneration(self.outputs)
+
 
 def label(config: ConditionConfig) -> str:
     text = config.prompt
     if config.steer:
         how = f"×{config.strength:g}" if STEER_MODES.get(config.steer_mode).uses_strength else config.steer_mode
-        text += " + steering (" + " + ".join(h.head_type for h in config.steer) + f", {config.percent:g}%, {how})"
+        where = "" if config.steer_positions == "every-step" else f", {config.steer_positions}"
+        where += "" if config.steer_layers == "all" else f", {config.steer_layers} layers"
+        text += (" + steering (" + " + ".join(h.head_type for h in config.steer)
+                 + f", {config.percent:g}%, {how}{where})")
     if config.ablate is not None:
         what = f"random heads #{config.random_draw}" if config.random_draw >= 0 else f"{config.ablate.head_type} heads"
         text += f" − {what}"
@@ -94,9 +105,11 @@ def _intervention(handle: ModelHandle, config: ConditionConfig, data: ParallelSe
                   progress: Progress) -> tuple[Intervention, tuple[Head, ...]]:
     vectors, patches, used = [], [], []
     mode = STEER_MODES.get(config.steer_mode)
+    allowed = STEER_LAYERS.get(config.steer_layers).run(handle.info.n_layers)
     for heads_config in config.steer:
         head_map = find_heads(handle, heads_config, data, progress).value
-        part, chosen = mode.run(handle.model, head_map.mean_clean, head_map.selected(config.percent), tuple(used))
+        selected = top_heads_in(head_map.patching, config.percent, allowed)
+        part, chosen = mode.run(handle.model, head_map.mean_clean, selected, tuple(used))
         vectors.extend(part.vectors)
         patches.extend(part.patches)
         used.extend(h for h in chosen if h not in used)
@@ -109,7 +122,8 @@ def _intervention(handle: ModelHandle, config: ConditionConfig, data: ParallelSe
                                   exclude=chosen)
         ablate = chosen
         used.extend(chosen)
-    return Intervention(tuple(vectors), config.strength, ablate, tuple(patches)), tuple(used)
+    intervention = Intervention(tuple(vectors), config.strength, ablate, tuple(patches))
+    return STEER_POSITIONS.get(config.steer_positions).run(intervention), tuple(used)
 
 
 def compute_condition(handle: ModelHandle, config: ConditionConfig, data: ParallelSet,

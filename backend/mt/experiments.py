@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backend.models.loading import ModelHandle
-from backend.mt import fields
+from backend.mt import fields, metrics
 from backend.mt.conditions import ConditionConfig, ConditionResult, run_condition
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.heads import HeadsConfig
@@ -22,7 +22,7 @@ from backend.progress import Progress, scaled, silent
 from backend.registry import Registry, Variant
 from backend.store import Computed, ModelRef, cached
 
-CODE_VERSION = "2"
+CODE_VERSION = "3"
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,8 @@ class ExperimentConfig(Config):
     strength: float = fields.strength()
     steer_types: tuple[str, ...] = param(("language", "translation"), "head types whose vectors steer (summed)")
     steer_mode: str = param("add", "how the selected heads steer", choices=STEER_MODES)
+    steer_positions: str = fields.steer_positions()
+    steer_layers: str = fields.steer_layers()
     ablate_type: str = param("language", "head type whose selected heads are zeroed", choices=HEAD_TYPES)
     n_random: int = param(3, "random-head control draws", ge=0, le=10)
     k_shots: int = fields.k_shots()
@@ -63,7 +65,37 @@ class Experiment:
 
     def table(self) -> list[dict]:
         return [{"condition": c.label, "chrF++": round(c.chrf, 2), "target-language rate": round(c.target_rate, 3),
-                 "sentences": len(c.outputs), "heads": len(c.heads)} for c in self.conditions]
+                 "repeated bigrams": round(c.degeneration, 3), "sentences": len(c.outputs), "heads": len(c.heads)}
+                for c in self.conditions]
+
+    def _one(self, label: str) -> ConditionResult | None:
+        return next((c for c in self.conditions if c.label == label), None)
+
+    def headline(self) -> dict:
+        """The figures the page leads with. Steering: share of the chrF++ gap between the instruction-free prompt
+        and the reference prompt (few-shot if run, else the instruction) that the steered prompt recovers.
+        Ablation: share of the few-shot prompt's chrF++ gain over the instruction-free prompt that zeroing the
+        selected heads (and, on average, random heads) removes. Plus target-language rates and degeneration."""
+        free, few, instr = self._one("instruction-free"), self._one("few-shot"), self._one("instruction")
+        reference = few or instr
+        out: dict = {"reference": reference.label if reference else None}
+        for c in self.conditions:
+            if c.config.steer and free is not None and reference is not None:
+                out["steering"] = {"label": c.label, "gap_recovered": metrics.gap_recovered(c.chrf, free.chrf,
+                                                                                            reference.chrf),
+                                   "chrf": c.chrf, "target_rate": c.target_rate, "degeneration": c.degeneration,
+                                   "reference_degeneration": reference.degeneration}
+        if few is not None:
+            floor = free.chrf if free is not None else float("nan")
+            for kind, drops in (("selected", [c for c in self.conditions if c.config.ablate is not None
+                                              and c.config.random_draw < 0]),
+                                ("random", [c for c in self.conditions if c.config.random_draw >= 0])):
+                if drops:
+                    lost = [1.0 - metrics.gap_recovered(c.chrf, floor, few.chrf) for c in drops]
+                    out[f"ablation_{kind}"] = {"gap_lost": float(np.mean(lost)),
+                                               "rate_drop": float(np.mean([few.target_rate - c.target_rate
+                                                                           for c in drops]))}
+        return out
 
     def find(self, prefix: str) -> list[ConditionResult]:
         return [c for c in self.conditions if c.label.startswith(prefix)]
@@ -90,8 +122,8 @@ def _heads(config: ExperimentConfig, head_type: str) -> HeadsConfig:
 def _condition(config: ExperimentConfig, prompt: str, **changes) -> ConditionConfig:
     return ConditionConfig(src=config.src, tgt=config.tgt, prompt=prompt, n_sentences=config.n_sentences,
                            rows=config.rows, k_shots=config.k_shots, strength=config.strength,
-                           steer_mode=config.steer_mode,
-                           percent=config.percent, max_new_tokens=config.max_new_tokens, seed=config.seed, **changes)
+                           steer_mode=config.steer_mode, steer_positions=config.steer_positions,
+                           steer_layers=config.steer_layers, percent=config.percent, max_new_tokens=config.max_new_tokens, seed=config.seed, **changes)
 
 
 def _steering(config: ExperimentConfig) -> tuple[HeadsConfig, ...]:
@@ -106,11 +138,11 @@ def _random_ablations(config: ExperimentConfig) -> list[ConditionConfig]:
 def _plan_steer(config: ExperimentConfig) -> list[ConditionConfig]:
     require(bool(config.steer_types), "Pick at least one head type to steer with.")
     return [_condition(config, "instruction-free"), _condition(config, "instruction-free", steer=_steering(config)),
-            _condition(config, "instruction")]
+            _condition(config, "few-shot"), _condition(config, "instruction")]
 
 
 def _plan_ablate(config: ExperimentConfig) -> list[ConditionConfig]:
-    return [_condition(config, "few-shot"), _condition(config, "few-shot", ablate=_heads(config, config.ablate_type)),
+    return [_condition(config, "instruction-free"), _condition(config, "few-shot"), _condition(config, "few-shot", ablate=_heads(config, config.ablate_type)),
             *_random_ablations(config)]
 
 

@@ -45,3 +45,15 @@ def seed() -> Any:
 
 def dataset() -> Any:
     return param("", "the data set's digest (filled in by the verb; part of the cache key)")
+
+
+def steer_positions() -> Any:
+    from backend.mt.steering import STEER_POSITIONS
+
+    return param("every-step", "which positions are steered", choices=lambda: STEER_POSITIONS.names())
+
+
+def steer_layers() -> Any:
+    from backend.mt.steering import STEER_LAYERS
+
+    return param("all", "layers whose heads may be selected to steer", choices=lambda: STEER_LAYERS.names())

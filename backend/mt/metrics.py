@@ -46,3 +46,25 @@ def chrf_pp(hypotheses: list[str], references: list[str]) -> float:
 
 def sentence_chrf_pp(hypothesis: str, reference: str) -> float:
     return float(sacrebleu.CHRF(word_order=2).sentence_score(hypothesis, [reference]).score)
+
+
+def repeated_ngram_share(text: str, n: int = 2) -> float:
+    """Degeneration of one output: the share of its word n-grams that repeat an earlier one, 0-1
+    ("Le Joue Le Joue" -> 1/3 for bigrams; a sentence without repeats -> 0; fewer than 2 n-grams -> 0)."""
+    words = text.split()
+    grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    if len(grams) < 2:
+        return 0.0
+    return 1.0 - len(set(grams)) / len(grams)
+
+
+def degeneration(outputs: list[str] | tuple[str, ...], n: int = 2) -> float:
+    """Mean repeated word n-gram share over outputs (0 = no repetition); nan for no outputs."""
+    return float(sum(repeated_ngram_share(o, n) for o in outputs) / len(outputs)) if outputs else float("nan")
+
+
+def gap_recovered(value: float, floor: float, ceiling: float) -> float:
+    """(value - floor) / (ceiling - floor): the share of the chrF++ gap between the instruction-free prompt (floor)
+    and a prompt that translates (ceiling) that a condition recovers; nan when there is no gap to recover."""
+    gap = ceiling - floor
+    return float("nan") if not gap > 0 else float((value - floor) / gap)

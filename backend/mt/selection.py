@@ -29,6 +29,13 @@ def top_heads(scores: np.ndarray, percent: float) -> tuple[Head, ...]:
     return tuple((i // n_heads, i % n_heads) for i in order)
 
 
+def top_heads_in(scores: np.ndarray, percent: float, layers) -> tuple[Head, ...]:
+    """The top heads of a map among the given layers only; k is still percent% of all L*H heads."""
+    allowed = set(layers)
+    masked = np.where(np.isin(np.arange(scores.shape[0]), list(allowed))[:, None], scores, -np.inf)
+    return tuple(h for h in top_heads(masked, percent) if h[0] in allowed)
+
+
 def random_heads(n_layers: int, n_heads: int, k: int, seed: int, exclude: tuple[Head, ...] = ()) -> tuple[Head, ...]:
     """k heads drawn uniformly without replacement, never one of `exclude` (the selected heads)."""
     pool = [(layer, head) for layer in range(n_layers) for head in range(n_heads) if (layer, head) not in set(exclude)]

@@ -8,9 +8,14 @@ Steering modes (the STEER_MODES registry):
 - patch: the selected heads' outputs at the last position are replaced by their mean clean outputs on
   every decoding step (activation patching used as steering; no strength).
 Ablation zeroes the chosen heads at every position.
+
+Positions (STEER_POSITIONS): `every-step` (the paper's) steers the last position of the prompt and of every
+decoding step; `prompt-once` steers only the prompt's last position, once: later tokens see the steered
+position through its keys and values in the cache.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,17 +59,23 @@ class Intervention:
     strength: float = 3.0
     ablate: tuple[Head, ...] = ()
     patches: tuple[tuple[int, int, torch.Tensor], ...] = ()
+    once: bool = False  # steer (vectors, patches) the prompt's last position only; ablation stays everywhere
 
     def output_adds(self) -> list[OutputAdd]:
         return [OutputAdd(layer, vec, position=-1, scale=self.strength)
                 for vectors in self.vectors for layer, vec in vectors.items()]
 
-    def head_edits(self) -> list[HeadEdit]:
+    def ablations(self) -> list[HeadEdit]:
         by_layer: dict[int, list[int]] = {}
         for layer, head in self.ablate:
             by_layer.setdefault(layer, []).append(head)
-        zeros = [HeadEdit(layer, tuple(sorted(h)), "zero") for layer, h in sorted(by_layer.items())]
-        return zeros + [HeadEdit(layer, (head,), "replace", value, position=-1) for layer, head, value in self.patches]
+        return [HeadEdit(layer, tuple(sorted(h)), "zero") for layer, h in sorted(by_layer.items())]
+
+    def patch_edits(self) -> list[HeadEdit]:
+        return [HeadEdit(layer, (head,), "replace", value, position=-1) for layer, head, value in self.patches]
+
+    def head_edits(self) -> list[HeadEdit]:
+        return self.ablations() + self.patch_edits()
 
 
 NONE = Intervention()
@@ -93,6 +104,21 @@ def _patch(model, mean_clean: np.ndarray, chosen: tuple[Head, ...], used: tuple[
     return Intervention(patches=head_patches(mean_clean, chosen)), chosen
 
 
+# `run(intervention) -> intervention` applies the choice of steered positions.
+STEER_POSITIONS: Registry[Variant] = Registry("mt-steer-positions", "steered positions")
+STEER_POSITIONS.register(Variant("every-step", "Every step", "the last position of the prompt and of every decoding "
+                                 "step (paper)", lambda i: dataclasses.replace(i, once=False)))
+STEER_POSITIONS.register(Variant("prompt-once", "Prompt, once", "the prompt's last position only, once; later "
+                                 "tokens attend to it through the cache", lambda i: dataclasses.replace(i, once=True)))
+
+# `run(n_layers) -> range` of the layers whose heads may be selected to steer.
+STEER_LAYERS: Registry[Variant] = Registry("mt-steer-layers", "layers allowed")
+STEER_LAYERS.register(Variant("all", "All layers", "heads of any layer", lambda n: range(n)))
+STEER_LAYERS.register(Variant("first-half", "First half", "heads of the first half of the layers",
+                              lambda n: range((n + 1) // 2)))
+STEER_LAYERS.register(Variant("second-half", "Second half", "heads of the second half of the layers",
+                              lambda n: range((n + 1) // 2, n)))
+
 STEER_MODES.register(SteerMode(
     "add", "Add vectors",
     "add strength × o_proj(mean clean output of the selected heads) to the attention output (paper)", _add))
@@ -112,9 +138,15 @@ def generate(model, tokenizer, prompt_ids: list[int], max_new_tokens: int,
         max_new_tokens = max(0, min(max_new_tokens, limit - len(prompt_ids) - 1))
     eos = tokenizer.eos_token_id
     new: list[int] = []
-    with Hooks(model, head_edits=intervention.head_edits(), output_adds=intervention.output_adds()):
+    patches, adds = intervention.patch_edits(), intervention.output_adds()
+    always = (intervention.ablations(), []) if intervention.once else (intervention.ablations() + patches, adds)
+    with Hooks(model, head_edits=always[0], output_adds=always[1]):
         decoder = IncrementalDecoder(model)
-        logits = decoder.prefill(torch.tensor([prompt_ids], device=device))
+        if intervention.once:
+            with Hooks(model, head_edits=patches, output_adds=adds):
+                logits = decoder.prefill(torch.tensor([prompt_ids], device=device))
+        else:
+            logits = decoder.prefill(torch.tensor([prompt_ids], device=device))
         for _ in range(max_new_tokens):
             token = int(logits[0].argmax())
             if token == eos:

@@ -90,8 +90,9 @@ def test_cli_heads_and_steer(tmp_path, capsys):
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert [row["condition"].split(" ")[0] for row in out["table"]] == ["instruction-free", "instruction-free",
-                                                                       "instruction"]
-    assert len(out["outputs"]) == 3
+                                                                       "few-shot", "instruction"]
+    assert len(out["outputs"]) == 4
+    assert out["headline"]["reference"] == "few-shot" and "gap_recovered" in out["headline"]["steering"]
 
 
 def test_cli_bad_upload_exits_2(tmp_path, capsys):
