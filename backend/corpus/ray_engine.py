@@ -63,6 +63,9 @@ class ShardActor:
         os.environ.update(env)
         import torch
 
+        from backend.features import load_all
+
+        load_all()  # a fresh worker process: every registered variant, as in the driver
         torch.set_num_threads(max(threads, 1))
         self.worker = task.open()
         self.out_dir = out_dir

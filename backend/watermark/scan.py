@@ -158,9 +158,11 @@ SCHEMA = pa.schema([("id", pa.string()), ("verdict", pa.string()), ("flagged", p
                     ("sentences", pa.int64()), ("sentences_used", pa.int64()), ("evidence", pa.string())])
 
 
-def scan(corpus: str, config: ScanConfig = ScanConfig(), engine: EngineConfig = EngineConfig(),
+def scan(corpus: str, config: ScanConfig | None = None, engine: EngineConfig = EngineConfig(),
          out: str | None = None, progress: Progress = silent) -> JobSummary:
-    """Scan (or resume scanning) `corpus`; with `out`, also write every row into one Parquet file."""
+    """Scan (or resume scanning) `corpus`; with `out`, also write every row into one Parquet file.
+    (No ScanConfig() default at import: its choices are the registered methods, known after load_all.)"""
+    config = config or ScanConfig()
     task = ScanTask(config, RegistrySnapshot.take(), _fingerprint(config))
     start = time.perf_counter()
     summary = run_job(KIND, task, corpus, engine, progress)

@@ -48,3 +48,42 @@ def add_bad_shards(directory: Path) -> list[str]:
     (directory / "empty.jsonl").write_text("")
     (directory / "wrong-schema.jsonl").write_text(json.dumps({"body": "no text field"}) + "\n")
     return ["bad-bytes.txt", "empty.jsonl", "wrong-schema.jsonl"]
+
+
+class CountTask:
+    """A model-free task for the job machinery: one row (id, characters) per document. Each shard it runs is
+    logged in `log_dir`; `fail_on` (a shard name) raises there once (a crash), `kill_on` ends the worker
+    process there once (a killed Ray worker; never with the local engine). Neither is part of the key, so a
+    re-run is the same job."""
+
+    fingerprint = "count-v1"
+
+    def __init__(self, log_dir: Path, fail_on: str = "", kill_on: str = "") -> None:
+        self.log_dir, self.fail_on, self.kill_on = str(log_dir), fail_on, kill_on
+
+    def key(self) -> dict:
+        return {"task": "count"}
+
+    def open(self):
+        return self
+
+    def run(self, shard):
+        import os
+
+        from backend.nag.corpus import iter_documents
+
+        once = Path(self.log_dir) / f"once-{shard.name}"
+        if shard.name in (self.fail_on, self.kill_on) and not once.exists():
+            once.write_text("")
+            if shard.name == self.kill_on:
+                os._exit(1)
+            raise RuntimeError("crash while processing " + shard.name)
+        rows = [{"id": d.id, "chars": len(d.text)} for d in iter_documents(shard.path)]
+        with open(Path(self.log_dir) / "processed.log", "a") as log:
+            log.write(shard.name + "\n")
+        return pa.Table.from_pylist(rows, schema=pa.schema([("id", pa.string()), ("chars", pa.int64())])), []
+
+
+def processed(log_dir: Path) -> list[str]:
+    log = Path(log_dir) / "processed.log"
+    return log.read_text().split() if log.exists() else []

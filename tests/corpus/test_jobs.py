@@ -1,0 +1,70 @@
+"""Corpus jobs on the local engine: shards from a file / directory / glob, resume after a crash (only the
+missing shards run, no duplicated or missing rows), bad shards reported per shard, edited shards redone."""
+import pytest
+
+from backend.corpus.engine import EngineConfig
+from backend.corpus.jobs import job_shards, list_jobs, run_job, shard_files
+from backend.corpus.shards import list_shards
+from backend.errors import UserError
+from tests.corpus.support import CountTask, add_bad_shards, processed, write_corpus
+
+
+def _ids(job_id):
+    """(shard file, document id) of every stored row (TXT shards number their lines: ids repeat across shards)."""
+    import pyarrow.parquet as pq
+
+    return [(path.name, i) for path in shard_files(job_id) for i in pq.read_table(path).column("id").to_pylist()]
+
+
+def test_corpus_spec_is_a_file_a_directory_or_a_glob(tmp_path):
+    corpus = write_corpus(tmp_path / "c", 60, 6)
+    assert len(list_shards(corpus)) == 6
+    assert [s.name for s in list_shards(str(corpus / "*.jsonl"))] == ["part-00.jsonl", "part-03.jsonl"]
+    assert len(list_shards(corpus / "part-01.parquet")) == 1
+    with pytest.raises(UserError, match="No corpus shards"):
+        list_shards(str(tmp_path / "nothing-*.jsonl"))
+
+
+def test_interrupted_run_resumes_with_only_the_missing_shards(tmp_path, fresh_store):
+    corpus = write_corpus(tmp_path / "c", 240, 6)
+    with pytest.raises(RuntimeError, match="crash"):
+        run_job("count", CountTask(tmp_path, fail_on="part-03.jsonl"), str(corpus))
+    first = processed(tmp_path)
+    assert first == ["part-00.jsonl", "part-01.parquet", "part-02.txt"]
+    summary = run_job("count", CountTask(tmp_path), str(corpus))
+    assert processed(tmp_path)[len(first):] == ["part-03.jsonl", "part-04.parquet", "part-05.txt"]
+    assert (summary.skipped, summary.processed, summary.rows, summary.status) == (3, 3, 240, "done")
+    ids = _ids(summary.job_id)
+    assert len(ids) == len(set(ids)) == 240
+    again = run_job("count", CountTask(tmp_path), str(corpus))
+    assert again.processed == 0 and again.checksum == summary.checksum
+    assert list_jobs("count").iloc[0]["rows"] == 240
+
+
+def test_bad_shards_are_reported_per_shard_and_the_rest_completes(tmp_path, fresh_store):
+    corpus = write_corpus(tmp_path / "c", 60, 3)
+    add_bad_shards(corpus)
+    summary = run_job("count", CountTask(tmp_path), str(corpus))
+    failed = {p.split("/")[-1]: e for p, e in summary.failed}
+    assert set(failed) == {"bad-bytes.txt", "wrong-schema.jsonl"}
+    assert "not UTF-8" in failed["bad-bytes.txt"] and "no 'text'" in failed["wrong-schema.jsonl"]
+    assert summary.rows == 60 and summary.status == "done with failed shards"
+    status = dict(zip(job_shards(summary.job_id)["path"].str.split("/").str[-1], job_shards(summary.job_id)["status"]))
+    assert status["empty.jsonl"] == "empty" and status["part-00.jsonl"] == "done"
+
+
+def test_an_edited_shard_is_redone_and_a_deleted_file_recomputed(tmp_path, fresh_store):
+    corpus = write_corpus(tmp_path / "c", 60, 3)
+    first = run_job("count", CountTask(tmp_path), str(corpus))
+    (corpus / "part-00.jsonl").write_text('{"id": "new", "text": "an edited shard"}\n')
+    second = run_job("count", CountTask(tmp_path), str(corpus))
+    assert second.processed == 1 and second.rows == 41 and second.checksum != first.checksum
+    next(p for p in (tmp_path / "jobs").rglob("shard-000001-*.parquet")).unlink()
+    assert run_job("count", CountTask(tmp_path), str(corpus)).processed == 1
+    ids = _ids(second.job_id)
+    assert len(ids) == len(set(ids)) == 41 and "new" in {i for _, i in ids}
+
+
+def test_engine_config_is_validated():
+    with pytest.raises(UserError):
+        EngineConfig(engine="spark")
