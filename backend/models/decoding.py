@@ -21,7 +21,9 @@ def context_limit(model: nn.Module) -> int | None:
 
 
 class IncrementalDecoder:
-    """Feeds tokens one step at a time; `logits` is always the next-token logits `[batch, vocab]` (fp32)."""
+    """Feeds tokens one step at a time; `logits` is always the next-token logits `[batch, vocab]` (fp32).
+    Only the last position is projected to the vocabulary (logits_to_keep=1): a 200-token prompt on Gemma's
+    262k vocabulary would otherwise cost more than the rest of the forward."""
 
     def __init__(self, model: nn.Module):
         self.model = model
@@ -50,7 +52,7 @@ class IncrementalDecoder:
             raise UserError(f"The prompt has {prompt_ids.shape[1]} tokens; the model's context is {limit}.")
         prompt_ids = prompt_ids.to(self.model.device)
         with model_lock(self.model):
-            out = self.model(input_ids=prompt_ids, cache=self.cache, use_cache=True)
+            out = self.model(input_ids=prompt_ids, cache=self.cache, use_cache=True, logits_to_keep=1)
         self.forward_passes += 1
         if n > 1:
             self.cache.batch_repeat_interleave(n)
@@ -77,7 +79,7 @@ class IncrementalDecoder:
         """Append several tokens per row `[batch, k]` in one forward (catching a cache up)."""
         chunk = chunk.to(self.model.device)
         with model_lock(self.model):
-            out = self.model(input_ids=chunk, cache=self.cache, use_cache=True)
+            out = self.model(input_ids=chunk, cache=self.cache, use_cache=True, logits_to_keep=1)
         self.forward_passes += 1
         self.tokens = torch.cat([self.tokens, chunk], dim=1)
         self.logits = out.logits[:, -1, :].float()

@@ -34,7 +34,8 @@ def _gated_forward(model, prefix: tuple[int, ...], target: int, delta: torch.Ten
                           ((gates[:, layer] - offset)[..., None] * delta[layer]).unsqueeze(1), position=-1)
                  for layer in range(n_layers)]
         with Hooks(model, head_edits=edits):
-            logits = model(input_ids=ids.expand(b, -1)).logits[:, -1].float()
+            # logits_to_keep=1: only the last position is scored (Gemma: 262k vocab x every position otherwise)
+            logits = model(input_ids=ids.expand(b, -1), logits_to_keep=1).logits[:, -1].float()
         return torch.log_softmax(logits, dim=-1)[:, target]
 
     return forward

@@ -47,7 +47,7 @@ def patch_scores(model, prefix: tuple[int, ...], target: int, delta: torch.Tenso
                 logits = decoder.step(ids[0, -1].expand(n))
         else:  # a one-token prefix: nothing to share, run the batch directly
             with Hooks(model, head_edits=edits):
-                logits = model(input_ids=ids.expand(n, -1)).logits[:, -1].float()
+                logits = model(input_ids=ids.expand(n, -1), logits_to_keep=1).logits[:, -1].float()
         logp = torch.log_softmax(logits.float(), dim=-1)[:, target].cpu()
         for r, (layer, head) in enumerate(chunk, 1):
             scores[layer, head] = float(logp[r] - logp[0])
