@@ -3,6 +3,7 @@ import streamlit as st
 
 from app.figures.nag import (deactivation_figure, distance_histogram, graph_figure, precision_figure,
                              profile_concentration, profile_heatmap)
+from app.ui.corpus_jobs import corpus_jobs_panel
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
@@ -13,6 +14,7 @@ from backend.nag import (IMPACTS, SCORERS, DeactivationConfig, GraphConfig, Rank
                          compare, deactivation_check, export_selected, iter_documents, rank, target_profiles)
 from backend.nag import samples
 from backend.nag.corpus import FORMATS, Notices, documents_from_texts
+from backend.nag.corpus_job import feature_job
 
 st.title("NAG: neuron-activated graphs")
 st.caption("Each target example is characterised by its top-K highest-impact MLP neurons per layer; their "
@@ -85,6 +87,21 @@ if not target_sets or pool is None:
     st.stop()
 
 config = RankConfig(method, impact, int(top_k), int(max_length), float(budget), float(quality))
+
+
+def _open_nag_job(job_id: str) -> None:
+    """A finished feature job re-ranked against the targets chosen above (no document runs through the model)."""
+    from backend.nag.corpus_job import rank_job
+
+    done = run_with_progress("Re-ranking the corpus job", lambda progress: rank_job(handle, job_id, target_sets,
+                                                                                     config, progress))
+    if done is not None:
+        st.dataframe(done.value.to_frame().head(200), hide_index=True, width="stretch")
+        table_downloads(done.value.to_frame(), f"nag-job-{job_id}", key=f"nag-job-{job_id}-export")
+
+
+corpus_jobs_panel("nag-features", lambda corpus, progress: feature_job(handle, corpus, config, progress=progress),
+                  key="nag-jobs", open_job=_open_nag_job)
 computed = run_with_progress("Ranking the pool", lambda progress: rank(handle, pool, target_sets, config,
                                                                           pool_name, progress))
 if computed is None:

@@ -1,0 +1,138 @@
+"""The "Corpus jobs" panel (NAG and Watermark pages): launch a local job on an uploaded or server-side corpus,
+watch its progress, open a finished job and export its rows. The job runs in a background thread of this
+server; its shards and totals are read back from the store (backend.corpus.jobs), so any session sees them."""
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from app.ui.guarded import guarded
+from app.ui.text import literal
+from backend.corpus import jobs
+from backend.corpus.shards import SHARD_SUFFIXES
+from backend.errors import UserError
+
+MAX_DOWNLOAD_ROWS = 200_000  # larger jobs: export on the server (the path is shown)
+_running: dict[str, dict] = {}  # launch key -> {"fraction", "message", "error", "job"}: shared by the threads
+
+
+def _save_uploads(files) -> str:
+    """Uploaded shards saved beside the store (a folder per upload set); returns that folder as the CORPUS."""
+    digest = hashlib.sha256(b"".join(f.name.encode() + f.getvalue()[:1 << 16] for f in files)).hexdigest()[:16]
+    folder = jobs.jobs_root().parent / "uploads" / digest
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        (folder / Path(f.name).name).write_bytes(f.getvalue())
+    return str(folder)
+
+
+def _launch(key: str, corpus: str, launch: Callable) -> None:
+    state = {"fraction": 0.0, "message": "starting", "error": "", "job": None}
+    _running[key] = state
+
+    def progress(fraction: float, message: str) -> None:
+        state.update(fraction=min(max(float(fraction), 0.0), 1.0), message=message)
+
+    def work() -> None:
+        try:
+            state["job"] = launch(corpus, progress)
+        except UserError as err:
+            state["error"] = str(err)
+        except Exception as err:  # noqa: BLE001 - shown as a failure; details in the server log
+            import logging
+
+            logging.getLogger("dashboard").exception("corpus job failed")
+            state["error"] = f"Something went wrong ({type(err).__name__}). The details are in the server log."
+
+    threading.Thread(target=work, name=f"corpus-job-{key}", daemon=True).start()
+
+
+def _progress_view(key: str) -> None:
+    state = _running.get(key)
+    if state is None:
+        return
+    if state["error"]:
+        st.error(literal(state["error"]))
+    elif state["job"] is not None:
+        job = state["job"]
+        st.success(f"Job {job.job_id}: {job.rows:,} rows, {job.processed} shard(s) run, {job.skipped} already done, "
+                   f"{len(job.failed)} failed.")
+    else:
+        st.progress(state["fraction"], text=literal(state["message"]))
+
+
+def corpus_jobs_panel(kind: str, launch: Callable, key: str, open_job: Callable[[str], None] | None = None) -> None:
+    """`launch(corpus, progress) -> JobSummary` runs the page's job locally; `open_job(job_id)` shows a finished
+    job the page's way (e.g. NAG re-ranks it against the current targets); without it, rows are previewed."""
+    with st.expander("Corpus jobs", expanded=False):
+        st.caption("A corpus is a file, a folder or a glob of JSONL / Parquet / TXT shards, streamed shard by shard; "
+                   "a re-run skips the shards already done. Large corpora: `python -m backend ... --engine ray`.")
+        source = st.radio("Corpus", ["Server path", "Upload"], horizontal=True, key=f"{key}-source")
+        if source == "Server path":
+            corpus = st.text_input("File, folder or glob on the server", key=f"{key}-path").strip()
+        else:
+            files = st.file_uploader("Shards", type=[s.lstrip(".") for s in SHARD_SUFFIXES],
+                                     accept_multiple_files=True, key=f"{key}-upload")
+            corpus = guarded(lambda: _save_uploads(files)) if files else ""
+        busy = key in _running and _running[key]["job"] is None and not _running[key]["error"]
+        if st.button("Run local job", disabled=not corpus or busy, key=f"{key}-run"):
+            _launch(key, corpus, launch)
+            busy = True
+        _watch(key, busy)
+        _jobs_table(kind, key, open_job)
+
+
+def _watch(key: str, busy: bool) -> None:
+    if busy:
+        st.fragment(lambda: _progress_view(key), run_every=2.0)()
+    else:
+        _progress_view(key)
+
+
+def _jobs_table(kind: str, key: str, open_job: Callable[[str], None] | None) -> None:
+    frame = guarded(lambda: jobs.list_jobs(kind))
+    if frame is None or frame.empty:
+        st.caption("No corpus job yet.")
+        return
+    shown = frame[["job_id", "corpus", "status", "done_shards", "failed_shards", "shards", "rows", "engine",
+                   "seconds", "updated"]].astype({"updated": str})
+    st.dataframe(shown, hide_index=True, width="stretch")
+    chosen = st.selectbox("Open a job", list(frame["job_id"]), key=f"{key}-open")
+    if not chosen:
+        return
+    shards = guarded(lambda: jobs.job_shards(chosen))
+    if shards is not None and (shards["status"] == "failed").any():
+        st.warning("Some shards could not be read (the job went on without them):")
+        st.dataframe(shards.loc[shards["status"] == "failed", ["path", "error"]], hide_index=True, width="stretch")
+    if open_job is not None:
+        open_job(chosen)
+    else:
+        first = next(iter(guarded(lambda: list(jobs.iter_tables(chosen))) or []), None)
+        if first is not None:
+            st.dataframe(first.slice(0, 200).to_pandas(), hide_index=True, width="stretch")
+    _export(chosen, int(frame.loc[frame["job_id"] == chosen, "rows"].iloc[0]), key)
+
+
+def _export(job_id: str, rows: int, key: str) -> None:
+    if rows > MAX_DOWNLOAD_ROWS:
+        st.caption(f"{rows:,} rows: export on the server with `jobs.export_job('{job_id}', OUT.parquet)`; shards in "
+                   f"{literal(str(jobs.job(job_id)['out_dir']))}.")
+        return
+    if st.button("Prepare Parquet export", key=f"{key}-export-{job_id}"):
+        with tempfile.NamedTemporaryFile(suffix=".parquet") as tmp:
+            guarded(lambda: jobs.export_job(job_id, tmp.name))
+            data = Path(tmp.name).read_bytes()
+        st.download_button("Download job rows (Parquet)", data, file_name=f"corpus-job-{job_id}.parquet",
+                           mime="application/octet-stream", key=f"{key}-download-{job_id}")
+
+
+def frame_of(job_id: str, limit: int = 200) -> pd.DataFrame:
+    """The first rows of a job, for a page's own view."""
+    first = next(iter(jobs.iter_tables(job_id)), None)
+    return pd.DataFrame() if first is None else first.slice(0, limit).to_pandas()
