@@ -50,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     if "--json" in argv:  # accept --json anywhere on the line, as the docs show it last
         argv.remove("--json")
         argv.insert(0, "--json")
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)  # defaults read the settings (DASH_* variables)
         result = args.handler(args)
         notice = store_notice()
     except UserError as err:

@@ -1,3 +1,4 @@
+import html
 from dataclasses import dataclass
 
 from backend.store import ModelRef, cached
@@ -75,7 +76,7 @@ def test_switching_models_keeps_loaded_models_in_memory():
     llama = load("tiny-llama")
     at.sidebar.selectbox[0].set_value("tiny-gpt2").run()
     assert not at.exception and not at.error
-    assert any("tiny-gpt2" in m.value for m in at.markdown)
+    assert any("tiny-gpt2" in html.unescape(m.value) for m in at.markdown)
     assert {"tiny-llama", "tiny-gpt2"} <= set(loaded_ids())
     at.sidebar.selectbox[0].set_value("tiny-llama").run()
     assert load("tiny-llama") is llama  # not reloaded
