@@ -48,10 +48,9 @@ def finite(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else round(float(x), 4)
 
 
-def grid(percents, strengths) -> list[dict]:
+def grid(percents, strengths, modes, positions_list, layers_list) -> list[dict]:
     designs = []
-    for mode, positions, layers, percent in itertools.product(("add", "patch"), ("every-step", "prompt-once"),
-                                                              ("all", "first-half"), percents):
+    for mode, positions, layers, percent in itertools.product(modes, positions_list, layers_list, percents):
         for strength in (strengths if mode == "add" else (1.0,)):
             designs.append(dict(steer_mode=mode, percent=percent, strength=strength, steer_positions=positions,
                                 steer_layers=layers))
@@ -64,19 +63,29 @@ def main() -> None:
     parser.add_argument("--pairs", default="en-fr,en-de,en-es")
     parser.add_argument("--sentences", type=int, default=10, help="held-out sentences per condition")
     parser.add_argument("--prompts", type=int, default=8, help="head-finding prompts per head map")
-    parser.add_argument("--percents", default="1.4,3,5", help="head shares (72 heads: 1, 2 and 4 heads)")
-    parser.add_argument("--strengths", default="1,3,6")
+    parser.add_argument("--percents", default="1.4,5", help="head shares (72 heads: 1.4% = 1 head, 5% = 4)")
+    parser.add_argument("--strengths", default="3,10", help="add mode (Gemma's post-attention norm saturates it)")
+    parser.add_argument("--modes", default="add,patch")
+    parser.add_argument("--positions", default="every-step,prompt-once")
+    parser.add_argument("--layers", default="all", help="layers allowed: all, first-half, second-half")
+    parser.add_argument("--ablate-types", default="language")
     parser.add_argument("--top", type=int, default=4, help="designs of the first pair rerun on the others")
-    parser.add_argument("--random-draws", type=int, default=3)
+    parser.add_argument("--random-draws", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--designs-from", default="",
+                        help="a results file whose first pair's sweep gives the best designs for every pair here "
+                             "(read when needed: lets the other pairs run beside the first)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     handle, data = load(args.model), builtin()
     percents = [float(p) for p in args.percents.split(",")]
-    designs = grid(percents, [float(s) for s in args.strengths.split(",")])
+    designs = grid(percents, [float(s) for s in args.strengths.split(",")], args.modes.split(","),
+                   args.positions.split(","), args.layers.split(","))
     report = {"model": handle.display_name, "fingerprint": handle.fingerprint, "sentences": args.sentences,
               "heads_total": handle.info.n_layers * handle.info.n_heads,
               "command": "nohup .venv/bin/python bench/mt_gemma.py " + " ".join(sys.argv[1:]) + " > mt_gemma.log &",
+              "settings": vars(args),
               "gap": "(steered - instruction-free) / (few-shot - instruction-free), chrF++",
               "degeneration": "mean share of repeated word bigrams per output", "pairs": {}}
     for index, pair in enumerate(args.pairs.split(",")):
@@ -108,7 +117,11 @@ def main() -> None:
                                   "degeneration": finite(c.degeneration), "outputs": list(c.outputs[:3])}
                               for p, c in base.items()}
         steer = (heads("language"), heads("translation"))
-        todo = designs if index == 0 else _best(report["pairs"][args.pairs.split(",")[0]]["sweep"], args.top)
+        if args.designs_from:
+            first = next(iter(json.loads(Path(args.designs_from).read_text())["pairs"].values()))
+            todo = _best(first["sweep"], args.top)
+        else:
+            todo = designs if index == 0 else _best(report["pairs"][args.pairs.split(",")[0]]["sweep"], args.top)
         for design in todo:
             c = run("instruction-free", steer=steer, **design)
             entry["sweep"].append({**design, "heads": head_count(handle.info.n_layers, handle.info.n_heads,
@@ -119,8 +132,8 @@ def main() -> None:
                                    "meets_target": bool(gap_recovered(c.chrf, free.chrf, few.chrf) >= 0.5
                                                         and c.degeneration <= few.degeneration),
                                    "outputs": list(c.outputs[:3])})
-            _write(report)
-        for kind in ("language", "translation"):
+            _write(report, args.out)
+        for kind in args.ablate_types.split(","):
             for percent in (5.0,):
                 chosen = run("few-shot", ablate=heads(kind), percent=percent)
                 randoms = [run("few-shot", ablate=heads(kind), percent=percent, random_draw=d)
@@ -133,9 +146,9 @@ def main() -> None:
                     "random_chrf_drop": finite(sum(few.chrf - r.chrf for r in randoms) / len(randoms)),
                     "ratio": finite(drop / random_drop) if random_drop > 0 else ("inf" if drop > 0 else None),
                     "outputs": list(chosen.outputs[:3])}
-                _write(report)
-    _write(report)
-    log(f"wrote {OUT}")
+                _write(report, args.out)
+    _write(report, args.out)
+    log(f"wrote {args.out}")
 
 
 def _best(sweep: list[dict], top: int) -> list[dict]:
@@ -145,8 +158,8 @@ def _best(sweep: list[dict], top: int) -> list[dict]:
     return chosen + ([PAPER] if PAPER not in chosen else [])
 
 
-def _write(report: dict) -> None:
-    OUT.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+def _write(report: dict, path: str) -> None:
+    Path(path).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":
