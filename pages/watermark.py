@@ -3,11 +3,13 @@ import pandas as pd
 import streamlit as st
 
 from app.figures import watermark as figs
+from app.ui.corpus_jobs import corpus_jobs_panel
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for
 from app.ui.run import run_with_progress
+from app.ui.text import literal
 from backend.watermark import registry
 from backend.watermark.corpus import human_texts
 from backend.watermark.evaluation import EvalConfig, evaluate, latest_evaluation
@@ -15,6 +17,7 @@ from backend.watermark.generation import GenerateRequest, generate, make_request
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.methods import BASELINE, METHODS, DetectRequest, detect, watermark_names
 from backend.watermark.sampling import SamplingConfig
+from backend.watermark.scan import scan
 from backend.watermark.uploads import MAX_BYTES, SUFFIXES, read_upload
 
 st.title("Watermarks: who wrote this text?")
@@ -54,18 +57,28 @@ with detect_tab:
         found = guarded(lambda: detect(text, DetectRequest(method.name, prompt=prompt or None, model_address=address,
                                                            handle=handle)))
         if found is not None:
-            (st.success if found.flagged else st.info)(f"**{found.verdict}** · {found.identified()} · {found.evidence}")
+            family = "" if found.p_family is None else (
+                f" · p = {found.p_family:.2g}" + (f" (family-wise: best of {found.compared:,} identities' keys, "
+                                                  f"{found.keys_evaluated:,} scored)" if found.compared > 1 else ""))
+            (st.success if found.flagged else st.info)(
+                f"**{found.verdict}** · {literal(found.identified())} · {literal(found.evidence)}{family}")
             columns = st.columns(len(found.levels) + 1)
-            for col, lv in zip(columns, found.levels):
-                col.metric(f"z ({lv.level})", f"{lv.z:.2f}", f"p = {lv.p_value:.2g}", delta_color="off")
+            for col, lv in zip(columns, found.levels):  # raw z of the best identity, p corrected for the keys
+                col.metric(f"z ({lv.level})", f"{lv.z:.2f}", figs.p_text(lv), delta_color="off",
+                           help=f"Raw score of the best of {lv.compared:,} keys; one-key p = {lv.p_value:.2g} "
+                                "(uncorrected, not a p-value for a searched key)" if lv.compared > 1 else None)
             if found.keys_evaluated:
                 columns[-1].metric("keys scored", f"{found.keys_evaluated:,}", f"{found.seconds * 1000:.0f} ms",
                                    delta_color="off")
             st.plotly_chart(figs.level_evidence(found), width="stretch", key="wm-levels")
             st.markdown(figs.highlighted(found.pieces), unsafe_allow_html=True)
             if method.identifies_users:  # sentences carry the model or the user key: show which, and their bits
-                st.caption("Green: both bits 1 · pale green: one bit · red: none · grey: too short to carry bits. "
-                           "p-values are exact (binomial convolution with the variance of the weighted score).")
+                st.caption(("Green: both bits 1 · pale green: one bit · red: none · grey: too short to carry bits. "
+                            if found.flagged else "Not flagged: no sentence is coloured as evidence (the bits under "
+                            "the best-guess identity are in the table; hover a sentence). ")
+                           + "p-values are exact (binomial convolution with the variance of the weighted score) and "
+                           "corrected for the keys searched: Šidák over the model and user keys, Bonferroni over "
+                           "every registered identity for the total.")
                 st.plotly_chart(figs.sentence_contributions(found.units), width="stretch", key="wm-sentences")
             if found.units:
                 table = pd.DataFrame([r.__dict__ for r in found.units])
@@ -87,7 +100,7 @@ with generate_tab:
             gmethod = select_for(GenerateRequest, "method", "Method", labels=METHODS.labels(), container=c2,
                                  options=watermark_names())
             b = number_for(IPMarkConfig, "n_candidates", "B (candidates)", container=c3, max_value=32)
-            n_sent = number_for(SamplingConfig, "max_sentences", "Sentences", container=c4, max_value=20)
+            n_sent = number_for(SamplingConfig, "max_sentences", "Sentences", container=c4, max_value=40)
             go_button = st.form_submit_button("Generate watermarked and unwatermarked", type="primary")
         if go_button:
             model_address, user_address, _ = identities[pick]
@@ -136,6 +149,12 @@ with evaluate_tab:
         c1, c2 = st.columns(2)
         c1.plotly_chart(figs.perplexity_bars(result), width="stretch", key="wm-ppl")
         c2.plotly_chart(figs.attribution_curve(result), width="stretch", key="wm-attr")
+    by_length = figs.benchmark_rows(figs.LENGTH_RESULTS)
+    st.plotly_chart(figs.length_curve(by_length), width="stretch", key="wm-length")
+    if by_length:
+        st.caption("Measured by `bench/watermark_length.py` on the embedded model: each generated text (B = 8, "
+                   "writing continued past the end of answer) is replayed with the keys of every user of its model; "
+                   "see the benchmark's docstring for what a replay is and is not.")
     bench = figs.benchmark_rows()
     if bench.get("latency"):
         st.plotly_chart(figs.latency_chart(bench["latency"]), width="stretch", key="wm-latency")
@@ -170,3 +189,5 @@ with registry_tab:
                 st.success(f"{n:,} users added")
     st.caption("Keys are derived with HMAC from a master secret kept outside git (data/secrets/, owner-only) or "
                "given by DASH_WATERMARK_SECRET; it is never shown, logged or exported.")
+
+corpus_jobs_panel("watermark-scan", lambda corpus, progress: scan(corpus, progress=progress), key="wm-jobs")

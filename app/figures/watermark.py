@@ -13,8 +13,17 @@ import plotly.graph_objects as go
 from backend.config import REPO_ROOT
 
 BENCH_RESULTS = REPO_ROOT / "bench" / "results" / "watermark.json"
+LENGTH_RESULTS = REPO_ROOT / "bench" / "results" / "watermark_length.json"
 LEVEL_COLOURS = {"model": "#4a7ab5", "user": "#d08a2e", "": "#bbbbbb", "total": "#5a9a5a", "tokens": "#5a9a5a"}
-MARK_COLOURS = {"strong": "#9fd79f", "weak": "#d7ecb0", "miss": "#f3b3a6", "unscored": "#e6e6e6"}
+MARK_COLOURS = {"strong": "#9fd79f", "weak": "#d7ecb0", "miss": "#f3b3a6", "unscored": "#e6e6e6",
+                 "neutral": "transparent"}  # neutral: scored, but the text is not flagged (no evidence colour)
+
+
+def p_text(level) -> str:
+    """A level's p-value as shown: family-wise over the keys it was the best of ("best of K keys")."""
+    if level.compared > 1:
+        return f"p = {level.p_family:.2g} (best of {level.compared:,} keys)"
+    return f"p = {level.p_value:.2g}"
 
 
 def benchmark_rows(path: Path = BENCH_RESULTS) -> dict:
@@ -32,14 +41,15 @@ def _empty(message: str, height: int = 260) -> go.Figure:
 
 
 def level_evidence(detection) -> go.Figure:
-    """z-score per level of evidence (IPMark: model, user, total; KGW: tokens), p-values on hover."""
+    """Raw z-score of the best identity per level (IPMark: model, user, total; KGW: tokens), labelled with the
+    p-value corrected for the keys it was the best of."""
     levels = detection.levels
     if not levels:
         return _empty(f"{detection.verdict}: nothing to score")
     fig = go.Figure(go.Bar(
         x=[s.level for s in levels], y=[s.z for s in levels],
         marker_color=[LEVEL_COLOURS.get(s.level, "#5a9a5a") for s in levels],
-        text=[f"z={s.z:.2f}<br>p={s.p_value:.2g}<br>{s.n_bits} bits" for s in levels], textposition="auto",
+        text=[f"z={s.z:.2f}<br>{p_text(s)}<br>{s.n_bits} bits" for s in levels], textposition="auto",
         hovertemplate="%{x}: z=%{y:.2f}<extra></extra>"))
     fig.add_hline(y=4.0, line_dash="dot", annotation_text="z = 4", line_color="#888")
     return fig.update_layout(height=300, margin=dict(t=40, b=10), yaxis_title="z-score",
@@ -109,6 +119,25 @@ def attribution_curve(result) -> go.Figure:
     return fig.update_layout(height=300, margin=dict(t=40, b=10), xaxis_title="first k sentences",
                              yaxis_title="accuracy", yaxis_range=[0, 1.05],
                              title=f"Attribution among {result.n_users} users (+ a decoy model)")
+
+
+def length_curve(result: dict) -> go.Figure:
+    """Attribution accuracy by the number of sentences (bench/results/watermark_length.json)."""
+    rows = result.get("replayed") or []
+    if not rows:
+        return _empty("Run bench/watermark_length.py to measure attribution by length")
+    frame = pd.DataFrame(rows)
+    fig = go.Figure()
+    for column, name in (("model_accuracy", "model"), ("user_accuracy", "model + user"),
+                         ("user_decided", "user named (corrected p <= alpha)")):
+        fig.add_trace(go.Scatter(x=frame["sentences"], y=frame[column], mode="lines+markers", name=name,
+                                 customdata=frame["n_texts"], hovertemplate="%{x} sentences: %{y:.2f} "
+                                 "(%{customdata} texts)<extra></extra>"))
+    fig.add_hline(y=0.9, line_dash="dot", line_color="#888", annotation_text="90%")
+    title = (f"Attribution by length · {result.get('models', 2)} models x {result.get('users_per_model', '?')} users · "
+             f"{result.get('texts_generated', 0)} generated texts replayed for every user")
+    return fig.update_layout(height=320, margin=dict(t=40, b=10), xaxis_title="first k sentences",
+                             yaxis_title="accuracy", yaxis_range=[0, 1.05], title=title)
 
 
 def latency_chart(rows: list[dict]) -> go.Figure:

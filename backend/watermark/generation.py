@@ -21,7 +21,7 @@ from backend.watermark.kgw.config import KGWConfig
 from backend.watermark.methods import METHODS, WatermarkMethod
 from backend.watermark.sampling import ChosenSentence, SamplingConfig, first_candidate, sentence_loop
 
-CODE_VERSION = "2"  # 2: candidates after the first sentence start with whitespace
+CODE_VERSION = "2"  # 2: candidates after the first sentence start with whitespace (continue_past_eos: new key)
 MAX_PROMPT_CHARS = 4000
 
 

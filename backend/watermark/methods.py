@@ -20,7 +20,8 @@ BASELINE = "none"  # the unwatermarked baseline: generates like the others, neve
 WATERMARKED, CLEAN, TOO_SHORT, EMPTY_REGISTRY = ("watermarked", "not watermarked", "too short to decide",
                                                  "no identities registered")
 SEARCHES = ("hierarchical", "flat")
-MARKS = ("strong", "weak", "miss", "unscored")  # how a highlighted piece of text scored (see Detection.pieces)
+MARKS = ("strong", "weak", "miss", "unscored", "neutral")  # how a highlighted piece scored (see Detection.pieces)
+EVIDENCE_MARKS = ("strong", "weak", "miss")  # shown as evidence only on a text the verdict flags
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,8 @@ class Detection:
     method: str
     verdict: str  # WATERMARKED | CLEAN | TOO_SHORT | EMPTY_REGISTRY
     score: float  # the ROC statistic under the tested identity (or the best one); higher = stronger evidence
-    z: float | None
-    p_value: float | None
+    z: float | None  # raw score of the best identity (of the tested key when only one is tested)
+    p_value: float | None  # its one-key p-value, uncorrected: with a registry search, not a p-value by itself
     model_address: int  # the identified model (0: none)
     model_name: str
     user_address: int  # the identified user (0: none, or the method does not identify users)
@@ -55,6 +56,8 @@ class Detection:
     keys_evaluated: int = 0  # identity keys scored by a registry search (0: no search)
     seconds: float = 0.0
     report: Any = None
+    p_corrected: float | None = None  # family-wise p over the keys compared, what the verdict is taken on
+    compared: int = 1  # the reported identity is the best of this many identities' keys (1: one key tested)
 
     @property
     def flagged(self) -> bool:
@@ -70,9 +73,16 @@ class Detection:
                                                                           if self.user_label else "")
         return who
 
+    @property
+    def p_family(self) -> float | None:
+        """The p-value to show and decide with: corrected for the keys compared (the raw one when K = 1)."""
+        return self.p_value if self.p_corrected is None else self.p_corrected
+
     def to_json(self) -> dict:
-        """The method's own summary plus its per-unit details (what `watermark detect --json` prints)."""
-        return self.report.to_json()
+        """The common summary, then the method's own summary and per-unit details (`watermark detect --json`)."""
+        common = {"method": self.method, "verdict": self.verdict, "z": self.z, "p_value": self.p_value,
+                  "p_corrected": self.p_family, "best_of_keys": self.compared}
+        return {**common, **self.report.to_json()}
 
 
 def watermark_names() -> tuple[str, ...]:
@@ -120,6 +130,15 @@ def detect(text: str, request: DetectRequest) -> Detection:
     """Detect with the request's method (the prompt, when given, is removed first by the method)."""
     method = METHODS.get(request.method)
     return method.detect(text or "", request)
+
+
+def evidence_pieces(pieces, flagged: bool) -> tuple:
+    """The pieces as the page may colour them: on a text the verdict does not flag, no piece is shown as
+    evidence (its mark becomes "neutral"; the tooltip keeps its bits, marked not significant)."""
+    if flagged:
+        return tuple(pieces)
+    return tuple((text, "neutral", f"not significant · {tip}" if tip else "not significant")
+                 if mark in EVIDENCE_MARKS else (text, mark, tip) for text, mark, tip in pieces)
 
 
 def strip_prompt(text: str, prompt: str | None) -> str:

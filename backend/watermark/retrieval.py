@@ -7,9 +7,12 @@ Flat (O(M * U)): score every (model, user) pair on all its sentences and take th
 Both read the same signatures, computed once per text; users are ranked by cheap z-scores and exact
 p-values are computed for the winners only.
 
-Decision (family-wise level alpha, Bonferroni): the text is watermarked by model m if its
-model-level p <= alpha / M or the total p of (m, best user) <= alpha / U (all registered users); the
-user is named if, in addition, its user-level p <= alpha / U_m.
+Every level of the reported match is the best of K keys and carries its family-wise p-value
+(backend.watermark.stats: Šidák for the model level over the M model keys and for the user level over
+the user keys scored, Bonferroni for the total over every registered identity).
+Decision (family-wise level alpha): the text is watermarked by model m if the smaller of the corrected
+model-level and corrected total p-values, doubled (Bonferroni over these two tests), is <= alpha
+(`Match.p_decision`); the user is named if, in addition, its corrected user-level p <= alpha.
 """
 from __future__ import annotations
 
@@ -20,14 +23,15 @@ from dataclasses import dataclass
 from backend.watermark.keys import model_key, user_key
 from backend.watermark.scoring import MODEL, USER, bits_of, level_messages, prepare
 from backend.watermark.signatures import Signature
-from backend.watermark.stats import LevelScore, level_score
+from backend.watermark.stats import LevelScore, best_of, bonferroni, level_score
 
 FILTER_P = 0.01  # model-level p-value a model needs for its users to be scored (plus the best model)
 
 
 @dataclass(frozen=True)
 class Match:
-    """One identity's evidence; `user_address` 0 and `user` None when the model has no users."""
+    """One identity's evidence; `user_address` 0 and `user` None when the model has no users. Each level is
+    the best of its K keys (`LevelScore.compared`) with its family-wise p (`LevelScore.p_corrected`)."""
 
     model_address: int
     user_address: int
@@ -36,6 +40,7 @@ class Match:
     total: LevelScore
     model_significant: bool
     user_significant: bool
+    p_decision: float = 1.0  # the corrected p-value the verdict is taken on (see the module docstring)
 
 
 @dataclass(frozen=True)
@@ -55,17 +60,25 @@ def _z(sem: list[int], syn: list[int], w_sem: float, w_syn: float) -> float:
     return (w_sem * (sum(sem) - len(sem) / 2) + w_syn * (sum(syn) - len(syn) / 2)) / math.sqrt(var)
 
 
-def _match(m, u, msgs, model_bits, user_bits, n_users, w_sem, w_syn, alpha, n_models, all_users) -> Match:
-    model = level_score(MODEL, len(msgs[MODEL].sentence_ids), *model_bits, w_sem, w_syn)
-    user = None if user_bits is None else level_score(USER, len(msgs[USER].sentence_ids), *user_bits, w_sem, w_syn)
+def _match(m, u, msgs, model_bits, user_bits, w_sem, w_syn, alpha, n_models, n_user_keys, n_identities) -> Match:
+    """The evidence of (m, u) as the best of n_models model keys, n_user_keys user keys and n_identities
+    identities (the totals)."""
+    model = best_of(level_score(MODEL, len(msgs[MODEL].sentence_ids), *model_bits, w_sem, w_syn), n_models)
+    user = None if user_bits is None else best_of(
+        level_score(USER, len(msgs[USER].sentence_ids), *user_bits, w_sem, w_syn), n_user_keys)
     sem = model_bits[0] + (user_bits[0] if user_bits else [])
     syn = model_bits[1] + (user_bits[1] if user_bits else [])
     n = model.n_sentences + (user.n_sentences if user else 0)
-    total = level_score("total", n, sem, syn, w_sem, w_syn)
-    model_ok = model.p_value <= alpha / max(n_models, 1) or (
-        user is not None and total.p_value <= alpha / max(all_users, 1))
-    user_ok = model_ok and user is not None and user.p_value <= alpha / max(n_users, 1)
-    return Match(m, u, model, user, total, model_ok, user_ok)
+    total = best_of(level_score("total", n, sem, syn, w_sem, w_syn), n_identities, "bonferroni")
+    p_decision = bonferroni(min(model.p_family, total.p_family), 2)
+    model_ok = p_decision <= alpha
+    user_ok = model_ok and user is not None and user.p_family <= alpha
+    return Match(m, u, model, user, total, model_ok, user_ok, p_decision)
+
+
+def identities(registry: dict[int, list[int]]) -> int:
+    """Registered identities: every (model, user) pair plus each model without users."""
+    return sum(len(users) or 1 for users in registry.values())
 
 
 def hierarchical(sigs: list[Signature], registry: dict[int, list[int]], w_sem: float, w_syn: float,
@@ -80,10 +93,11 @@ def hierarchical(sigs: list[Signature], registry: dict[int, list[int]], w_sem: f
         per_model[m] = (msgs, bits, level_score(MODEL, len(msgs[MODEL].sentence_ids), *bits, w_sem, w_syn))
     order = sorted(per_model, key=lambda m: (-per_model[m][2].z, m))
     surviving = tuple(m for m in order if per_model[m][2].p_value <= filter_p and per_model[m][2].n_bits > 0)
-    all_users = sum(len(u) for u in registry.values())
     keys, best = len(registry), None
     guess = tuple(order[:1]) if any(s.usable for s in sigs) else ()
-    for m in dict.fromkeys(surviving + guess):
+    scored = tuple(dict.fromkeys(surviving + guess))
+    n_user_keys, n_identities = sum(len(registry[m]) for m in scored), identities(registry)
+    for m in scored:
         msgs, model_bits, _ = per_model[m]
         top_u, top_bits, top_z = 0, None, -math.inf
         for u in registry[m]:
@@ -92,8 +106,8 @@ def hierarchical(sigs: list[Signature], registry: dict[int, list[int]], w_sem: f
             if z > top_z:
                 top_u, top_bits, top_z = u, bits, z
         keys += len(registry[m])
-        match = _match(m, top_u, msgs, model_bits, top_bits, len(registry[m]), w_sem, w_syn, alpha, len(registry),
-                       all_users)
+        match = _match(m, top_u, msgs, model_bits, top_bits, w_sem, w_syn, alpha, len(registry), n_user_keys,
+                       n_identities)
         if best is None or _rank(match) > _rank(best):
             best = match
     ranking = tuple((m, per_model[m][2].z, per_model[m][2].log10_p) for m in order)
@@ -101,7 +115,7 @@ def hierarchical(sigs: list[Signature], registry: dict[int, list[int]], w_sem: f
 
 
 def _rank(match: Match) -> tuple:
-    return (match.model_significant, -match.total.log10_p, match.total.z)
+    return (match.model_significant, -match.p_decision, -match.total.log10_p, match.total.z)
 
 
 def flat(sigs: list[Signature], registry: dict[int, list[int]], w_sem: float, w_syn: float,
@@ -128,8 +142,9 @@ def flat(sigs: list[Signature], registry: dict[int, list[int]], w_sem: float, w_
             top = (model.z, m, 0, msgs, model_bits, None, 0)
     best = None
     if top is not None:
-        _, m, u, msgs, model_bits, bits, n_users = top
-        best = _match(m, u, msgs, model_bits, bits, n_users, w_sem, w_syn, alpha, len(registry), all_users)
+        _, m, u, msgs, model_bits, bits, _ = top
+        best = _match(m, u, msgs, model_bits, bits, w_sem, w_syn, alpha, len(registry), all_users,
+                      identities(registry))
     ranking.sort(key=lambda item: (-item[1], item[0]))
     surviving = (best.model_address,) if best is not None and best.model_significant else ()
     return Retrieval(best, tuple(ranking), surviving, keys, time.perf_counter() - start, "flat")

@@ -3,7 +3,10 @@
 For each next sentence, `n` candidate continuations are sampled in one batch (the prompt and the
 accepted text are prefilled once and broadcast to n rows); a row stops as soon as the segmenter
 (backend.watermark.segment) says its first sentence unit is complete, at EOS, or at
-`max_sentence_tokens` (the unit is then closed with "."). Finished rows are dropped from the batch
+`max_sentence_tokens` (the unit is then closed with "."). With `continue_past_eos` (the default) the
+end-of-answer token is masked until `max_sentences` sentences are written, so a model that closes its
+answer after a few sentences keeps writing (the evidence of a sentence-level watermark grows with the
+number of sentences; the embedded SmolLM2 stops after about five otherwise). Finished rows are dropped from the batch
 (cache rows reordered away). After the first sentence, the first token of every candidate must start
 with whitespace, so a new sentence can never glue onto the previous one (generation-time and
 detection-time segmentation stay identical). A `choose` callback picks one candidate; `on_sentence` streams it.
@@ -34,6 +37,8 @@ class SamplingConfig(Config):
     """How candidates are sampled (shared by all methods; part of every cache key)."""
 
     max_sentences: int = param(6, "sentences to generate", ge=1, le=50)
+    continue_past_eos: bool = param(True, "keep writing until the requested number of sentences (the end-of-answer "
+                                          "token is suppressed); off: stop where the model ends its answer")
     temperature: float = param(0.7, "sampling temperature", ge=0)
     repetition_penalty: float = param(1.1, "on tokens already in the response (CTRL-style)", gt=0)
     max_sentence_tokens: int = param(64, "a sentence is closed after this many tokens", ge=1)
@@ -106,6 +111,8 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
         shaped = _penalise(logits, seen[rows], cfg.repetition_penalty)
         if step == 0 and tail.strip():  # a new sentence must start with whitespace, or it would glue onto the last
             shaped = shaped.masked_fill(~_space_start(handle, vocab).to(shaped.device), float("-inf"))
+        if cfg.continue_past_eos:  # no end of answer, and no other special token that would open a new turn
+            shaped = shaped.index_fill(1, _special_ids(handle, vocab).to(shaped.device), float("-inf"))
         if processor is not None:
             shaped = processor(shaped, decoder.tokens[:, -1])
         probs = torch.softmax(shaped / max(cfg.temperature, 1e-4), dim=-1).cpu()
@@ -144,6 +151,13 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
                 raw, body = raw + ".", body + "."
             done[cid] = Candidate(raw, body, len(tokens[cid]), sum(logps[cid]), "limit", valid)
     return [done[c] for c in range(n)]
+
+
+def _special_ids(handle: ModelHandle, vocab: int) -> torch.Tensor:
+    """`[k]` ids of the tokenizer's special tokens (EOS included) inside the vocabulary."""
+    tok = handle.tokenizer
+    ids = {i for i in [*tok.all_special_ids, tok.eos_token_id] if i is not None and 0 <= i < vocab}
+    return torch.tensor(sorted(ids), dtype=torch.long)
 
 
 _space_masks: dict[tuple[str, int], torch.Tensor] = {}

@@ -6,12 +6,29 @@ level is S = w_sem * X + w_syn * Y with X ~ Bin(n_sem, 1/2), Y ~ Bin(n_syn, 1/2)
 E[S] = (w_sem n_sem + w_syn n_syn) / 2 and Var[S] = (w_sem^2 n_sem + w_syn^2 n_syn) / 4: the variance
 of the score actually used (IPMark's reference code uses 0.25 per sentence, which overstates it for
 0.5/0.5 weights). The p-value P(S >= s) is the exact convolution of the two binomials, in log space.
+
+Best of K keys. A registry search scores K keys and reports the best one; its raw p-value is then
+the minimum of K p-values and is not a p-value any more (with K = 100 keys and continuous scores,
+1 - 0.95^100 = 99% of human texts would show "p < 0.05"). The reported `p_corrected` is family-wise over the K keys:
+- Šidák, 1 - (1 - p_min)^K, where the K scores are independent given the text: keyed bits under
+  distinct keys are outputs of HMAC-SHA256 on the same messages with different keys, i.e. independent
+  fair coins under H0 (the PRF assumption the p-values already rest on), and a level's sentences are
+  split by the model key alone. For discrete scores P(p_k <= t) <= t, so P(min_k p_k <= t) <=
+  1 - (1 - t)^K: the corrected value is a valid (slightly conservative) p-value. Used for the model
+  level (K = models scored) and the user level (K = user keys scored).
+- Bonferroni, min(1, K p_min), which needs no independence: used for the total evidence of one
+  identity, whose model-level bits are shared by every user of that model (correlated scores) and
+  whose candidate set is chosen by the search; K = every registered identity, the family the search
+  could have picked from, so it is valid whatever the search order.
+An exact max-of-K null (the distribution of max_k S_k for K independent binomial convolutions) would be
+barely tighter than Šidák, which is that distribution's tail for continuous scores, and not defined for
+the correlated totals.
 """
 from __future__ import annotations
 
 import math
 from functools import lru_cache
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import logsumexp
@@ -32,8 +49,16 @@ class LevelScore:
     expected: float
     variance: float
     z: float
-    p_value: float
+    p_value: float  # one key's exact p-value (uncorrected when this is the best of several keys)
     log10_p: float
+    compared: int = 1  # K: keys this score was the best of (1: one key tested)
+    p_corrected: float | None = None  # family-wise p over the K keys (None: K = 1, the raw p is the p)
+    correction: str = ""  # "sidak" | "bonferroni" | "" (K = 1)
+
+    @property
+    def p_family(self) -> float:
+        """The p-value to decide and report with: corrected for the K keys compared."""
+        return self.p_value if self.p_corrected is None else self.p_corrected
 
     @property
     def n_bits(self) -> int:
@@ -73,6 +98,28 @@ def level_score(level: str, n_sentences: int, sem_bits: list[int], syn_bits: lis
     log_p = log_sf_weighted(score, n_sem, n_syn, w_sem, w_syn)
     return LevelScore(level, n_sentences, n_sem, n_syn, float(score), float(expected), float(variance), float(z),
                       float(math.exp(log_p)), float(log_p / math.log(10)))
+
+
+def sidak(p: float, k: int) -> float:
+    """P(min of k independent p-values <= p) = 1 - (1 - p)^k, computed stably for tiny p."""
+    if k <= 1:
+        return float(p)
+    return float(min(1.0, -math.expm1(k * math.log1p(-min(p, 1.0))))) if p < 1 else 1.0
+
+
+def bonferroni(p: float, k: int) -> float:
+    return float(min(1.0, max(k, 1) * p))
+
+
+CORRECTIONS = {"sidak": sidak, "bonferroni": bonferroni}
+
+
+def best_of(score: LevelScore, k: int, correction: str = "sidak") -> LevelScore:
+    """The same score, labelled as the best of k keys with its family-wise p-value."""
+    if k <= 1:
+        return replace(score, compared=1, p_corrected=None, correction="")
+    return replace(score, compared=int(k), p_corrected=CORRECTIONS[correction](score.p_value, k),
+                   correction=correction)
 
 
 def binomial_score(level: str, hits: int, n: int, gamma: float) -> LevelScore:

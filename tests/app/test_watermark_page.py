@@ -40,3 +40,47 @@ def test_watermark_page_generates_and_checks_kgw(one_identity):
     assert any("green tokens" in m.value for m in [*at.info, *at.success])
     labels = [m.label for m in at.metric]
     assert labels == ["z (tokens)"]  # KGW tests one model's key: no registry search, no user level
+
+
+@pytest.fixture
+def crowd(tmp_path, monkeypatch):
+    """A private secret and store with two models of 60 users each (120 identities)."""
+    monkeypatch.setenv("DASH_WATERMARK_SECRET_FILE", str(tmp_path / "secret.key"))
+    monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
+    from backend.watermark import registry
+
+    for name in ("model-a", "model-b"):
+        registry.bulk_add_users(registry.add_model(name).address, 60)
+
+
+def shown_p_values(at) -> list[tuple[str, float, str]]:
+    """(metric label, p shown, the metric's delta text) for every metric that shows a p-value."""
+    import re
+
+    found = []
+    for m in at.metric:
+        hit = re.search(r"p = ([0-9.e+-]+)", m.delta or "")
+        if hit:
+            found.append((m.label, float(hit.group(1)), m.delta))
+    return found
+
+
+def test_human_texts_never_show_an_uncorrected_small_p(crowd):
+    """The issue's case: human paragraphs against 100+ identities showed z ~ 2, p ~ 0.02 in big metrics and
+    green sentences. Metrics now show p corrected for the keys searched, labelled, and no green."""
+    from app.figures.watermark import MARK_COLOURS
+    from backend.watermark.corpus import human_texts
+
+    at = run_page("watermark.py")
+    for text in human_texts()[:4]:
+        at.text_area(key="wm-text").set_value(text)
+        at.run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        assert not at.success  # the verdict is not "watermarked"
+        shown = shown_p_values(at)
+        assert len(shown) == 3, shown  # model, user, total
+        for label, p, delta in shown:  # every p in a metric is the corrected one, labelled (was "p = 0.019")
+            assert "best of" in delta and 0 <= p <= 1, (label, delta)
+        html = "".join(m.value for m in at.markdown)
+        assert MARK_COLOURS["strong"] not in html and MARK_COLOURS["weak"] not in html
+        assert any("best of 120 identities" in m.value for m in at.info)

@@ -40,7 +40,10 @@ def test_watermarked_text_is_attributed_to_model_and_user(crowd):
     assert report.total.p_value < 1e-6 and report.total.z > 4
     assert all(r.sem_bit == 1 and r.syn_bit == 1 for r in report.sentences if r.usable)
     flat = detect(text, method="flat")
-    assert (flat.model_address, flat.user_address) == (model, users[1])
+    # the same identity; the flat scan compares every user key (43 here, against 3 for the hierarchical
+    # search), so its corrected user-level p is larger and may not name the user on 8 user sentences
+    assert (flat.model_address, flat.guess_user_address) == (model, users[1])
+    assert flat.user_level.compared == 43 > report.user_level.compared
     assert report.keys_evaluated < flat.keys_evaluated
     clean = detect(" ".join(rest[:12]))
     assert clean.verdict == CLEAN

@@ -1,7 +1,7 @@
 """IPMark detection from text alone (no language model): segment, sign once, retrieve the identity.
 
-Verdicts: "watermarked" (see backend.watermark.retrieval for the Bonferroni rule; the user is named
-when its own level also passes alpha/U_m),
+Verdicts: "watermarked" (see backend.watermark.retrieval: the verdict is taken on p-values corrected
+for the keys searched, `p_decision`; the user is named when its own corrected level also passes alpha),
 "not watermarked", "too short to decide" (fewer than `min_sentences` usable sentences; the scores are
 still reported), "no identities registered".
 """
@@ -42,6 +42,7 @@ class IPMarkReport:
     top_models: tuple[tuple[int, str, float, float], ...]  # (address, name, z, log10 p), best first
     retrieval: str
     keys_evaluated: int
+    p_decision: float  # the family-wise p the verdict is taken on (1.0 without a candidate)
     signature_seconds: float
     retrieval_seconds: float
 
@@ -56,12 +57,14 @@ class IPMarkReport:
 
     def summary(self) -> dict:
         lv = lambda s: None if s is None else {"z": round(s.z, 3), "p_value": s.p_value, "bits": s.n_bits,  # noqa: E731
-                                               "sentences": s.n_sentences, "score": s.score}
+                                               "sentences": s.n_sentences, "score": s.score,
+                                               "best_of_keys": s.compared, "p_corrected": s.p_family,
+                                               "correction": s.correction}
         return {"verdict": self.verdict, "model": self.model_address or None, "model_name": self.model_name,
                 "user": f"{self.model_address}.{self.user_address}" if self.user_address else None,
                 "user_label": self.user_label, "sentences": self.n_sentences, "usable_sentences": self.n_usable,
                 "model_level": lv(self.model_level), "user_level": lv(self.user_level), "total": lv(self.total),
-                "retrieval": self.retrieval, "keys_evaluated": self.keys_evaluated,
+                "p_corrected": self.p_decision, "retrieval": self.retrieval, "keys_evaluated": self.keys_evaluated,
                 "seconds": round(self.signature_seconds + self.retrieval_seconds, 3)}
 
     def to_json(self) -> dict:
@@ -110,6 +113,7 @@ def _report(verdict: str, best: Match | None, found: Retrieval | None, sigs, n_u
         model_level=best.model if best else None, user_level=best.user if best else None,
         total=best.total if best else None, n_sentences=len(sigs), n_usable=n_usable, sentences=tuple(rows),
         top_models=top, retrieval=found.method if found else "", keys_evaluated=found.keys_evaluated if found else 0,
+        p_decision=best.p_decision if best else 1.0,
         signature_seconds=signature_seconds, retrieval_seconds=found.seconds if found else 0.0)
 
 

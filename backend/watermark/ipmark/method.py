@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 
 from backend.watermark.ipmark.config import IPMarkConfig
-from backend.watermark.methods import METHODS, DetectRequest, Detection, SamplingHook, WatermarkMethod, strip_prompt
+from backend.watermark.methods import (METHODS, WATERMARKED, DetectRequest, Detection, SamplingHook, WatermarkMethod,
+                                       evidence_pieces, strip_prompt)
 
 
 def sampling_hook(handle, request) -> SamplingHook:
@@ -55,8 +56,9 @@ def detection_of(report, body: str, score: float) -> Detection:
                      report.user_address, report.user_label,
                      report.top_models[0][0] if report.top_models else 0, report.guess_user_address,
                      f"{report.n_usable} usable of {report.n_sentences} sentences", levels,
-                     tuple(p for p in pieces if p[0]), report.sentences, report.keys_evaluated,
-                     report.signature_seconds + report.retrieval_seconds, report)
+                     evidence_pieces((p for p in pieces if p[0]), report.verdict == WATERMARKED), report.sentences,
+                     report.keys_evaluated, report.signature_seconds + report.retrieval_seconds, report,
+                     None if total is None else report.p_decision, 1 if total is None else total.compared)
 
 
 IPMARK = METHODS.register(WatermarkMethod(

@@ -1,11 +1,11 @@
 """KGW registered as a watermark method: one candidate with the green-list logits processor; detection
-tests one model identity's key with the model's tokenizer."""
+tests one model identity's key with the model's tokenizer (K = 1 key: its p-value needs no correction)."""
 from __future__ import annotations
 
 from backend.errors import UserError
 from backend.watermark.kgw.config import KGWConfig
 from backend.watermark.methods import (METHODS, WATERMARKED, DetectRequest, Detection, SamplingHook, WatermarkMethod,
-                                       strip_prompt)
+                                       evidence_pieces, strip_prompt)
 
 MARKS = {1: "strong", 0: "miss", -1: "unscored"}
 
@@ -32,7 +32,8 @@ def detect_text(text: str, request: DetectRequest) -> Detection:
                 f"tokenizer of {request.handle.display_name}")
     return Detection("kgw", r.verdict, r.detection_score, r.score.z, r.score.p_value, found, "", 0, "",
                      r.model_address, 0, evidence, (r.score,),
-                     tuple((t, MARKS[g], "") for t, g in r.tokens), report=r)
+                     evidence_pieces(((t, MARKS[g], "") for t, g in r.tokens), r.verdict == WATERMARKED), report=r,
+                     p_corrected=None, compared=1)  # one key tested: the raw p is the p
 
 
 KGW = METHODS.register(WatermarkMethod(
