@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from backend.errors import UserError
 from backend.params import declared, default_of
 
 
@@ -44,3 +45,11 @@ def add_flags(parser: argparse.ArgumentParser, cls: type, fields: Iterable[str] 
 def flag_values(args: argparse.Namespace, cls: type, fields: Iterable[str]) -> dict[str, Any]:
     """The parsed values of the given fields, ready for `cls(**values)`."""
     return {name: getattr(args, name) for name in fields}
+
+
+def int_list(text: str, flag: str) -> tuple[int, ...]:
+    """`"3,5,8"` -> (3, 5, 8); anything else is a UserError naming the flag."""
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise UserError(f"{flag} takes comma-separated whole numbers such as 3,5,8, got {text!r}.") from None

@@ -15,7 +15,7 @@ from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import ProblemSet, prompt_ids, rollout_logprobs, typed_problem
 from backend.disagreement.scoring import RolloutConfig, ScoredRollout, generate_one, rollouts
 from backend.errors import UserError
-from backend.params import Config, param, same_as
+from backend.params import Config, param, require, same_as
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, cached
 from backend.tasks.arithmetic import Problem
@@ -29,6 +29,10 @@ class TraceConfig(Config):
     answer: int | None = None  # None: the rollouts are not scored
     max_new_tokens: int = same_as(RolloutConfig, "max_new_tokens")
     eopd: EopdParams = EopdParams()
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(bool(self.question.strip()), "The question is empty: type a problem to trace.")
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,8 @@ def _budgets(text: str) -> tuple[float, ...]:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise UserError(f"Budgets must be numbers separated by commas, got {text!r}.") from None
+    if not values:
+        raise UserError("Give at least one budget, e.g. 0.1 or 10 (percent).")
     return tuple(v / 100 if v > 1 else v for v in values)
 
 
@@ -61,7 +63,7 @@ def _rollout_json(r) -> dict:
 
 def cmd_analyze(args) -> dict:
     pair = _pair(args)
-    if args.question:
+    if args.question is not None:  # an empty --question is a mistake, not a request for the batch
         out = trace(pair, TraceConfig(args.question, args.answer, args.max_new_tokens), _progress)
         return {"pair": pair.label, "provenance": out.provenance, "base": _rollout_json(out.value.base),
                 "reasoning": _rollout_json(out.value.reasoning)}

@@ -5,7 +5,8 @@ import math
 import sys
 from pathlib import Path
 
-from backend.cli.params import add_flags, flag_values
+from backend.cli.params import add_flags, flag_values, int_list
+from backend.mt.selection import head_count
 from backend.errors import UserError
 from backend.models import default_model_id, load
 from backend.mt.data import builtin, parse_upload
@@ -53,8 +54,10 @@ def _finite_all(value):
 
 
 def cmd_heads(args) -> dict:
+    head_count(1, 1, args.percent)  # the selection share, checked before minutes of patching
+    config = _heads_config(args, args.head_type)
     handle = load(args.model or default_model_id(), progress=_progress)
-    out = find_heads(handle, _heads_config(args, args.head_type), _data(args), progress=_progress)
+    out = find_heads(handle, config, _data(args), progress=_progress)
     head_map = out.value
     return {"model": handle.display_name, "head_type": args.head_type, "pair": f"{args.src}->{args.tgt}",
             "provenance": out.provenance, "run_id": out.run_id,
@@ -68,11 +71,11 @@ def cmd_heads(args) -> dict:
 
 def _experiment(kind: str):
     def handler(args) -> dict:
-        handle = load(args.model or default_model_id(), progress=_progress)
-        rows = tuple(int(r) for r in args.rows.split(",")) if args.rows else ()
         values = flag_values(args, ExperimentConfig, (*EXPERIMENT_FLAGS, "src", "tgt", "percent", "k_shots", "seed"))
-        config = ExperimentConfig(rows=rows, steer_types=tuple(t for t in args.steer_types.split(",") if t),
-                                  heads=_heads_config(args, "language"), **values)
+        config = ExperimentConfig(rows=int_list(args.rows, "--rows"),
+                                  steer_types=tuple(t for t in args.steer_types.split(",") if t),
+                                  heads=_heads_config(args, "language"), **values)  # checked before the model loads
+        handle = load(args.model or default_model_id(), progress=_progress)
         out = run_experiment(handle, kind, config, _data(args), progress=_progress)
         result = {"model": handle.display_name, "pair": f"{args.src}->{args.tgt}", "provenance": out.provenance,
                   "seconds": round(out.seconds, 1), "run_id": out.run_id, "table": out.value.table(),

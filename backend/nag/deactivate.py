@@ -33,7 +33,8 @@ class DeactivationConfig(Config):
     of each held-out document."""
 
     share: float = param(0.0015, "fraction of all MLP neurons to zero", gt=0, lt=1)
-    n_random: int = param(3, "random draws of as many neurons (the baseline)", ge=0)
+    n_random: int = param(3, "random draws of as many neurons (the baseline the NAG effect is read against)", ge=1,
+                          le=100)
     seed: int = param(0, "seed of the random draws")
     max_length: int = param(120, "tokens per held-out document", ge=2)
     batch_tokens: int = param(1024, "padded tokens per forward", ge=1)

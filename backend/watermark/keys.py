@@ -82,6 +82,9 @@ def _load_master() -> bytes:
     with _lock:
         if str(path) in _cache:
             return _cache[str(path)]
+        if path.exists() and not path.is_file():
+            raise UserError(f"The watermark secret path ({ENV_SECRET_FILE} or the default) is not a regular file; "
+                            "point it at a file, or remove what is there to create a new secret.")
         raw = path.read_bytes() if path.exists() else _create_file(path)
         if len(raw) < 16:
             raise UserError(f"The watermark secret file {path} is damaged (too short); move it away to "

@@ -1,0 +1,58 @@
+"""Inputs a careless or hostile user gives the CLI end in one line and exit 2, before any long work."""
+from __future__ import annotations
+
+import pytest
+
+from backend.__main__ import main
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "latin1.jsonl").write_bytes('{"question": "caf\u00e9 2+2", "answer": 4}\n'.encode("latin-1"))
+    (tmp_path / "huge.jsonl").write_text('{"question": "2+2", "answer": ' + "9" * 5000 + "}\n")
+    (tmp_path / "wide.csv").write_text('id,text\n1,"' + "a" * 200_000 + '"\n')
+    (tmp_path / "latin1.txt").write_bytes("caf\u00e9 au lait.".encode("latin-1"))
+    (tmp_path / "secret-dir").mkdir()
+    return tmp_path
+
+
+CASES = [
+    (["decode", "run", "--model", "tiny-llama", "--jsonl", "{d}/latin1.jsonl"], "UTF-8"),
+    (["decode", "run", "--model", "tiny-llama", "--jsonl", "{d}/huge.jsonl"], "too large"),
+    (["decode", "run", "--model", "tiny-llama", "--prompt", "hi", "--strategy", "sampling", "--temperature", "0"],
+     "temperature"),
+    (["nag", "rank", "--model", "tiny-llama", "--pool", "{d}/wide.csv"], ""),
+    (["nag", "rank", "--model", "tiny-llama", "--out", "{d}/missing/x.parquet"], "missing"),
+    (["nag", "deactivate", "--model", "tiny-llama", "--n-random", "0"], "n_random"),
+    (["mt", "steer", "--model", "tiny-llama", "--rows", "a,b"], "--rows"),
+    (["mt", "heads", "--model", "tiny-llama", "--percent", "1000"], "percentage"),
+    (["disagree", "intervene", "--question", "2+2?", "--budget", ""], "budget"),
+    (["disagree", "eopd", "--tau", "nan"], "tau"),
+    (["disagree", "analyze", "--question", ""], "empty"),
+    (["watermark", "evaluate", "--prompts", "-1"], "n_prompts"),
+    (["watermark", "attack", "copy-paste", "--text", "Hello there. How are you.", "--other", "{d}/nope.txt"],
+     "No such file"),
+    (["watermark", "attack", "copy-paste", "--text", "Hello there. How are you.", "--other", "{d}/latin1.txt"],
+     "UTF-8"),
+    (["models", "generate", "Hi", "--model", "tiny-llama", "--max-new-tokens", "1000000000"], "max_new_tokens"),
+    (["runs", "list", "--limit", "-1"], "limit"),
+]
+
+
+@pytest.mark.parametrize("argv, words", CASES, ids=[" ".join(c[0][:3]) + f" #{i}" for i, c in enumerate(CASES)])
+def test_bad_input_is_one_line_and_exit_2(argv, words, files, capsys, fresh_store):
+    assert main([a.format(d=files) for a in argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if line.startswith("error:")]
+    assert len(errors) == 1 and words in errors[0], err
+
+
+def test_a_secret_path_that_is_a_directory(files, capsys, fresh_store, monkeypatch):
+    monkeypatch.setenv("DASH_WATERMARK_SECRET_FILE", str(files / "secret-dir"))
+    monkeypatch.delenv("DASH_WATERMARK_SECRET", raising=False)
+    assert main(["watermark", "identity", "add-model", "--name", "probe-model"]) == 0  # no key needed yet
+    capsys.readouterr()
+    assert main(["watermark", "detect", "--text", "One sentence here. Another one there. And a third."]) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "not a regular file" in errors[0] and str(files) not in err
