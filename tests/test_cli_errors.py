@@ -56,3 +56,19 @@ def test_a_secret_path_that_is_a_directory(files, capsys, fresh_store, monkeypat
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "not a regular file" in errors[0] and str(files) not in err
+
+
+def test_a_pickle_only_checkpoint_is_refused_with_a_message(tmp_path, capsys, monkeypatch):
+    import os
+    import shutil
+
+    from tests.conftest import TINY_DIRS
+
+    pickle_only = tmp_path / "pickle-only"
+    shutil.copytree(TINY_DIRS["llama"], pickle_only)
+    for weights in pickle_only.glob("*.safetensors"):
+        weights.rename(weights.with_suffix(".bin"))
+    monkeypatch.setenv("DASH_EXTRA_MODELS", os.environ["DASH_EXTRA_MODELS"] + f";pickled={pickle_only}")
+    assert main(["models", "info", "--model", "pickled"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "pickle checkpoints" in err

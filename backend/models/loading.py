@@ -133,6 +133,9 @@ def load(model_id: str, progress: Progress | None = None) -> ModelHandle:
         if not spec.is_embedded:  # check the budget from the config before any weight is fetched
             check_budget(spec, _config_of(spec))
         directory = resolve_directory(spec, progress)
+        if not any(directory.glob("*.safetensors")):  # pickle checkpoints can run code when loaded: never
+            raise UserError(f"Model {spec.id!r} has no .safetensors weights in its folder; pickle checkpoints "
+                            "(.bin, .pt) are not loaded. Convert it to safetensors first.")
         n_params = check_budget(spec, AutoConfig.from_pretrained(directory, trust_remote_code=False))
         report(0.9, f"Loading {spec.display_name}")
         device = pick_device()
