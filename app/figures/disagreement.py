@@ -1,11 +1,10 @@
 """Figures of the disagreement view: results of backend.disagreement -> plotly figures / HTML snippets."""
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import plotly.graph_objects as go
 
+from app.ui.text import literal_html, plot_label
 from backend.disagreement.divergences import SIGNALS
 
 SIGNAL_LABELS = SIGNALS.labels()
@@ -13,7 +12,7 @@ POLICY_COLORS = {"guided": "#d62728", "entropy": "#ff7f0e", "random": "#7f7f7f",
 
 
 def _display(piece: str) -> str:
-    return piece.replace("\n", "⏎").replace(" ", "·") or "∅"
+    return plot_label(piece.replace("\n", "⏎").replace(" ", "·")) or "∅"
 
 
 def top_positions(values: np.ndarray, n: int) -> list[int]:
@@ -50,7 +49,7 @@ def tokens_html(tokens, values, strong) -> str:
     for i, piece in enumerate(tokens):
         alpha = 0.06 + 0.6 * max(float(values[i]), 0.0) / scale
         border = "border:2px solid #d62728;" if i in strong else ""
-        text = html.escape(piece).replace("\n", "⏎<br>")
+        text = literal_html(piece).replace("<br>", "⏎<br>")
         spans.append(f'<span title="{i}: {values[i]:.3f}" style="background:rgba(214,39,40,{alpha:.2f});'
                      f'{border}border-radius:3px;padding:0 1px">{text}</span>')
     return '<div style="font-family:monospace;line-height:1.9;white-space:pre-wrap">' + "".join(spans) + "</div>"

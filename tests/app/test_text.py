@@ -28,3 +28,11 @@ def test_plot_labels_cannot_make_links():
     label = plot_label('<a href="http://evil">model</a>')
     assert "<a" not in label and html.unescape(label) == '<a href="http://evil">model</a>'
     go.Figure(go.Bar(x=[label], y=[1]))  # accepted by plotly as text
+
+
+def test_token_views_keep_model_output_as_text():
+    from app.figures.disagreement import tokens_html
+
+    out = tokens_html(["Hi", "\n\n", "![t](http://host/x.gif)", "<b>x</b>"], [0.1, 0.2, 0.3, 0.4], {2})
+    assert "\n" not in out and "![" not in out and "<b>" not in out and "http:" not in out
+    assert html.unescape(out).count("http://host/x.gif") == 1
