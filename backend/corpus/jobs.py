@@ -11,7 +11,6 @@ import hashlib
 import json
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from backend.corpus.output import DONE, EMPTY, FAILED, ShardResult, file_checksu
 from backend.corpus.shards import Shard, list_shards
 from backend.errors import UserError
 from backend.progress import Progress, silent
-from backend.store.db import connect, store_path
+from backend.store.db import connect_with, store_path
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS corpus_jobs (
@@ -39,19 +38,11 @@ SCHEMA = [
         notices VARCHAR NOT NULL, seconds DOUBLE NOT NULL, PRIMARY KEY (job_id, shard_id))""",
 ]
 RUNNING, FINISHED, WITH_FAILURES = "running", "done", "done with failed shards"
-_ready: set[Path] = set()
 
 
-@contextmanager
-def _tx() -> Iterator:
-    """One short store transaction with this module's tables created (once per store file and process)."""
-    with connect() as con:
-        path = Path(store_path())
-        if path not in _ready:
-            for statement in SCHEMA:
-                con.execute(statement)
-            _ready.add(path)
-        yield con
+def _tx():
+    """One short store transaction with this module's tables in place."""
+    return connect_with(SCHEMA)
 
 
 def jobs_root() -> Path:

@@ -48,6 +48,7 @@ SCHEMA = [
 LOCK_TIMEOUT_S = 60.0
 _process_lock = threading.RLock()  # one connection at a time inside this process
 _initialised: set[Path] = set()
+_feature_tables: set[tuple[Path, int]] = set()  # (store file, id of a feature's schema) created in this process
 _notices: dict[Path, str] = {}
 _CORRUPTION = ("not a valid duckdb database", "could not read enough bytes", "corrupt", "checksum",
                "failed to read database header", "invalid block")
@@ -90,6 +91,7 @@ def _move_aside(path: Path) -> Path:
     if wal.exists():
         wal.replace(kept.with_name(kept.name + ".wal"))
     _initialised.discard(path)
+    _feature_tables.difference_update({entry for entry in _feature_tables if entry[0] == path})
     _notices[path] = (f"The result store was damaged and has been moved aside to {kept.name} (kept, not deleted); "
                       "a fresh store was started.")
     return kept
@@ -152,3 +154,15 @@ def connect(path: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
                 _move_aside(path)
         if damaged:
             raise StoreUnavailable(_notices[path])
+
+
+@contextmanager
+def connect_with(schema: list[str]) -> Iterator[duckdb.DuckDBPyConnection]:
+    """`connect()` with a feature's own tables created first (once per store file and process)."""
+    with connect() as con:
+        entry = (Path(store_path()), id(schema))
+        if entry not in _feature_tables:
+            for statement in schema:
+                con.execute(statement)
+            _feature_tables.add(entry)
+        yield con

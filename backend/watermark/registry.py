@@ -6,15 +6,12 @@ shared store for one short transaction (backend.store.db.connect).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
 from backend.errors import UserError
-from backend.store.db import connect, store_path
+from backend.store.db import connect_with
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS wm_models (
@@ -29,7 +26,6 @@ SCHEMA = [
         PRIMARY KEY (model_address, user_address))""",
 ]
 MAX_BULK = 200_000
-_ready: set[Path] = set()
 
 
 @dataclass(frozen=True)
@@ -49,16 +45,9 @@ class UserIdentity:
         return f"{self.model_address}.{self.user_address}"
 
 
-@contextmanager
-def _tx() -> Iterator:
-    """One short store transaction with this module's tables created (once per store file and process)."""
-    with connect() as con:
-        path = Path(store_path())
-        if path not in _ready:
-            for statement in SCHEMA:
-                con.execute(statement)
-            _ready.add(path)
-        yield con
+def _tx():
+    """One short store transaction with this module's tables in place."""
+    return connect_with(SCHEMA)
 
 
 def _clean_name(text: str, what: str) -> str:
