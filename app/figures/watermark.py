@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from app.ui.text import literal_html
 from backend.config import REPO_ROOT
 
 BENCH_RESULTS = REPO_ROOT / "bench" / "results" / "watermark.json"
@@ -72,14 +73,15 @@ def sentence_contributions(rows) -> go.Figure:
 
 def highlighted(pieces) -> str:
     """HTML: the detected text, each scored piece (sentence or token) shaded by its mark: green strong,
-    pale one bit, red none, grey unscored. The text is escaped (user data, never markup)."""
+    pale one bit, red none, grey unscored. The text is user data: no tag, no markdown, no blank line that
+    would end the HTML block and hand the rest to the markdown parser (app.ui.text.literal_html)."""
     spans = []
     for text, mark, title in pieces:
         if not mark:
-            spans.append(html.escape(text))
+            spans.append(literal_html(text))
             continue
         tip = f' title="{html.escape(title)}"' if title else ""
-        spans.append(f'<span{tip} style="background:{MARK_COLOURS[mark]};border-radius:3px">{html.escape(text)}</span>')
+        spans.append(f'<span{tip} style="background:{MARK_COLOURS[mark]};border-radius:3px">{literal_html(text)}</span>')
     return '<div style="line-height:1.9;white-space:pre-wrap">' + "".join(spans) + "</div>"
 
 

@@ -36,3 +36,11 @@ def test_token_views_keep_model_output_as_text():
     out = tokens_html(["Hi", "\n\n", "![t](http://host/x.gif)", "<b>x</b>"], [0.1, 0.2, 0.3, 0.4], {2})
     assert "\n" not in out and "![" not in out and "<b>" not in out and "http:" not in out
     assert html.unescape(out).count("http://host/x.gif") == 1
+
+
+def test_detected_text_view_keeps_pasted_markdown_as_text():
+    from app.figures.watermark import highlighted
+
+    out = highlighted([("Hi there.", "", ""), ("\n\n![t](http://host/x.gif) ok.", "", "")])
+    assert "\n" not in out and "![" not in out and "](http" not in out
+    assert html.unescape(out.replace("<br>", "\n")).endswith("![t](http://host/x.gif) ok.</div>")
