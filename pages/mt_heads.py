@@ -49,7 +49,7 @@ with st.expander("Data: built-in set or your own upload", expanded=False):
             st.warning("Using the built-in set instead.")
         else:
             for notice in data.notices:
-                st.info(notice)
+                st.info(literal(notice))
 data = data or builtin()
 st.caption(f"Data: {literal(data.name)} · {len(data.rows('heads'))} head-finding rows, "
            f"{len(data.rows('evaluate'))} held-out rows · languages {', '.join(data.languages)}")

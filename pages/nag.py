@@ -45,7 +45,7 @@ with left:
             notices = Notices()
             docs = guarded(lambda: list(iter_documents(upload, name=upload.name, notices=notices)))
             for message in notices.messages("targets"):
-                st.info(message)
+                st.info(literal(message))
             if docs:
                 groups = {}
                 for doc in docs:
@@ -108,7 +108,7 @@ if computed is None:
     st.stop()
 ranking = computed.value
 for message in ranking.notices:
-    st.info(message)
+    st.info(literal(message))
 
 tabs = st.tabs(["Ranking", "Profile", "Graph", "Baselines", "Deactivation"])
 with tabs[0]:
