@@ -37,7 +37,8 @@ _ALL: dict[str, "Registry"] = {}
 class Registry(Generic[V]):
     """Named variants of one family, in registration order.
 
-    `kind` names one variant in messages ("decoding strategy", "watermark method").
+    `family` is "<feature>-<variants>" ("decoding-strategies"); `kind` names one variant in messages
+    ("decoding strategy", "watermark method").
     """
 
     def __init__(self, family: str, kind: str) -> None:

@@ -42,4 +42,4 @@ class StrategySpec(Variant):
         return dataclasses.asdict(self.options()) if self.options is not None else {}
 
 
-STRATEGIES: Registry[StrategySpec] = Registry("decoding strategies", "decoding strategy")
+STRATEGIES: Registry[StrategySpec] = Registry("decoding-strategies", "decoding strategy")

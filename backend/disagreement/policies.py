@@ -37,7 +37,7 @@ class PolicySpec(Variant):
     reference: bool = False
 
 
-POLICIES: Registry[PolicySpec] = Registry("disagreement policies", "policy")
+POLICIES: Registry[PolicySpec] = Registry("disagreement-policies", "policy")
 
 
 def random_positions(count: int, length: int, rng: np.random.Generator) -> frozenset[int]:

@@ -44,7 +44,7 @@ class Attack(Variant):
     needs_model: bool = False  # the caller puts the language model's paraphraser in the context
 
 
-ATTACKS: Registry[Attack] = Registry("watermark attacks", "attack")
+ATTACKS: Registry[Attack] = Registry("watermark-attacks", "attack")
 
 
 @lru_cache(maxsize=1)

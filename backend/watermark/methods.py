@@ -123,7 +123,7 @@ class WatermarkMethod(Variant):
         return getattr(holder, self.name) if self.config is not None else None
 
 
-METHODS: Registry[WatermarkMethod] = Registry("watermark methods", "watermark method")
+METHODS: Registry[WatermarkMethod] = Registry("watermark-methods", "watermark method")
 
 
 def detect(text: str, request: DetectRequest) -> Detection:
