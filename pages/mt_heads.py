@@ -20,6 +20,10 @@ from backend.mt.model_choice import recommended_model
 from backend.mt.steering import STEER_LAYERS, STEER_MODES, STEER_POSITIONS
 from backend.params import default_of
 
+# Parsed once per uploaded file, not on every widget change.
+_parse_upload = st.cache_data(max_entries=4, show_spinner="Reading the file…")(parse_upload)
+
+
 st.title("MT heads")
 st.caption("Translation splits into finding the target language and keeping the sentence's meaning. Corrupting "
            "few-shot demonstrations (targets in another language, or unrelated target sentences) and patching "
@@ -44,7 +48,7 @@ with st.expander("Data: built-in set or your own upload", expanded=False):
                               "'split' = heads/evaluate)", type=["tsv", "csv", "jsonl", "json", "txt"], key="mt-upload")
     data = None
     if upload is not None:
-        data = guarded(lambda: parse_upload(upload.getvalue(), upload.name))
+        data = guarded(lambda: _parse_upload(upload.getvalue(), upload.name))
         if data is None:
             st.warning("Using the built-in set instead.")
         else:

@@ -29,6 +29,9 @@ models = guarded(registry.list_models) or []
 users_by_model = guarded(registry.all_users_by_model) or {}
 identities = [(m.address, u, f"{m.address}.{u} · {m.name}") for m in models for u in users_by_model.get(m.address, [])[:200]]
 
+# Parsed once per uploaded file, not on every widget change (a long PDF takes seconds).
+_read_upload = st.cache_data(max_entries=4, show_spinner="Reading the file…")(read_upload)
+
 generate_tab, detect_tab, evaluate_tab, registry_tab = st.tabs(["Generate", "Detect", "Evaluate", "Registry"])
 
 # ---------------------------------------------------------------- detect (default action: runs on first render)
@@ -39,7 +42,7 @@ with detect_tab:
         upload = st.file_uploader(f"{', '.join(SUFFIXES)} (at most {MAX_BYTES // 2**20} MB)",
                                   type=[s.lstrip(".") for s in SUFFIXES], key="wm-upload")
         if upload is not None:
-            text = guarded(lambda: read_upload(upload.name, upload.getvalue()))
+            text = guarded(lambda: _read_upload(upload.name, upload.getvalue()))
     else:
         text = st.text_area("Paste text to check", st.session_state.get("wm-last-generated", human_texts()[0]),
                             height=160, key="wm-text")

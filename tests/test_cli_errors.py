@@ -72,3 +72,16 @@ def test_a_pickle_only_checkpoint_is_refused_with_a_message(tmp_path, capsys, mo
     assert main(["models", "info", "--model", "pickled"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "pickle checkpoints" in err
+
+
+def test_text_limit_holds_for_every_detection_entry_point(capsys, fresh_store, monkeypatch):
+    import io
+
+    from backend.watermark.uploads import MAX_CHARS
+
+    long_text = "word " * (MAX_CHARS // 5 + 1)
+    assert main(["watermark", "detect", "--text", long_text]) == 2
+    assert "limit is 1,000,000" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", io.StringIO(long_text + "tail " * 100_000))
+    assert main(["watermark", "detect"]) == 2
+    assert "limit is 1,000,000" in capsys.readouterr().err

@@ -17,7 +17,7 @@ def _progress(fraction: float, message: str) -> None:
 
 
 def _text(args) -> str:
-    from backend.watermark.uploads import read_upload
+    from backend.watermark.uploads import MAX_CHARS, read_upload
 
     if getattr(args, "file", None):
         path = Path(args.file)
@@ -26,7 +26,7 @@ def _text(args) -> str:
         return read_upload(path.name, path.read_bytes())
     if getattr(args, "text", None) is not None:
         return args.text
-    return sys.stdin.read()
+    return sys.stdin.read(MAX_CHARS + 1)  # one past the limit: detection refuses it without reading the rest
 
 
 def cmd_identity(args) -> dict | list:

@@ -13,8 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from backend.errors import UserError
 from backend.params import Config, param
 from backend.registry import Registry, Variant
+from backend.watermark.uploads import MAX_CHARS
 
 BASELINE = "none"  # the unwatermarked baseline: generates like the others, never detects
 WATERMARKED, CLEAN, TOO_SHORT, EMPTY_REGISTRY = ("watermarked", "not watermarked", "too short to decide",
@@ -129,6 +131,8 @@ METHODS: Registry[WatermarkMethod] = Registry("watermark-methods", "watermark me
 def detect(text: str, request: DetectRequest) -> Detection:
     """Detect with the request's method (the prompt, when given, is removed first by the method)."""
     method = METHODS.get(request.method)
+    if len(text or "") > MAX_CHARS:  # every entry point (paste, --text, stdin, upload, scan) meets this limit
+        raise UserError(f"The text has {len(text):,} characters; the limit is {MAX_CHARS:,}.")
     return method.detect(text or "", request)
 
 
