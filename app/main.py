@@ -21,7 +21,8 @@ from backend.store.db import store_notice  # noqa: E402
 
 load_all()  # every feature's variants registered before any page lists them
 
-st.set_page_config(page_title="Interpretability & decoding dashboard", page_icon=":material/biotech:", layout="wide")
+# A local icon: a material-symbol icon would be fetched from a font CDN by every visitor's browser.
+st.set_page_config(page_title="Interpretability & decoding dashboard", page_icon=str(ROOT / "assets" / "icon.png"), layout="wide")
 
 
 def _page(view, default=False):

@@ -77,3 +77,36 @@ def test_page_renders_without_exception(app_url, browser, view):
     shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / f"{view.script.removesuffix('.py')}.png"), full_page=True)
     page.close()
+
+
+PAYLOAD = ("Hi there, this is a pasted paragraph.\n\n![t](http://tracker.invalid/x.gif) and "
+           "[link](http://tracker.invalid/) <img src=http://tracker.invalid/y.gif> ok.")
+
+
+def test_pasted_text_is_shown_as_text_and_fetches_nothing(app_url, browser):
+    """The probe's payload on the Watermark Detect tab: no request may leave the app, the text shows literally.
+    Every non-local request is aborted by the route below, so nothing leaves the machine even on failure."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1800})
+    outside: list[str] = []
+
+    def guard(route):
+        if route.request.url.startswith(app_url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", guard)
+    page.goto(f"{app_url}/watermark")
+    _wait_until_idle(page)
+    page.get_by_role("tab", name="Detect").click()
+    area = page.get_by_label("Paste text to check")
+    area.fill(PAYLOAD)
+    area.press("Control+Enter")
+    time.sleep(1.0)
+    _wait_until_idle(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert not outside, outside
+    body = page.inner_text("body")
+    assert "![t](http://tracker.invalid/x.gif)" in body and "<img src=http://tracker.invalid/y.gif>" in body
+    page.close()
