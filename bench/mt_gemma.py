@@ -133,7 +133,7 @@ def main() -> None:
                                                         and c.degeneration <= few.degeneration),
                                    "outputs": list(c.outputs[:3])})
             _write(report, args.out)
-        for kind in args.ablate_types.split(","):
+        for kind in filter(None, args.ablate_types.split(",")):
             for percent in (5.0,):
                 chosen = run("few-shot", ablate=heads(kind), percent=percent)
                 randoms = [run("few-shot", ablate=heads(kind), percent=percent, random_draw=d)
