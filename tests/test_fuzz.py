@@ -12,7 +12,7 @@ import io
 import pkgutil
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import backend
@@ -136,6 +136,9 @@ def test_mt_parallel_upload(data, name):
 
 @settings(max_examples=PARSER_CASES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(BYTES, st.sampled_from(["c.jsonl", "c.csv", "c.txt", "c.parquet", "c.bin"]))
+@example(b"\r\x00", "c.csv")  # found by this test: a stray carriage return in CSV
+@example(b'id,text\n1,"' + b"a" * 200_000 + b'"\n', "c.csv")  # a field over the csv module's limit
+@example(b'{"text": ' + b"9" * 5000 + b"}\n", "c.jsonl")  # an integer over Python's 4,300 digits
 def test_nag_corpus_reader(data, name):
     from backend.nag.corpus import iter_documents
 

@@ -96,12 +96,19 @@ def _records(handle: BinaryIO, fmt: str, name: str) -> Iterator[dict]:
                     record = json.loads(line)
                 except json.JSONDecodeError as err:
                     raise UserError(f"{name}, line {number}: not valid JSON ({err.msg}).") from err
+                except (ValueError, RecursionError):  # a 5,000-digit number, or nesting too deep
+                    raise UserError(f"{name}, line {number}: a value is too large or too deeply nested to read.") \
+                        from None
                 yield record if isinstance(record, dict) else {"text": str(record)}
     elif fmt == "txt":
         for number, line in enumerate(_text_lines(handle, name), start=1):
             yield {"id": f"line-{number}", "text": line.rstrip("\r\n")}
     elif fmt == "csv":
-        yield from csv.DictReader(_text_lines(handle, name))
+        reader = csv.DictReader(_text_lines(handle, name))
+        try:
+            yield from reader
+        except csv.Error as err:  # stray carriage returns, a field over the csv module's size limit, ...
+            raise UserError(f"{name}, line {max(reader.line_num, 1)}: not readable as CSV ({err}).") from None
     else:
         import pyarrow.parquet as pq
 
