@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import io
+import os
 import pkgutil
 
 import pytest
@@ -21,7 +22,10 @@ from backend.features import load_all
 from backend.params import Config
 
 CONFIG_CASES = 400
-PARSER_CASES = 300
+PARSER_CASES = int(os.environ.get("DASH_FUZZ_PARSER_CASES", "300"))
+# The suite's cases are the same on every run (a red CI must mean a regression, not an unlucky draw);
+# DASH_FUZZ_RANDOM=1 explores new ones.
+DERANDOMIZE = os.environ.get("DASH_FUZZ_RANDOM") != "1"
 
 
 def _all_configs() -> list[type]:
@@ -94,7 +98,7 @@ def test_every_config_is_fuzzed():
 
 @pytest.mark.parametrize("cls", CONFIGS, ids=lambda c: c.__name__)
 def test_configs_accept_or_refuse_with_a_user_error(cls):
-    @settings(max_examples=CONFIG_CASES, deadline=None, database=None,
+    @settings(max_examples=CONFIG_CASES, deadline=None, database=None, derandomize=DERANDOMIZE,
               suppress_health_check=list(HealthCheck))
     @given(_kwargs(cls))
     def build(kwargs):
@@ -118,7 +122,7 @@ BYTES = st.one_of(st.binary(max_size=400), st.text(max_size=200).map(lambda t: t
                                    b"\xef\xbb\xbf", b"\x00" * 10]))
 
 
-@settings(max_examples=PARSER_CASES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=PARSER_CASES, deadline=None, database=None, derandomize=DERANDOMIZE, suppress_health_check=list(HealthCheck))
 @given(BYTES, st.sampled_from(["a.txt", "a.md", "a.pdf", "a.docx", "a.exe", "", "noext"]))
 def test_watermark_upload_reader(data, name):
     from backend.watermark.uploads import read_upload
@@ -126,7 +130,7 @@ def test_watermark_upload_reader(data, name):
     _refuses_cleanly(lambda: read_upload(name, data))
 
 
-@settings(max_examples=PARSER_CASES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=PARSER_CASES, deadline=None, database=None, derandomize=DERANDOMIZE, suppress_health_check=list(HealthCheck))
 @given(BYTES, st.sampled_from(["p.tsv", "p.csv", "p.jsonl", "p.txt", "p"]))
 def test_mt_parallel_upload(data, name):
     from backend.mt.data import parse_upload
@@ -134,7 +138,7 @@ def test_mt_parallel_upload(data, name):
     _refuses_cleanly(lambda: parse_upload(data, name))
 
 
-@settings(max_examples=PARSER_CASES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=PARSER_CASES, deadline=None, database=None, derandomize=DERANDOMIZE, suppress_health_check=list(HealthCheck))
 @given(BYTES, st.sampled_from(["c.jsonl", "c.csv", "c.txt", "c.parquet", "c.bin"]))
 @example(b"\r\x00", "c.csv")  # found by this test: a stray carriage return in CSV
 @example(b'id,text\n1,"' + b"a" * 200_000 + b'"\n', "c.csv")  # a field over the csv module's limit
@@ -145,7 +149,7 @@ def test_nag_corpus_reader(data, name):
     _refuses_cleanly(lambda: list(iter_documents(io.BytesIO(data), name=name)))
 
 
-@settings(max_examples=PARSER_CASES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=PARSER_CASES, deadline=None, database=None, derandomize=DERANDOMIZE, suppress_health_check=list(HealthCheck))
 @given(st.one_of(st.text(max_size=300), st.lists(st.sampled_from([
     '{"question": "2+2?", "answer": 4}', '{"question": "x", "answer": "4.5"}', '{"answer": 1}', "not json", "[]",
     '{"question": "q", "answer": ' + "9" * 5000 + "}", '{"prompt": "", "answer": null}', ""]), max_size=6)
