@@ -39,6 +39,10 @@ class Param:
         found = self.choices() if callable(self.choices) and not hasattr(self.choices, "names") else self.choices
         return tuple(found.names()) if hasattr(found, "names") else tuple(found)
 
+    def bounds(self) -> tuple[float | None, float | None]:
+        """(lowest, highest) declared value, inclusive or not: what a widget's min and max are set to."""
+        return (self.ge if self.ge is not None else self.gt, self.le if self.le is not None else self.lt)
+
     def range_text(self) -> str:
         low = f"[{_num(self.ge)}" if self.ge is not None else f"({_num(self.gt)}" if self.gt is not None else "(-inf"
         high = f"{_num(self.le)}]" if self.le is not None else f"{_num(self.lt)})" if self.lt is not None else "inf)"

@@ -17,8 +17,7 @@ def number_for(cls: type, name: str, label: str, *, container: Any = st, **overr
     default = default_of(cls, name)
     kwargs: dict[str, Any] = {"value": default, "help": spec.help if spec else None}
     if spec is not None:
-        low = spec.ge if spec.ge is not None else spec.gt
-        high = spec.le if spec.le is not None else spec.lt
+        low, high = spec.bounds()
         if low is not None:
             kwargs["min_value"] = type(default)(low)
         if high is not None:
@@ -31,8 +30,7 @@ def slider_for(cls: type, name: str, label: str, *, container: Any = st, **overr
     """st.slider over the field's declared range, starting at its default."""
     spec = declared(cls, name)
     default = default_of(cls, name)
-    low = spec.ge if spec.ge is not None else spec.gt
-    high = spec.le if spec.le is not None else spec.lt
+    low, high = spec.bounds()
     kwargs: dict[str, Any] = {"min_value": type(default)(low), "max_value": type(default)(high), "value": default,
                               "help": spec.help}
     kwargs.update(overrides)
