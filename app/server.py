@@ -53,3 +53,17 @@ def running_app(log: IO | None = None, env: dict[str, str] | None = None,
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def wait_until_idle(page, timeout_s: float) -> None:
+    """Wait (Playwright page) until the app's script, including a page's default computation, has finished."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_s * 1000)
+    time.sleep(1.0)  # the script state attribute appears a moment after the app shell
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
+                           state="attached", timeout=timeout_s * 1000)
+
+
+def wait_for_charts(page, timeout_s: float) -> None:
+    """Plotly draws after the script has finished: wait until every chart on screen has its SVG."""
+    page.wait_for_function("Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                           ".every(plot => plot.querySelector('.main-svg'))", timeout=timeout_s * 1000)

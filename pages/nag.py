@@ -116,7 +116,7 @@ with tabs[0]:
     m1, m2, m3 = st.columns(3)
     m1.metric("Selected documents", f"{int(chosen.sum())} / {len(ranking.ids)}")
     m2.metric("Tokens used / budget", f"{sum(ranking.used_tokens):,} / {ranking.budget_tokens:,}")
-    m3.metric("Targets", ", ".join(ranking.target_names))
+    m3.metric("Targets", literal(", ".join(ranking.target_names)))
     st.plotly_chart(distance_histogram(ranking), width="stretch", key="nag-hist")
     frame = ranking.to_frame()
     st.dataframe(frame, hide_index=True, width="stretch",

@@ -50,7 +50,7 @@ def profile_concentration(profiles: TargetProfiles, top: int = 20) -> go.Figure:
     fig = go.Figure()
     for m, name in enumerate(profiles.names):
         mass = -np.sort(-profiles.weights[m], axis=1)[:, :top].sum(axis=1)
-        fig.add_scatter(x=np.arange(len(mass)), y=mass, mode="lines+markers", name=name)
+        fig.add_scatter(x=np.arange(len(mass)), y=mass, mode="lines+markers", name=plot_label(name))
     fig.update_layout(title=f"Profile mass in the top {top} neurons per layer", xaxis_title="layer",
                       yaxis_title="share of the layer's profile", yaxis_range=[0, 1.02])
     return fig
@@ -81,7 +81,7 @@ def graph_figure(graph: NagGraph) -> go.Figure:
                           zip(graph.layers, graph.neurons, graph.weights)], hoverinfo="text")
     layers = sorted(set(graph.layers.tolist()))
     ticks = [float(xy[graph.layers == l, 0][0]) for l in layers]
-    fig.update_layout(title=f"Neuron-activated graph of {graph.target!r} ({len(graph.layers)} neurons, "
+    fig.update_layout(title=f"Neuron-activated graph of {plot_label(repr(graph.target))} ({len(graph.layers)} neurons, "
                             f"{len(graph.edge_src)} co-activation edges)",
                       xaxis={"tickvals": ticks, "ticktext": [str(l) for l in layers], "title": "layer"},
                       yaxis={"visible": False}, height=520)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from app.ui.text import literal_html
+from app.ui.text import literal_html, plot_label
 from backend.config import REPO_ROOT
 
 BENCH_RESULTS = REPO_ROOT / "bench" / "results" / "watermark.json"
@@ -158,7 +158,7 @@ def latency_chart(rows: list[dict]) -> go.Figure:
 def registry_bars(frame: pd.DataFrame) -> go.Figure:
     if frame.empty:
         return _empty("No identities yet: add a model and users below.")
-    fig = go.Figure(go.Bar(x=[f"{a} · {n}" for a, n in zip(frame["address"], frame["name"])], y=frame["users"],
+    fig = go.Figure(go.Bar(x=[f"{a} · {plot_label(n)}" for a, n in zip(frame["address"], frame["name"])], y=frame["users"],
                            marker_color="#4a7ab5"))
     return fig.update_layout(height=260, margin=dict(t=30, b=10), yaxis_title="users", title="Registered identities")
 

@@ -7,20 +7,27 @@ each character as typed while leaving no syntax for either to act on.
 """
 from __future__ import annotations
 
+import re
 import string
 
 _REFERENCES = {ord(c): f"&#{ord(c)};" for c in string.punctuation}
+# Streamlit's GFM turns bare URLs ("http://", "www.") and e-mail addresses into links *after* character
+# references are decoded, so encoding is not enough there: an invisible word joiner (U+2060: neither space nor
+# punctuation) inside each pattern ("http⁠://", "www⁠.", "a⁠@b") leaves nothing for the autolinker to match.
+WORD_JOINER = "\u2060"
+_AUTOLINK = re.compile(r"(?=://)|(?i:(?<=www)(?=\.))|(?=@)")
 
 
 def literal(text: object) -> str:
     """For st.markdown / st.caption / st.error / st.info / labels: shown exactly as typed, never rendered."""
-    return str(text).translate(_REFERENCES)
+    return _AUTOLINK.sub(WORD_JOINER, str(text)).translate(_REFERENCES)
 
 
 def literal_html(text: object) -> str:
     """For a fragment inside `unsafe_allow_html` markup: no tag, no markdown, line breaks kept as <br>
-    (a blank line would end the HTML block and hand the rest to the markdown parser)."""
-    return literal(text).replace("\r\n", "\n").replace("\n", "<br>")
+    (a blank line would end the HTML block and hand the rest to the markdown parser). Inside an HTML block
+    nothing is autolinked, so no joiners are needed."""
+    return str(text).translate(_REFERENCES).replace("\r\n", "\n").replace("\n", "<br>")
 
 
 def plot_label(text: object) -> str:

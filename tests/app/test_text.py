@@ -4,7 +4,7 @@ import string
 
 import plotly.graph_objects as go
 
-from app.ui.text import literal, literal_html, plot_label
+from app.ui.text import WORD_JOINER, literal, literal_html, plot_label
 
 PAYLOADS = ["Hi there.\n\n![t](http://host/x.gif) ok.", "<img src=x onerror=alert(1)>", "[click](javascript:x)",
             "**bold** _it_ `code` $x^2$ # heading", "www.example.com and https://e.com/a?b=1", "1. item\n- item"]
@@ -13,10 +13,17 @@ PAYLOADS = ["Hi there.\n\n![t](http://host/x.gif) ok.", "<img src=x onerror=aler
 def test_literal_keeps_every_character_and_leaves_no_syntax():
     for text in PAYLOADS:
         encoded = literal(text)
-        assert html.unescape(encoded) == text
+        assert html.unescape(encoded).replace(WORD_JOINER, "") == text
         assert not [c for c in encoded if c in string.punctuation and c not in "&#;"]
         for syntax in ("![", "](", "<img", "**", "http:", "www.", "$x"):
             assert syntax not in encoded
+
+
+def test_literal_breaks_bare_urls_and_addresses_that_gfm_would_link():
+    # GFM links these after decoding character references: each needs a joiner inside its pattern
+    for text, broken in [("http://host/x", "http" + WORD_JOINER + "&#58;"), ("WWW.host.org", "WWW" + WORD_JOINER),
+                         ("me@host.org", "me" + WORD_JOINER + "&#64;")]:
+        assert broken in literal(text)
 
 
 def test_literal_html_is_one_block_without_blank_lines():

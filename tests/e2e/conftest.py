@@ -1,0 +1,48 @@
+"""One app server and one headless Chromium for every browser test of the session, and the helpers they share."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from app import server
+from app.server import CHROMIUM, CHROMIUM_FLAGS, AppDidNotStart, running_app
+
+# The embedded model computes a page's default action for real: allow it minutes, not seconds.
+PAGE_TIMEOUT_S = 900 if os.environ.get("DASH_E2E_REAL_MODEL") == "1" else 180
+
+
+def pytest_collection_modifyitems(items):
+    if Path(CHROMIUM).exists() or os.environ.get("CI") == "true":
+        return
+    skip = pytest.mark.skip(reason="Debian chromium is not installed (CI installs it)")
+    for item in items:
+        if "tests/e2e/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    with open(Path(tempfile.gettempdir()) / f"streamlit-e2e-{os.getpid()}.log", "w") as log:
+        try:
+            with running_app(log=log, start_timeout_s=120) as (url, _):
+                yield url
+        except AppDidNotStart as exc:
+            pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
+        yield browser
+        browser.close()
+
+
+def wait_until_idle(page, timeout_s: float = PAGE_TIMEOUT_S) -> None:
+    """Wait until the page's script (including its default computation) has finished running."""
+    server.wait_until_idle(page, timeout_s)

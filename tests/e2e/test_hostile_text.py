@@ -1,0 +1,213 @@
+"""Hostile text through every entry point, in a real browser: pasted text, each upload kind, registry names.
+
+Each payload carries a markdown image, a markdown link, raw HTML and a script. The page must show the text as
+typed, create no element that points outside, and send no request anywhere but the app (every other request is
+aborted by the route, so nothing leaves the machine even when the test fails).
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from app.ui.text import WORD_JOINER
+from tests.e2e.conftest import wait_until_idle
+
+MD_IMAGE = "![t](http://tracker.invalid/md.gif)"
+MD_LINK = "[see](http://tracker.invalid/link)"
+HTML_IMG = "<img src=http://tracker.invalid/img.gif>"
+HTML_LINK = '<a href="http://tracker.invalid/a">click</a>'
+SCRIPT = "<script>fetch('http://tracker.invalid/s')</script>"
+PAYLOAD = f"Hi there, a pasted paragraph.\n\n{MD_IMAGE} and {MD_LINK} {HTML_IMG} {SCRIPT} ok."
+ONE_LINE = f"The enzyme {MD_IMAGE} was measured {HTML_IMG} at three {MD_LINK} temperatures."
+
+# Any element that would fetch or navigate somewhere outside the app.
+OUTSIDE_REFERENCES_JS = """() => {
+  const names = ['href', 'xlink:href', 'src', 'srcset', 'action', 'formaction', 'poster', 'data'];
+  const found = [];
+  for (const el of document.querySelectorAll('*')) {
+    for (const name of names) {
+      const value = el.getAttribute(name);
+      if (value && value.includes('tracker.invalid')) {
+        const holder = el.closest('[data-testid]');  // which Streamlit element rendered it
+        const where = [];
+        for (let up = holder; up; up = up.parentElement.closest('[data-testid]')) where.push(up.dataset.testid);
+        found.push(el.tagName + ' ' + name + '=' + value + ' in ' + where.join(' < ') + ': '
+                   + (holder ? holder.textContent.slice(0, 80) : ''));
+      }
+    }
+    const style = el.getAttribute('style');
+    if (style && style.includes('tracker.invalid')) found.push(el.tagName + ' style');
+  }
+  return found;
+}"""
+
+
+@dataclass
+class GuardedPage:
+    """A browser page whose requests outside the app are recorded and aborted."""
+    page: object
+    outside: list[str] = field(default_factory=list)
+
+    def assert_clean(self) -> None:
+        time.sleep(1.0)  # late requests (images, plotly) are issued after the script is idle
+        problems = {"exception boxes": self.page.locator('[data-testid="stException"]').count(),
+                    "requests sent outside": self.outside, "elements pointing outside": self.page.evaluate(
+                        OUTSIDE_REFERENCES_JS)}
+        assert not any(problems.values()), problems
+
+    def body(self) -> str:
+        """The page's text as a reader sees it (the invisible joiners that keep URLs unlinked removed)."""
+        return self.page.inner_text("body").replace(WORD_JOINER, "")
+
+    def chart_text(self) -> str:
+        return self.page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                                  ".map(p => p.textContent).join('\\n')")
+
+    def upload(self, uploader_label: str, name: str, content: str) -> None:
+        uploader = self.page.locator('[data-testid="stFileUploader"]').filter(has_text=uploader_label)
+        uploader.locator('input[type="file"]').set_input_files(
+            {"name": name, "mimeType": "text/plain", "buffer": content.encode()})
+        time.sleep(1.0)
+        wait_until_idle(self.page)
+
+    def choose(self, radio_label: str, option: str) -> None:
+        self.page.locator('[data-testid="stRadio"]').filter(has_text=radio_label).get_by_text(
+            option, exact=True).click()
+        time.sleep(0.5)
+        wait_until_idle(self.page)
+
+
+@pytest.fixture
+def guarded(app_url, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+    guarded = GuardedPage(page)
+
+    def route(request_route):
+        if request_route.request.url.startswith(app_url):
+            request_route.continue_()
+        else:
+            guarded.outside.append(request_route.request.url)
+            request_route.abort()
+
+    page.route("**/*", route)
+
+    def open_page(slug: str) -> GuardedPage:
+        page.goto(f"{app_url}/{slug}")
+        wait_until_idle(page)
+        return guarded
+
+    yield open_page
+    page.close()
+
+
+def _jsonl(rows: list[dict]) -> str:
+    return "".join(json.dumps(row) + "\n" for row in rows)
+
+
+def test_pasted_text_on_the_watermark_page(guarded):
+    g = guarded("watermark")
+    g.page.get_by_role("tab", name="Detect").click()
+    area = g.page.get_by_label("Paste text to check")
+    area.fill(PAYLOAD)
+    area.press("Control+Enter")
+    time.sleep(1.0)
+    wait_until_idle(g.page)
+    g.assert_clean()
+    assert MD_IMAGE in g.body() and HTML_IMG in g.body()
+
+
+def test_uploaded_text_file_on_the_watermark_page(guarded):
+    g = guarded("watermark")
+    g.page.get_by_role("tab", name="Detect").click()
+    g.choose("Paste", "Upload")
+    g.upload("at most", "hostile.txt", PAYLOAD)
+    g.assert_clean()
+    assert MD_IMAGE in g.body() and HTML_IMG in g.body()
+
+
+def test_registry_names_on_the_watermark_page(guarded):
+    g = guarded("watermark")
+    g.page.get_by_role("tab", name="Registry").click()
+    g.page.get_by_label("Model name").fill(f"{HTML_LINK} {MD_IMAGE}")
+    g.page.get_by_role("button", name="Add model").click()
+    time.sleep(1.0)
+    wait_until_idle(g.page)
+    address = re.search(r"Model (\d+) added", g.body()).group(1)
+    g.page.get_by_label("Model address", exact=True).first.fill(address)
+    g.page.get_by_label("User label").fill(f"{HTML_IMG} {MD_LINK}")
+    g.page.get_by_role("button", name="Add user").click()
+    time.sleep(1.0)
+    wait_until_idle(g.page)
+    g.assert_clean()
+    assert HTML_LINK in g.chart_text()  # the registry chart labels the bars with the name, as typed
+
+
+def test_uploaded_problems_on_the_decoding_page(guarded):
+    g = guarded("decoding")
+    g.choose("Arithmetic problem", "Upload JSONL")
+    g.upload("JSON lines", "problems.jsonl", _jsonl([{"question": ONE_LINE, "answer": 4}]))
+    g.assert_clean()
+    assert MD_IMAGE in g.body() and HTML_IMG in g.body()
+    # a bad line: the message quotes the value, as text
+    g.upload("JSON lines", "bad.jsonl", _jsonl([{"question": "Two plus two?", "answer": MD_IMAGE}]))
+    g.assert_clean()
+    assert "Line 1" in g.body() and MD_IMAGE in g.body()
+
+
+def test_uploaded_targets_and_pool_on_the_nag_page(guarded):
+    g = guarded("nag")
+    g.choose("Sample domains", "Upload")
+    targets = [{"text": f"{ONE_LINE} ({i})", "domain": f"{HTML_LINK} {MD_IMAGE}"} for i in range(3)]
+    g.upload("Target examples", "targets.jsonl", _jsonl(targets))
+    g.choose("Sample pool", "Upload")
+    pool = [{"id": f"{HTML_IMG}{i}", "text": f"{PAYLOAD} ({i})"} for i in range(12)]
+    g.upload("Candidate corpus", "pool.jsonl", _jsonl(pool))
+    g.assert_clean()
+    assert "Something went wrong" not in g.body()
+    # a target file that is not JSON lines: the error names the line, the text stays text
+    g.upload("Target examples", "broken.jsonl", f"{MD_IMAGE} {HTML_IMG}\n")
+    g.assert_clean()
+
+
+def test_uploaded_parallel_sentences_on_the_mt_page(guarded):
+    g = guarded("mt_heads")
+    g.page.get_by_text("Data: built-in set or your own upload").click()
+    rows = "en\tfr\n" + "".join(f"{ONE_LINE} {i}\tLa phrase {MD_LINK} {i}\n" for i in range(12))
+    g.upload("Parallel sentences", f"hostile {MD_IMAGE}.tsv".replace("/", "_"), rows)
+    g.assert_clean()
+    # a header that is not a language code: the message shows it as text
+    g.upload("Parallel sentences", "bad.tsv", f"en\t{HTML_IMG}\nHello\tBonjour\n")
+    g.assert_clean()
+    assert "Something went wrong" not in g.body()
+
+
+def test_typed_question_on_the_disagreement_page(guarded):
+    g = guarded("disagreement")
+    g.choose("Generated (held-out)", "Typed")
+    area = g.page.get_by_label("Question")
+    area.fill(PAYLOAD)
+    area.press("Control+Enter")
+    time.sleep(1.0)
+    wait_until_idle(g.page)
+    answer = g.page.get_by_label("Answer (optional, integer)")
+    answer.fill(MD_IMAGE)
+    answer.press("Enter")
+    time.sleep(1.0)
+    wait_until_idle(g.page)
+    g.assert_clean()
+    assert "The answer must be an integer" in g.body()
+
+
+def test_pasted_targets_on_the_nag_page(guarded):
+    g = guarded("nag")
+    g.choose("Sample domains", "Paste")
+    area = g.page.get_by_label("One target example per line")
+    area.fill(f"{ONE_LINE}\n{HTML_LINK} {SCRIPT}")
+    area.press("Control+Enter")
+    time.sleep(1.0)
+    wait_until_idle(g.page)
+    g.assert_clean()
