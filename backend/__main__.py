@@ -7,7 +7,7 @@ import importlib
 import importlib.util
 import sys
 
-from backend.cli import models_cmd, runs_cmd
+from backend.cli import models_cmd, runs_cmd, store_cmd
 from backend.cli.output import emit
 from backend.errors import UserError
 from backend.features import load_all
@@ -18,7 +18,7 @@ FEATURE_PACKAGES = ("mt", "nag", "disagreement", "decoding", "watermark", "fp8")
 
 
 def command_modules() -> list:
-    modules = [models_cmd, runs_cmd]
+    modules = [models_cmd, runs_cmd, store_cmd]
     for name in FEATURE_PACKAGES:
         if importlib.util.find_spec(f"backend.{name}") and importlib.util.find_spec(f"backend.{name}.cli"):
             modules.append(importlib.import_module(f"backend.{name}.cli"))

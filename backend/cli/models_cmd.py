@@ -9,6 +9,8 @@ from backend.errors import UserError
 from backend.models import embedded, list_models, load
 from backend.models.generate import generate
 from backend.models.registry import EMBEDDED_PREFIX, default_model_id
+from backend.store.db import StoreUnavailable
+from backend.store.reference import import_reference
 
 
 def _progress(fraction: float, message: str) -> None:
@@ -47,7 +49,19 @@ def cmd_prepare(args: argparse.Namespace) -> dict | list[dict]:
             print(f"warning: {err}", file=sys.stderr)
             rows.append({"embedded": name, "ready": False, "error": str(err)})
     handle = load(default_model_id(), progress=_progress)
-    return [*rows, {"prepared": handle.id, "fingerprint": handle.fingerprint}]
+    return [*rows, {"prepared": handle.id, "fingerprint": handle.fingerprint}, _import_reference()]
+
+
+def _import_reference() -> dict:
+    """The shipped reference artifacts (first views of the heavy pages); a store that cannot take them is
+    not an error here: the pages compute instead."""
+    try:
+        done = import_reference()
+    except StoreUnavailable as err:
+        print(f"warning: reference artifacts not imported: {err}", file=sys.stderr)
+        return {"reference_artifacts": 0}
+    _progress(1.0, f"Reference artifacts: {done.imported} new in the store ({done.offered} shipped)")
+    return {"reference_artifacts": done.imported, "shipped": done.offered, "refused": done.refused}
 
 
 def cmd_generate(args: argparse.Namespace) -> dict:
