@@ -9,7 +9,8 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for
-from app.ui.run import run_with_progress
+from app.ui.presets import preset_choice
+from app.ui.run import ASK_OVER_S, run_with_progress
 from app.ui.text import literal
 from backend.disagreement.analysis import AnalysisConfig, TraceConfig, analyze, trace
 from backend.disagreement.calibration import CalibrationConfig, GateConfig
@@ -19,6 +20,7 @@ from backend.disagreement.guided import InterveneConfig, intervene
 from backend.disagreement.pair import default_reasoning_id, load_pair
 from backend.disagreement.rollout import ProblemSet
 from backend.disagreement.policies import POLICIES, sweep_policies
+from backend.disagreement.presets import gate_presets
 from backend.disagreement.sweep import SweepConfig, latest_sweep, sweep
 from backend.models import list_models
 from backend.params import default_of, help_of
@@ -75,7 +77,7 @@ eopd_params = EopdParams()
 with tab_trace:
     traced = run_with_progress("Both rollouts, scored under both models",
                                lambda progress: trace(pair, TraceConfig(question, answer, max_new, eopd_params),
-                                                      progress))
+                                                      progress), ask_over_s=ASK_OVER_S)
     if traced is not None:
         t = traced.value
         st.caption(pair.label)
@@ -142,6 +144,8 @@ with tab_batch:
 with tab_intervene:
     st.caption("Greedy decoding by the base model; at gated steps the reasoning model writes one token. The gate is "
                "calibrated on base rollouts of training problems: τ = quantile₁₋ᵣ(s), λ = E[s | s > τ] / E[s].")
+    preset_choice("Gate", [(g.label, {"dis-window": g.window}, g.evidence) for g in gate_presets(base_id, reason_id)],
+                  key="dis-gate-preset", scope=f"{base_id}|{reason_id}")
     i1, i2, i3, i4 = st.columns(4)
     policy = select_for(InterveneConfig, "policy", "Policy", labels=POLICIES.labels(), container=i1,
                         key="dis-policy")
@@ -150,10 +154,7 @@ with tab_intervene:
     gate_signal = select_for(GateConfig, "signal", "Gate signal", container=i3, labels=figs.SIGNAL_LABELS,
                              options=[s for s in SIGNALS.names() if s != "entropy_reason"], key="dis-gate-signal")
     window = number_for(GateConfig, "window", "Window W (0: threshold only)", container=i4, max_value=64,
-                        key="dis-window",
-                        help="On the embedded pair (50–100 held-out problems, README) the spike rule with W = 8 "
-                             "keeps takeovers under 10% and gains nothing; W = 0 takes over 38–52% of tokens "
-                             "and reaches 26–40% accuracy vs 2–8% for random positions.")
+                        key="dis-window")
     st.caption(f"**{POLICIES.get(policy).label}**: {POLICIES.get(policy).help}")
     cal_set = default_of(CalibrationConfig, "problems")
     cal_n = number_for(ProblemSet, "n", "Calibration problems (train split)", min_value=2, max_value=500,

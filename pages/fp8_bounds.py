@@ -8,7 +8,7 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for, slider_for
-from app.ui.run import run_with_progress
+from app.ui.run import ASK_OVER_S, run_with_progress
 from app.ui.text import literal
 from backend.fp8 import FORMATS, SIGMA_METHODS, BoundsConfig, SimulateConfig, bounds, concentration_curves, simulate
 
@@ -34,7 +34,8 @@ with st.expander("Settings", expanded=False):
     n_texts = slider_for(BoundsConfig, "n_texts", "sample texts", container=c4, key="fp8-texts")
 config = BoundsConfig(method=method, calibration=float(calibration), fp8_format=fmt, n_texts=n_texts)
 
-computed = run_with_progress("Spectral bounds", lambda progress: bounds(handle, config, progress=progress))
+computed = run_with_progress("Spectral bounds", lambda progress: bounds(handle, config, progress=progress),
+                             ask_over_s=ASK_OVER_S)
 if computed is None:
     st.stop()
 result = computed.value

@@ -9,7 +9,8 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import select_for, slider_for
-from app.ui.run import run_with_progress
+from app.ui.presets import preset_choice
+from app.ui.run import ASK_OVER_S, run_with_progress
 from app.ui.text import literal
 from backend.mt import ExperimentConfig, HeadsConfig, builtin, find_heads, parse_upload, run_experiment
 from backend.mt.attribution import ATTRIBUTIONS
@@ -17,6 +18,7 @@ from backend.mt.data import language_name
 from backend.mt.examples import fit_shots
 from backend.mt.prompts import HEAD_TYPES
 from backend.mt.model_choice import recommended_model
+from backend.mt.presets import steering_presets
 from backend.mt.steering import STEER_LAYERS, STEER_MODES, STEER_POSITIONS
 from backend.params import default_of
 
@@ -58,6 +60,9 @@ data = data or builtin()
 st.caption(f"Data: {literal(data.name)} · {len(data.rows('heads'))} head-finding rows, "
            f"{len(data.rows('evaluate'))} held-out rows · languages {', '.join(data.languages)}")
 
+# Opens on the design measured to work on the loaded model; the paper's setting is one click away.
+preset_choice("Steering preset", [(p.label, {f"mt-{name.replace('_', '-')}": value for name, value in p.settings().items()},
+                                   p.evidence) for p in steering_presets(handle.id)], key="mt-preset", scope=handle.id)
 c1, c2, c3, c4 = st.columns(4)
 src = c1.selectbox("Source", data.languages, index=0, format_func=language_name, key="mt-src")
 targets = [lang for lang in data.languages if lang != src]
@@ -84,7 +89,8 @@ template = HeadsConfig(src=src, tgt=tgt, n_prompts=n_prompts, k_shots=shots, att
 
 def heads_for(kind: str):
     config = dataclasses.replace(template, head_type=kind)
-    return run_with_progress(f"Finding {kind} heads", lambda p: find_heads(handle, config, data, progress=p))
+    return run_with_progress(f"Finding {kind} heads", lambda p: find_heads(handle, config, data, progress=p),
+                             ask_over_s=ASK_OVER_S)
 
 
 st.subheader(f"{head_type.capitalize()} heads")
@@ -124,9 +130,8 @@ steer_layers = select_for(ExperimentConfig, "steer_layers", "Layers allowed", la
                           container=h2, key="mt-steer-layers")
 st.caption(STEER_MODES.help_text())
 st.caption("If the add mode garbles the output, lower the strength or raise the head share; the patch mode "
-           "(selected heads set to their mean clean outputs) needs no strength. On SmolLM2-135M the paper's 1% × 3 "
-           "does not switch the language (0% French); add mode at 5% × 1 reaches 93% and patch mode at 5% 97% "
-           "of the instruction prompt's French rate (bench/mt.py, 60 held-out sentences).")
+           "(selected heads set to their mean clean outputs) needs no strength. The steering preset at the top sets "
+           "these with the head share.")
 held_out = data.rows("evaluate")
 chosen_rows = st.multiselect("Held-out sentences for the side-by-side view", held_out, default=held_out[:3],
                              format_func=lambda r: data.text(src, r), key="mt-rows")

@@ -8,7 +8,7 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for, slider_for
-from app.ui.run import run_with_progress
+from app.ui.run import ASK_OVER_S, run_with_progress
 from app.ui.text import literal
 from backend.nag import (IMPACTS, SCORERS, DeactivationConfig, GraphConfig, RankConfig, TargetSet, build_graph,
                          compare, deactivation_check, export_selected, iter_documents, rank, target_profiles)
@@ -103,7 +103,7 @@ def _open_nag_job(job_id: str) -> None:
 corpus_jobs_panel("nag-features", lambda corpus, progress: feature_job(handle, corpus, config, progress=progress),
                   key="nag-jobs", open_job=_open_nag_job)
 computed = run_with_progress("Ranking the pool", lambda progress: rank(handle, pool, target_sets, config,
-                                                                          pool_name, progress))
+                                                                          pool_name, progress), ask_over_s=ASK_OVER_S)
 if computed is None:
     st.stop()
 ranking = computed.value

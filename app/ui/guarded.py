@@ -9,6 +9,7 @@ import streamlit as st
 
 from app.ui.text import literal
 from backend.errors import UserError
+from backend.store import NotStored
 
 T = TypeVar("T")
 log = logging.getLogger("dashboard")
@@ -17,6 +18,8 @@ log = logging.getLogger("dashboard")
 def guarded(call: Callable[[], T]) -> T | None:
     try:
         return call()
+    except NotStored:  # not an error: run_with_progress asks before computing
+        raise
     except UserError as err:  # messages quote file names, lines and user text: shown literally, never rendered
         st.error(literal(str(err)))
     except Exception as err:  # a bug: say so plainly, keep the details in the server log

@@ -11,6 +11,15 @@ import streamlit as st
 from backend.params import declared, default_of
 
 
+def _state_wins(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A widget whose key already holds a value (set by a preset or an earlier run) starts from it: passing a
+    default as well makes Streamlit warn."""
+    if kwargs.get("key") in st.session_state:
+        kwargs.pop("value", None)
+        kwargs.pop("index", None)
+    return kwargs
+
+
 def number_for(cls: type, name: str, label: str, *, container: Any = st, **overrides: Any):
     """st.number_input with the field's default, bounds and help (overrides win, e.g. a narrower max)."""
     spec = declared(cls, name)
@@ -23,7 +32,7 @@ def number_for(cls: type, name: str, label: str, *, container: Any = st, **overr
         if high is not None:
             kwargs["max_value"] = type(default)(high)
     kwargs.update(overrides)
-    return container.number_input(label, **kwargs)
+    return container.number_input(label, **_state_wins(kwargs))
 
 
 def slider_for(cls: type, name: str, label: str, *, container: Any = st, **overrides: Any):
@@ -34,7 +43,7 @@ def slider_for(cls: type, name: str, label: str, *, container: Any = st, **overr
     kwargs: dict[str, Any] = {"min_value": type(default)(low), "max_value": type(default)(high), "value": default,
                               "help": spec.help}
     kwargs.update(overrides)
-    return container.slider(label, **kwargs)
+    return container.slider(label, **_state_wins(kwargs))
 
 
 def select_for(cls: type, name: str, label: str, *, labels: dict[str, str] | None = None, container: Any = st,
@@ -47,11 +56,11 @@ def select_for(cls: type, name: str, label: str, *, labels: dict[str, str] | Non
     fmt = (lambda n: labels.get(n, n)) if labels else str
     kwargs: dict[str, Any] = {"index": index, "format_func": fmt, "help": spec.help}
     kwargs.update(overrides)
-    return container.selectbox(label, options, **kwargs)
+    return container.selectbox(label, options, **_state_wins(kwargs))
 
 
 def checkbox_for(cls: type, name: str, label: str, *, container: Any = st, **overrides: Any):
     spec = declared(cls, name)
     kwargs: dict[str, Any] = {"value": default_of(cls, name), "help": spec.help if spec else None}
     kwargs.update(overrides)
-    return container.checkbox(label, **kwargs)
+    return container.checkbox(label, **_state_wins(kwargs))

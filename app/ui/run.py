@@ -1,4 +1,9 @@
-"""Run a backend computation from a page: progress bar, errors as messages, 'cached / computed in N s'."""
+"""Run a backend computation from a page: progress bar, errors as messages, 'cached / computed in N s'.
+
+A page's automatic computations (the ones that run on opening it or on changing a setting) pass `ask_over_s`:
+a stored result is shown at once, and a computation that took that long or more on this model before waits for
+a click on a button that says how long it will take. Work never measured here runs with its progress bar.
+"""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -7,14 +12,41 @@ from typing import TypeVar
 import streamlit as st
 
 from app.ui.guarded import guarded, show_provenance
-from backend.progress import Progress
-from backend.store import Computed
+from backend.progress import Progress, silent
+from backend.store import Computed, NotStored, stored_only
 
 T = TypeVar("T")
 
+ASK_OVER_S = 10.0  # a page's first view should be on screen within this: longer work is asked for
 
-def run_with_progress(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | None:
-    """Call `call(progress)` inside a status box with a progress bar; show where the result came from."""
+
+def duration(seconds: float) -> str:
+    return f"about {seconds:.0f} s" if seconds < 90 else f"about {seconds / 60:.0f} min"
+
+
+def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *, ask_over_s: float | None = None,
+                      key: str | None = None) -> Computed[T] | None:
+    """Call `call(progress)` inside a status box with a progress bar; show where the result came from.
+    With `ask_over_s`: serve a stored result, or ask first when the work is known to take that long."""
+    button_key = f"compute-now-{key or label}"
+    if ask_over_s is not None and not st.session_state.get(button_key):
+        try:
+            with stored_only():
+                found = guarded(lambda: call(silent))
+            if found is not None:
+                show_provenance(found)
+            return found
+        except NotStored as miss:
+            if miss.estimate_seconds is not None and miss.estimate_seconds >= ask_over_s:
+                st.info(f"{label}: not computed yet for these settings. On this machine it takes "
+                        f"{duration(miss.estimate_seconds)} (the median of its earlier runs on this model); "
+                        "the result is stored, so it is instant next time.")
+                st.button(f"Compute ({duration(miss.estimate_seconds)})", key=button_key, type="primary")
+                return None
+    return _run(label, call)
+
+
+def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | None:
     with st.status(label, expanded=False) as box:
         bar = st.progress(0.0, text=label)
 

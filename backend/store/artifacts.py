@@ -2,11 +2,13 @@
 canonical config, code version), plus one run-history row per request (cached or computed)."""
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -49,6 +51,37 @@ class Computed(Generic[T]):
         return "cached" if self.cached else f"computed in {self.seconds:.1f} s"
 
 
+class NotStored(Exception):
+    """Raised by `cached` on a miss inside `stored_only()`: the caller decides whether to compute now. Carries
+    the typical compute time of this feature's action on this model in this store (None: never run here)."""
+
+    def __init__(self, feature: str, action: str, estimate_seconds: float | None) -> None:
+        super().__init__(f"{feature} {action} is not in the store")
+        self.feature, self.action, self.estimate_seconds = feature, action, estimate_seconds
+
+
+_STORED_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("stored_only", default=False)
+
+
+@contextmanager
+def stored_only() -> Iterator[None]:
+    """Inside: stored results are served, and the first miss raises NotStored instead of computing."""
+    token = _STORED_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _STORED_ONLY.reset(token)
+
+
+def typical_seconds(feature: str, action: str, fingerprint: str) -> float | None:
+    """Median compute time of this action on this model over the stored artifacts (shipped reference ones
+    included), or None when it never ran here."""
+    with connect() as con:
+        row = con.execute("SELECT median(compute_seconds) FROM artifacts WHERE feature = ? AND action = ? "
+                          "AND fingerprint = ?", [feature, action, fingerprint]).fetchone()
+    return None if row is None or row[0] is None else float(row[0])
+
+
 def artifact_key(feature: str, action: str, fingerprint: str, params: str, code_version: str) -> str:
     text = json.dumps([feature, action, fingerprint, params, code_version])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -88,6 +121,8 @@ def cached(feature: str, action: str, model: ModelRef, config: Any, compute: Cal
     try:
         return _cached(feature, action, model, params, key, compute, code_version)
     except StoreUnavailable:  # read-only, locked for too long or damaged: still answer, uncached
+        if _STORED_ONLY.get():
+            raise NotStored(feature, action, None) from None
         start = time.perf_counter()
         value = compute()
         return Computed(value, False, time.perf_counter() - start, key, "", stored=False)
@@ -98,6 +133,8 @@ def _cached(feature: str, action: str, model: ModelRef, params: str, key: str, c
     served = _serve_hit(feature, action, model, params, key)
     if served is not None:
         return served
+    if _STORED_ONLY.get():
+        raise NotStored(feature, action, typical_seconds(feature, action, model.fingerprint))
     # Identical requests running now (other threads or processes) wait here for the first one's artifact.
     with key_lock(store_path(), key):
         served = _serve_hit(feature, action, model, params, key)

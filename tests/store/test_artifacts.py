@@ -127,3 +127,21 @@ def test_cached_many_computes_each_missing_config_once_in_one_call(fresh_store):
     assert calls == [[Config(2), Config(3)]]
     again = cached_many("demo", "item", MODEL, [Config(3), Config(2)], compute)
     assert again.values == ["v3", "v2"] and again.hits == 2 and again.computed == 0 and len(calls) == 1
+
+
+def test_stored_only_serves_hits_and_raises_on_a_miss_with_the_typical_compute_time(fresh_store):
+    from backend.store import NotStored, stored_only
+
+    def boom():
+        raise AssertionError("computed inside stored_only")
+
+    cached("demo", "run", MODEL, Config(1), lambda: 1)
+    with stored_only():
+        assert cached("demo", "run", MODEL, Config(1), boom).cached
+        with pytest.raises(NotStored) as miss:
+            cached("demo", "run", MODEL, Config(2), boom)
+        assert miss.value.estimate_seconds is not None and miss.value.estimate_seconds < 5
+        with pytest.raises(NotStored) as never_ran:
+            cached("demo", "run", ModelRef("other", "abcd"), Config(1), boom)
+        assert never_ran.value.estimate_seconds is None  # no earlier run of it on that model
+    assert not cached("demo", "run", MODEL, Config(2), lambda: 2).cached  # outside: computes as before

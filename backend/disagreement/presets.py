@@ -1,0 +1,34 @@
+"""Gate settings the Disagreement view opens on: the one measured to work on the embedded pair, and the paper's.
+
+On the embedded pair (SmolLM2-135M-Instruct and its arithmetic adapter) the paper's spike rule (W = 8) keeps
+takeovers under 10% and guided intervention stays at the random control's level (1-4%); threshold only
+(W = 0) reaches 26% / 40% at r = 20% / 40% against 2% / 8% for random positions (README,
+bench/results/disagreement_threshold_only.json). Any other pair opens on the paper's rule.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backend.disagreement.pair import DEFAULT_REASONING_ID
+
+EMBEDDED_PAIR = ("smollm2-135m-instruct", DEFAULT_REASONING_ID)
+
+
+@dataclass(frozen=True)
+class GatePreset:
+    label: str
+    evidence: str
+    window: int
+
+
+PAPER = GatePreset("Paper's spike rule (W = 8)", "The paper's rule: a token fires when its signal is over τ and λ "
+                   "times its mean over the previous W = 8 tokens. On the embedded pair: guided 1-4%, like random.", 8)
+THRESHOLD_ONLY = GatePreset(
+    "Measured on this pair (W = 0)", "Threshold only (W = 0): on 50 held-out problems guided reaches 26% at r = 20% "
+    "(realised rate 38%) and 40% at r = 40% (52%), random positions 2% and 8% with as many takeovers; the paper's "
+    "spike rule (W = 8) gains nothing here.", 0)
+
+
+def gate_presets(base_id: str, reasoning_id: str) -> list[GatePreset]:
+    """The presets offered for a pair, the one to open on first."""
+    return [THRESHOLD_ONLY, PAPER] if (base_id, reasoning_id) == EMBEDDED_PAIR else [PAPER, THRESHOLD_ONLY]

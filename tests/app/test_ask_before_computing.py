@@ -1,0 +1,40 @@
+"""AppTest: a page's automatic computation that is known to take long asks first, says how long, and the
+button computes it; a stored result or work never measured here runs as before."""
+import duckdb
+
+from backend.models import default_model_id, load
+from tests.app.helpers import plotly_charts, run_page
+
+
+def _pretend_earlier_runs_took(seconds: float, feature: str, action: str) -> None:
+    """An earlier run of this action on the test model, with another config, that took `seconds`."""
+    from backend.store.db import connect
+
+    fingerprint = load(default_model_id()).fingerprint
+    with connect() as con:
+        con.execute("INSERT INTO artifacts (key, feature, action, fingerprint, params, code_version, payload, "
+                    "compute_seconds) VALUES (?, ?, ?, ?, '{}', '0', 'null', ?)",
+                    [f"earlier-{seconds}", feature, action, fingerprint, seconds])
+
+
+def test_a_long_computation_waits_for_the_button_that_says_how_long(monkeypatch, tmp_path):
+    monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
+    run_page()  # creates the store
+    _pretend_earlier_runs_took(120.0, "fp8", "bounds")
+    at = run_page("fp8_bounds.py")
+    assert not plotly_charts(at), "nothing is computed before the click"
+    assert any("about 2 min" in i.value for i in at.info)
+    button = next(b for b in at.button if b.label.startswith("Compute (about 2 min"))
+    button.click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(plotly_charts(at)) >= 4, "the click computes the page's figures"
+    at.run()  # now stored: shown at once, no button
+    assert len(plotly_charts(at)) >= 4 and not any(b.label.startswith("Compute (") for b in at.button)
+
+
+def test_work_never_measured_here_computes_with_progress(monkeypatch, tmp_path):
+    monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
+    at = run_page("fp8_bounds.py")
+    assert len(plotly_charts(at)) >= 4 and not any(b.label.startswith("Compute (") for b in at.button)
+    with duckdb.connect(str(tmp_path / "store.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM artifacts WHERE feature = 'fp8'").fetchone()[0] == 1
