@@ -13,7 +13,7 @@ import streamlit as st
 
 from app.ui.guarded import guarded, show_provenance
 from backend.progress import Progress, silent
-from backend.store import Computed, NotStored, stored_only
+from backend.store import Computed, NotStored, stored_only, while_waiting
 
 T = TypeVar("T")
 
@@ -53,7 +53,12 @@ def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | N
         def progress(fraction: float, message: str) -> None:
             bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
 
-        result = guarded(lambda: call(progress))
+        def waiting() -> None:
+            progress(0.0, "Waiting: the same computation is running for another session; its result is shown "
+                          "here when it is stored")
+
+        with while_waiting(waiting):
+            result = guarded(lambda: call(progress))
         if result is None:
             box.update(label=f"{label}: failed", state="error", expanded=True)
             return None

@@ -61,6 +61,18 @@ class NotStored(Exception):
 
 
 _STORED_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("stored_only", default=False)
+_ON_WAIT: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("on_wait", default=None)
+
+
+@contextmanager
+def while_waiting(callback: Callable[[], None]) -> Iterator[None]:
+    """Inside: `callback()` is called once when an identical request computing elsewhere (another session,
+    thread or process) makes this one wait for its artifact."""
+    token = _ON_WAIT.set(callback)
+    try:
+        yield
+    finally:
+        _ON_WAIT.reset(token)
 
 
 @contextmanager
@@ -136,7 +148,7 @@ def _cached(feature: str, action: str, model: ModelRef, params: str, key: str, c
     if _STORED_ONLY.get():
         raise NotStored(feature, action, typical_seconds(feature, action, model.fingerprint))
     # Identical requests running now (other threads or processes) wait here for the first one's artifact.
-    with key_lock(store_path(), key):
+    with key_lock(store_path(), key, on_wait=_ON_WAIT.get()):
         served = _serve_hit(feature, action, model, params, key)
         if served is not None:
             return served

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,9 +23,11 @@ def lock_dir(store_file: Path) -> Path:
 
 
 @contextmanager
-def key_lock(store_file: Path, key: str, wait_s: float = WAIT_S) -> Iterator[bool]:
+def key_lock(store_file: Path, key: str, wait_s: float = WAIT_S,
+             on_wait: Callable[[], None] | None = None) -> Iterator[bool]:
     """Hold the lock of `key` for the body; yields False when it could not be had in `wait_s` (or the
-    lock folder cannot be written) and the body runs unlocked."""
+    lock folder cannot be written) and the body runs unlocked. `on_wait` is called once if another holder
+    makes this one wait (so a page can say why nothing moves)."""
     try:
         folder = lock_dir(store_file)
         folder.mkdir(parents=True, exist_ok=True)
@@ -42,6 +44,9 @@ def key_lock(store_file: Path, key: str, wait_s: float = WAIT_S) -> Iterator[boo
                 held = True
                 break
             except BlockingIOError:
+                if on_wait is not None:
+                    on_wait()
+                    on_wait = None
                 if time.monotonic() >= deadline:
                     break
                 time.sleep(POLL_S)

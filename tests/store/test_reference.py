@@ -99,3 +99,26 @@ def test_a_shipped_reference_artifact_is_what_the_code_computes_now(fresh_store)
     np.testing.assert_allclose(reference.layer_bound, computed.value.layer_bound, rtol=1e-4)
     np.testing.assert_allclose(reference.scale, computed.value.scale, rtol=1e-4)
     np.testing.assert_allclose(reference.observed, computed.value.observed, rtol=1e-3)
+
+
+def test_an_import_that_dies_half_way_leaves_no_partial_reference(tmp_path, monkeypatch):
+    """One transaction: a failure after some rows (here a row the table refuses) adds none of them."""
+    import pytest
+
+    from backend.store.artifacts import artifact_key
+    from backend.store.db import connect
+
+    for n in (1, 2, 3):
+        _compute_in(tmp_path / "a.duckdb", monkeypatch, MODEL, n)
+    out = tmp_path / "ref" / "x.jsonl.gz"
+    export_reference([MODEL.fingerprint], out)
+    rows = read_reference(out)
+    bad = {**rows[-1], "payload": None}  # NOT NULL: the insert of the last row fails
+    bad["key"] = artifact_key(bad["feature"], bad["action"], bad["fingerprint"], bad["params"], bad["code_version"])
+    with gzip.open(out, "wt") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in [*rows[:-1], bad]))
+    monkeypatch.setenv("DASH_STORE", str(tmp_path / "b.duckdb"))
+    with pytest.raises(Exception):
+        import_reference(out.parent)
+    with connect() as con:
+        assert con.execute("SELECT count(*) FROM artifacts").fetchone()[0] == 0

@@ -91,3 +91,24 @@ def test_an_unwritable_lock_folder_computes_without_the_lock(tmp_path):
     blocker.write_text("a file where the lock folder should be")
     with key_lock(tmp_path / "store.duckdb", "k") as got:
         assert not got
+
+
+def test_a_waiting_request_is_told_once_why_it_waits(fresh_store, tmp_path):
+    """The second session on a cold page: its callback fires (the page says it waits for the other one),
+    then it is served the first one's artifact."""
+    from backend.store import while_waiting
+
+    log = tmp_path / "computations.log"
+    log.touch()
+    told = []
+    first = threading.Thread(target=lambda: cached("sf", "run", MODEL, Request("cold"), _slow_compute(log)))
+    first.start()
+    while log.read_text().count("computed") == 0:
+        time.sleep(0.01)
+    with while_waiting(lambda: told.append(1)):
+        served = cached("sf", "run", MODEL, Request("cold"), _slow_compute(log))
+    first.join()
+    assert told == [1] and served.cached and log.read_text().count("computed") == 1
+    with while_waiting(lambda: told.append(2)):
+        assert cached("sf", "run", MODEL, Request("cold"), _slow_compute(log)).cached
+    assert told == [1]  # a hit waits for nobody
