@@ -1,6 +1,7 @@
 """Corpus jobs benchmark, side by side in one run: documents/s of NAG feature extraction over a sharded corpus
 on the local path (`rank`, one process), the local engine, and Ray with 1 and 2 workers on this machine; Ray's
-overhead at 1 worker; reading and tokenisation throughput (where the bottleneck would move). Writes
+overhead at 1 worker; reading and tokenisation throughput (where the bottleneck would move); the watermark
+scan of the same corpus (IPMark, 2 models x 100 users registered) locally and on Ray. Writes
 bench/results/corpus_jobs.json.
 
     CORPUS_BENCH_SHARDS=6 CORPUS_BENCH_DOCS=24 .venv/bin/python bench/corpus_jobs.py
@@ -95,8 +96,31 @@ def main() -> dict:
     out["ray_overhead_1_worker"] = round(runs["ray, 1 worker(s)"] / local, 2)
     out["ray_speedup_2_vs_1_workers"] = round(runs["ray, 1 worker(s)"] / runs["ray, 2 worker(s)"], 2)
     out["per_worker_docs_per_s"] = round(n / runs["ray, 2 worker(s)"] / 2, 2)
+    out["watermark_scan"] = _scan_runs(shards, n)
     out["load_average_end"] = round(os.getloadavg()[0], 2)
     return out
+
+
+def _scan_runs(shards: Path, n: int) -> dict:
+    """Each engine on a fresh store (a finished job would be resumed, not rerun) with the same identities: keys
+    derive from the master secret and the addresses, so every store holds the same 200 keys."""
+    from backend.watermark import registry
+    from backend.watermark.scan import ScanConfig, scan
+
+    out_dir = Path(tempfile.mkdtemp(prefix="corpus-bench-scan-"))
+    runs = {}
+    for label, engine in (("local engine", EngineConfig()), ("ray, 1 worker(s)", EngineConfig(engine="ray", workers=1)),
+                          ("ray, 2 worker(s)", EngineConfig(engine="ray", workers=2))):
+        _fresh_store()
+        for name in ("bench-model-a", "bench-model-b"):
+            registry.bulk_add_users(registry.add_model(name).address, 100, "bench")
+        target = str(out_dir / f"{len(runs)}.parquet")
+        seconds, _ = _timed(lambda: scan(str(shards), ScanConfig(), engine, target))
+        runs[label] = {"seconds": round(seconds, 2), "docs_per_s": round(n / seconds, 2)}
+    local = runs["local engine"]["seconds"]
+    for row in runs.values():
+        row["vs_local"] = round(row["seconds"] / local, 2)
+    return runs
 
 
 if __name__ == "__main__":

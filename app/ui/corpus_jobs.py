@@ -3,7 +3,6 @@ watch its progress, open a finished job and export its rows. The job runs in a b
 server; its shards and totals are read back from the store (backend.corpus.jobs), so any session sees them."""
 from __future__ import annotations
 
-import hashlib
 import tempfile
 import threading
 from collections.abc import Callable
@@ -16,20 +15,11 @@ from app.ui.guarded import guarded
 from app.ui.text import literal
 from backend.corpus import jobs
 from backend.corpus.shards import SHARD_SUFFIXES
+from backend.corpus.uploads import save_upload_set
 from backend.errors import UserError
 
 MAX_DOWNLOAD_ROWS = 200_000  # larger jobs: export on the server (the path is shown)
 _running: dict[str, dict] = {}  # launch key -> {"fraction", "message", "error", "job"}: shared by the threads
-
-
-def _save_uploads(files) -> str:
-    """Uploaded shards saved beside the store (a folder per upload set); returns that folder as the CORPUS."""
-    digest = hashlib.sha256(b"".join(f.name.encode() + f.getvalue()[:1 << 16] for f in files)).hexdigest()[:16]
-    folder = jobs.jobs_root().parent / "uploads" / digest
-    folder.mkdir(parents=True, exist_ok=True)
-    for f in files:
-        (folder / Path(f.name).name).write_bytes(f.getvalue())
-    return str(folder)
 
 
 def _launch(key: str, corpus: str, launch: Callable) -> None:
@@ -79,7 +69,7 @@ def corpus_jobs_panel(kind: str, launch: Callable, key: str, open_job: Callable[
         else:
             files = st.file_uploader("Shards", type=[s.lstrip(".") for s in SHARD_SUFFIXES],
                                      accept_multiple_files=True, key=f"{key}-upload")
-            corpus = guarded(lambda: _save_uploads(files)) if files else ""
+            corpus = guarded(lambda: str(save_upload_set([(f.name, f.getvalue()) for f in files]))) if files else ""
         busy = key in _running and _running[key]["job"] is None and not _running[key]["error"]
         if st.button("Run local job", disabled=not corpus or busy, key=f"{key}-run"):
             _launch(key, corpus, launch)

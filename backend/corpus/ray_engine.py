@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,10 +99,14 @@ def run_on_ray(task: ShardTask, shards: list[Shard], out_dir: str | Path,
     if per_gpu:
         env["DASH_DEVICE"] = "cuda"
     items = [{"index": s.index, "path": s.path, "size": s.size, "mtime_ns": s.mtime_ns} for s in shards]
-    dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
-        ShardActor, batch_size=1, compute=ray.data.ActorPoolStrategy(size=min(workers, len(items))),
-        fn_constructor_kwargs={"task": task, "env": env, "out_dir": str(out_dir), "threads": per_cpu},
-        num_cpus=1, num_gpus=per_gpu, max_restarts=config.max_retries, max_task_retries=config.max_retries)
+    with warnings.catch_warnings():
+        # Ray 2.60 has no named parameter for bounded actor restarts: they still go through the deprecated
+        # **ray_remote_args (its default, unbounded retries, would loop forever on a shard that kills its worker).
+        warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated", category=DeprecationWarning)
+        dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
+            ShardActor, batch_size=1, compute=ray.data.ActorPoolStrategy(size=min(workers, len(items))),
+            fn_constructor_kwargs={"task": task, "env": env, "out_dir": str(out_dir), "threads": per_cpu},
+            num_cpus=1, num_gpus=per_gpu, max_restarts=config.max_retries, max_task_retries=config.max_retries)
     for row in dataset.iter_rows():
         data = json.loads(row["result"])
         yield ShardResult(**{**data, "notices": tuple(data["notices"])})
