@@ -10,7 +10,7 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for
 from app.ui.presets import preset_choice
-from app.ui.run import ASK_OVER_S, run_with_progress
+from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.text import literal
 from backend.disagreement.analysis import AnalysisConfig, TraceConfig, analyze, trace
 from backend.disagreement.calibration import CalibrationConfig, GateConfig
@@ -112,6 +112,7 @@ with tab_batch:
     config = AnalysisConfig(ProblemSet(int(n_batch), "heldout", 0,
                                        None if batch_difficulty == "mixed" else int(batch_difficulty)),
                             max_new, batch_signal)
+    expected_time("disagreement", "analyze", pair.ref.fingerprint)
     if st.button("Analyse the batch", key="dis-batch-run"):
         st.session_state["dis-batch"] = config
     if st.session_state.get("dis-batch") == config:
@@ -183,6 +184,7 @@ with tab_intervene:
                            key="dis-sweep-rates", help=help_of(SweepConfig, "rates"))
     sweep_config = SweepConfig(ProblemSet(int(n_sweep)), tuple(sorted(rates)), sweep_policies(), gate_config,
                                calibration, max_new)
+    expected_time("disagreement", "sweep", pair.ref.fingerprint)
     if st.button("Run the sweep", key="dis-sweep-run", disabled=not rates):
         st.session_state["dis-sweep"] = sweep_config
     shown = None
@@ -221,6 +223,7 @@ with tab_eopd:
     n_eopd = number_for(ProblemSet, "n", "Problems", container=e5, max_value=500,
                         value=default_of(EopdConfig, "problems").n, key="dis-eopd-n")
     eopd_config = EopdConfig(ProblemSet(int(n_eopd)), EopdParams(tau, int(top_k), alpha), max_new, temperature)
+    expected_time("disagreement", "eopd", pair.ref.fingerprint)
     if st.button("Summarise over a batch", key="dis-eopd-run"):
         st.session_state["dis-eopd"] = eopd_config
     if st.session_state.get("dis-eopd") == eopd_config:

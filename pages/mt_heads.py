@@ -10,7 +10,7 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import select_for, slider_for
 from app.ui.presets import preset_choice
-from app.ui.run import ASK_OVER_S, run_with_progress
+from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.text import literal
 from backend.mt import ExperimentConfig, HeadsConfig, builtin, find_heads, parse_upload, run_experiment
 from backend.mt.attribution import ATTRIBUTIONS
@@ -182,6 +182,7 @@ def remembered(name: str, label: str) -> bool:
     """A button whose click survives reruns (so results stay on screen while other widgets change)."""
     if st.button(label, key=f"mt-btn-{name}"):
         st.session_state[f"mt-want-{name}"] = True
+    expected_time("mt", "evaluate" if name == "eval" else name, handle.fingerprint)
     return st.session_state.get(f"mt-want-{name}", False)
 
 

@@ -8,7 +8,7 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for, slider_for
-from app.ui.run import ASK_OVER_S, run_with_progress
+from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.text import literal
 from backend.nag import (IMPACTS, SCORERS, DeactivationConfig, GraphConfig, RankConfig, TargetSet, build_graph,
                          compare, deactivation_check, export_selected, iter_documents, rank, target_profiles)
@@ -175,6 +175,7 @@ with tabs[4]:
                        max_value=0.05, step=0.0005, format="%.4f", key="nag-share")
     n_random = number_for(DeactivationConfig, "n_random", "Random draws", container=d3, min_value=1, max_value=10,
                           key="nag-nrand")
+    expected_time("nag", "deactivate", handle.fingerprint)
     if st.button("Run deactivation check", key="nag-deact"):
         result = run_with_progress("Deactivation", lambda progress: deactivation_check(
             handle, target_sets, samples.heldout(), config.extract,

@@ -8,7 +8,7 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for
-from app.ui.run import run_with_progress
+from app.ui.run import expected_time, run_with_progress
 from app.ui.text import literal
 from backend.watermark import registry
 from backend.watermark.corpus import human_texts
@@ -135,6 +135,8 @@ with generate_tab:
 with evaluate_tab:
     handle = current_model()
     result = guarded(lambda: latest_evaluation(handle)) if handle is not None else None
+    if handle is not None:
+        expected_time("watermark", "evaluate", handle.fingerprint)
     if handle is not None and st.button("Run the evaluation (minutes to hours on CPU)", key="wm-eval"):
         done = run_with_progress("Evaluating", lambda p: evaluate(handle, EvalConfig(), p))
         result = done.value if done is not None else result

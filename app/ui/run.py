@@ -14,6 +14,8 @@ import streamlit as st
 from app.ui.guarded import guarded, show_provenance
 from backend.progress import Progress, silent
 from backend.store import Computed, NotStored, stored_only, while_waiting
+from backend.store.artifacts import typical_seconds
+from backend.store.db import StoreUnavailable
 
 T = TypeVar("T")
 
@@ -22,6 +24,17 @@ ASK_OVER_S = 10.0  # a page's first view should be on screen within this: longer
 
 def duration(seconds: float) -> str:
     return f"about {seconds:.0f} s" if seconds < 90 else f"about {seconds / 60:.0f} min"
+
+
+def expected_time(feature: str, action: str, fingerprint: str) -> None:
+    """Under a button that starts heavy work: how long it took here before, when it ran on this model."""
+    try:
+        seconds = typical_seconds(feature, action, fingerprint)
+    except StoreUnavailable:
+        return
+    if seconds is not None and seconds >= 1:
+        st.caption(f"On this machine this took {duration(seconds)} on this model before (median of earlier runs; "
+                   "a stored result for the same settings is shown at once).")
 
 
 def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *, ask_over_s: float | None = None,
