@@ -15,7 +15,7 @@ def test_mt_page_opens_on_the_measured_design_and_the_paper_is_one_click_away(mo
     assert at.slider(key="mt-strength").value == measured.strength
     assert at.selectbox(key="mt-steer-positions").value == measured.steer_positions
     assert at.selectbox(key="mt-steer-layers").value == measured.steer_layers
-    assert any("48%" in c.value for c in at.caption), "the evidence for the preset is shown"
+    assert any("85% of the chrF++ gap" in c.value for c in at.caption), "the evidence for the preset is shown"
     at.radio(key="mt-preset").set_value(mt.PAPER.label).run()
     assert not at.exception
     assert at.slider(key="mt-percent").value == mt.PAPER.percent
