@@ -18,4 +18,4 @@ test: prepare
 
 # Screenshots for the README: the browser test on the embedded default model.
 screenshots: prepare
-	DASH_SCREENSHOT_DIR=assets/screenshots DASH_E2E_REAL_MODEL=1 HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q tests/e2e
+	DASH_SCREENSHOT_DIR=assets/screenshots DASH_E2E_REAL_MODEL=1 HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q tests/e2e/test_browser.py
