@@ -59,6 +59,8 @@ with st.container(border=True):
         answer = int(answer_text) if answer_text.lstrip("-").isdigit() else None
         if answer_text and answer is None:
             st.warning("The answer must be an integer; the rollouts are not scored.")
+        elif answer is None:
+            st.caption("No answer given: a typed problem has no checker, so the rollouts are shown but not scored.")
     else:
         p1, p2 = st.columns(2)
         difficulty = p1.selectbox("Steps", [1, 2, 3], index=1, key="dis-difficulty")

@@ -22,7 +22,7 @@ from backend.models.decoding import context_limit
 from backend.models.generate import encode_prompt
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
-from backend.tasks.arithmetic import Problem, extract_answer, format_prompt
+from backend.tasks.arithmetic import Problem, extract_answer, format_prompt, where
 
 FEATURE = "decoding"
 CODE_VERSION = "1"
@@ -64,6 +64,13 @@ def _compute(handle, spec: StrategySpec, key: RunKey, ids: torch.Tensor, progres
                         out.candidates, out.particles, out.mh, out.notes)
 
 
+def _check_fits(handle, n_tokens: int, max_new_tokens: int, what: str) -> None:
+    limit = context_limit(handle.model)
+    if limit is not None and n_tokens + max_new_tokens > limit:
+        raise UserError(f"{what} has {n_tokens} tokens; with max_new_tokens={max_new_tokens} that is over the "
+                        f"model's context of {limit} tokens. Shorten the prompt or lower max_new_tokens.")
+
+
 def decode(handle, task: Problem | str, config: DecodeConfig, progress: Progress = silent,
            chat: bool = True) -> Computed[DecodeResult]:
     """Run one strategy on a task problem (answer checked) or a free prompt (no checker)."""
@@ -73,10 +80,7 @@ def decode(handle, task: Problem | str, config: DecodeConfig, progress: Progress
     else:
         key = RunKey(config, str(task), None, "", chat)
     ids = encode_prompt(handle, key.prompt, chat)
-    limit = context_limit(handle.model)
-    if limit is not None and ids.shape[1] + config.max_new_tokens > limit:
-        raise UserError(f"The prompt has {ids.shape[1]} tokens; with max_new_tokens={config.max_new_tokens} that is "
-                        f"over the model's context of {limit} tokens. Shorten the prompt or lower max_new_tokens.")
+    _check_fits(handle, ids.shape[1], config.max_new_tokens, "The prompt")
     return cached(FEATURE, "run", ModelRef.of(handle), key, lambda: _compute(handle, spec, key, ids, progress),
                   code_version=CODE_VERSION)
 
@@ -118,6 +122,10 @@ def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], 
     if not settings:
         raise UserError("Pick at least one strategy.")
     settings = [Setting(s.label, s.budget, prepare(s.config)[1]) for s in settings]
+    longest = max(s.config.max_new_tokens for s in settings)
+    for problem in problems:  # before any work: a long prompt late in a file must not cost the ones before it
+        _check_fits(handle, encode_prompt(handle, format_prompt(problem), chat).shape[1], longest,
+                    f"{where(problem)}: the prompt")
     key = BatchKey(tuple(settings), tuple((p.id, p.question, p.answer) for p in problems), chat)
     total = len(problems) * len(settings)
 

@@ -251,19 +251,34 @@ def _parse_int(value: Any) -> int | None:
     return None
 
 
+UPLOAD_ID = "upload-{line}"  # an uploaded problem without an "id" is named by its line
+
+
+def where(problem: Problem) -> str:
+    """How a message names a problem: its line for an upload without its own id, else its id."""
+    prefix = UPLOAD_ID.split("{")[0]
+    rest = problem.id[len(prefix):]
+    return f"Line {rest}" if problem.id.startswith(prefix) and rest.isdigit() else f"Problem {problem.id!r}"
+
+
 def load_jsonl_problems(text: str) -> list[Problem]:
-    """Problems from uploaded JSON lines: {"question" or "prompt": str, "answer": int}."""
+    """Problems from uploaded JSON lines: {"question" or "prompt": str, "answer": int}; each question once."""
     out: list[Problem] = []
+    seen: dict[str, int] = {}
     for no, row in json_objects(text.splitlines(), "The upload", '{"question": "...", "answer": 42}'):
         question = row.get("question", row.get("prompt"))
         if not isinstance(question, str) or not question.strip():
             raise UserError(f"Line {no}: needs a non-empty \"question\" (or \"prompt\") text field.")
+        if question.strip() in seen:
+            raise UserError(f"Line {no}: the same question as line {seen[question.strip()]}; keep each problem once "
+                            "(a repeat would count twice in the accuracy).")
+        seen[question.strip()] = no
         if "answer" not in row:
             raise UserError(f"Line {no}: needs an \"answer\" field.")
         answer = _parse_int(row["answer"])
         if answer is None:
             raise UserError(f"Line {no}: \"answer\" must be an integer, got {row['answer']!r}.")
-        out.append(Problem(id=str(row.get("id", f"upload-{no}")), question=question.strip(), answer=answer,
+        out.append(Problem(id=str(row.get("id", UPLOAD_ID.format(line=no))), question=question.strip(), answer=answer,
                            solution=str(row.get("solution", "")), split="upload",
                            difficulty=_parse_int(row.get("difficulty", 0)) or 0))
     if not out:

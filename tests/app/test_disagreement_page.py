@@ -55,3 +55,12 @@ def test_mismatched_pair_shows_a_message(tmp_path, monkeypatch):
     at.selectbox(key="dis-reason-tiny-llama").set_value("tiny-page-other").run()
     assert not at.exception
     assert at.error and "tokenizer" in error_texts(at)[0]
+
+
+def test_a_typed_problem_without_an_answer_is_shown_but_not_scored():
+    at = run_page("disagreement.py")
+    at.radio(key="dis-mode").set_value("Typed").run()
+    at.text_input(key="dis-answer").set_value("").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("has no checker" in c.value for c in at.caption)
+    assert not any("correct]" in m.value or "wrong]" in m.value for m in at.markdown)

@@ -60,3 +60,20 @@ def test_empty_prompt_and_empty_batch():
 def test_bad_upload():
     with pytest.raises(UserError, match="answer"):
         load_jsonl_problems('{"question": "1+1?"}')
+
+
+def test_a_repeated_question_names_both_lines():
+    text = '{"question": "Two plus two?", "answer": 4}\n\n{"question": " Two plus two? ", "answer": 4}\n'
+    with pytest.raises(UserError, match="Line 3: the same question as line 1"):
+        load_jsonl_problems(text)
+
+
+def test_a_prompt_over_the_context_is_named_by_its_line_before_any_problem_runs(fresh_store):
+    from backend.store import list_runs
+
+    handle = load("tiny-llama")
+    text = ('{"question": "Two plus two?", "answer": 4}\n'
+            + '{"question": "' + "How many apples are there? " * 400 + '", "answer": 3}\n')
+    with pytest.raises(UserError, match=r"^Line 2: the prompt has \d+ tokens; .* over the model's context"):
+        run_batch(handle, load_jsonl_problems(text), settings_for([DecodeConfig(strategy="greedy", max_new_tokens=4)]))
+    assert list_runs().empty  # the first problem was not computed either
