@@ -16,6 +16,7 @@ from app.ui.model_picker import model_picker  # noqa: E402
 from app.ui.scope import browser_scope  # noqa: E402
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
 from backend.features import load_all  # noqa: E402
+from backend.disagreement.pair import arithmetic_reasoner  # noqa: E402
 from backend.mt.model_choice import recommended_model  # noqa: E402
 from backend.store.db import store_notice  # noqa: E402
 
@@ -34,6 +35,8 @@ navigation = st.navigation({name: pages for name, pages in sections.items() if p
 browser_scope()  # runs recorded during this script run belong to this browser session
 if navigation.url_path == "mt_heads":  # the MT view opens on the embedded model that translates
     open_once_on("mt_heads", guarded(recommended_model))
+if navigation.url_path == "decoding":  # the Decoding view opens on the model that solves its arithmetic problems
+    open_once_on("decoding", guarded(arithmetic_reasoner))
 model_picker()
 notice = store_notice()
 if notice:

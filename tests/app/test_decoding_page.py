@@ -1,4 +1,6 @@
 """AppTest: the Decoding page runs greedy and ASMC on first render and shows the ESS figure; batch mode works."""
+import html
+
 from tests.app.helpers import error_texts, plotly_charts, run_page
 
 
@@ -38,3 +40,18 @@ def test_decoding_page_bad_parameters_show_an_error_not_a_traceback():
     at.button(key="dec-run").click().run()
     assert not at.exception
     assert any("per-run budget" in text for text in error_texts(at))
+
+
+def test_first_visit_opens_on_the_arithmetic_reasoner_and_says_so(monkeypatch):
+    """As on a fresh install (the configured default is an embedded model): the first visit of Decoding switches
+    to the reasoning model and says why; here a tiny model stands in for the reasoner."""
+    from backend.disagreement import pair
+    from backend.models.registry import ModelSpec
+
+    original = ModelSpec.is_embedded
+    monkeypatch.setattr(ModelSpec, "is_embedded",
+                        property(lambda spec: spec.id == "tiny-llama" or original.fget(spec)))
+    monkeypatch.setattr(pair, "arithmetic_reasoner", lambda: "tiny-qwen2")
+    at = run_page("decoding.py")
+    assert any("arithmetic reasoning model" in i.value for i in at.info)
+    assert any("tiny-qwen2" in html.unescape(c.value) for c in at.caption)
