@@ -8,7 +8,6 @@ from typing import Any
 import streamlit as st
 
 
-
 def _apply(values: Mapping[str, Any]) -> None:
     for key, value in values.items():
         st.session_state[key] = value

@@ -37,11 +37,11 @@ def expected_time(feature: str, action: str, fingerprint: str) -> None:
                    "a stored result for the same settings is shown at once).")
 
 
-def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *, ask_over_s: float | None = None,
-                      key: str | None = None) -> Computed[T] | None:
+def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
+                      ask_over_s: float | None = None) -> Computed[T] | None:
     """Call `call(progress)` inside a status box with a progress bar; show where the result came from.
     With `ask_over_s`: serve a stored result, or ask first when the work is known to take that long."""
-    button_key = f"compute-now-{key or label}"
+    button_key = f"compute-now-{label}"
     if ask_over_s is not None and not st.session_state.get(button_key):
         try:
             with stored_only():

@@ -34,7 +34,7 @@ def save_upload_set(files: Sequence[tuple[str, bytes]]) -> Path:
         for name, data in files:
             (partial / Path(name).name).write_bytes(data)
         partial.rename(folder)  # all shards or none: a job never streams a half-written set
-    prune_uploads()
+        prune_uploads()  # when a set is added, not on every rerun of the page that holds the upload
     return folder
 
 

@@ -122,14 +122,14 @@ def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], 
     if not settings:
         raise UserError("Pick at least one strategy.")
     settings = [Setting(s.label, s.budget, prepare(s.config)[1]) for s in settings]
-    longest = max(s.config.max_new_tokens for s in settings)
-    for problem in problems:  # before any work: a long prompt late in a file must not cost the ones before it
-        _check_fits(handle, encode_prompt(handle, format_prompt(problem), chat).shape[1], longest,
-                    f"{where(problem)}: the prompt")
     key = BatchKey(tuple(settings), tuple((p.id, p.question, p.answer) for p in problems), chat)
     total = len(problems) * len(settings)
 
     def compute() -> BatchResult:
+        longest = max(s.config.max_new_tokens for s in settings)
+        for problem in problems:  # before any decoding: a long prompt late in a file must not cost the ones before it
+            _check_fits(handle, encode_prompt(handle, format_prompt(problem), chat).shape[1], longest,
+                        f"{where(problem)}: the prompt")
         rows = []
         for i, problem in enumerate(problems):
             for j, s in enumerate(settings):

@@ -80,9 +80,11 @@ def arithmetic_reasoner() -> str | None:
     The Decoding view opens on it: on its default input, an arithmetic problem, the base model solves about 4%
     with every strategy alike, the reasoner 55% greedy (model card), so the strategies have something to differ on."""
     spec = next((s for s in list_models() if s.id == DEFAULT_REASONING_ID), None)
-    if spec is None or spec.adapter_dir is None or not (spec.adapter_dir / "adapter_config.json").exists():
-        return None
-    return spec.id
+    return spec.id if spec is not None and _adapter_on_disk(spec) else None
+
+
+def _adapter_on_disk(spec) -> bool:
+    return spec.adapter_dir is not None and (spec.adapter_dir / "adapter_config.json").exists()
 
 
 def reasoning_candidates(base_id: str) -> list[str]:
@@ -96,7 +98,7 @@ def reasoning_candidates(base_id: str) -> list[str]:
         return []
     base = specs[base_id]
     adapters = [s.id for s in specs.values() if s.id != base_id and s.adapter and s.source == base.source
-                and s.adapter_dir is not None and (s.adapter_dir / "adapter_config.json").exists()]
+                and _adapter_on_disk(s)]
     same_tokenizer = []
     base_tok = _tokenizer_digest(base.source)
     if base_tok is not None:
