@@ -41,6 +41,8 @@ def parse_config(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespac
         flag, default = "--" + field.name.replace("_", "-"), field.default
         if field.name == "target_modules":
             parser.add_argument(flag, nargs="+", default=list(default))
+        elif field.name == "family":
+            parser.add_argument(flag, choices=("classic", "broad", "mixed"), default=default)
         elif field.name == "difficulty":
             parser.add_argument(flag, type=int, choices=(1, 2, 3), default=None)
         else:
@@ -50,6 +52,8 @@ def parse_config(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespac
     parser.add_argument("--notes-file", type=Path, default=None,
                         help="markdown for the card's Notes section (kept in eval.json for later re-runs)")
     parser.add_argument("--note", default="", help="what this attempt changes (recorded in the card)")
+    parser.add_argument("--train-only", action="store_true",
+                        help="train (or resume) and write the adapter, without evaluating (re-run without it to evaluate)")
     args = parser.parse_args(argv)
     values = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
     values["target_modules"] = tuple(values["target_modules"])
@@ -199,6 +203,8 @@ def main(argv: list[str] | None = None) -> None:
     out, run_dir = Path(cfg.output_dir), Path(cfg.run_dir)
     adapter_bytes = save_adapter(peft_model, out)
     print_flush(f"adapter written to {out} ({adapter_bytes / 1e6:.1f} MB)")
+    if args.train_only:
+        return
 
     tuned = cached_eval(run_dir / f"eval_adapter_step{state['step']}_{tag}.json", handle.fingerprint,
                         lambda: evaluate("reasoning", peft_model, handle.tokenizer, problems, cfg))

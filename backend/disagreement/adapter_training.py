@@ -35,6 +35,8 @@ class TrainConfig:
     seed: int = 0
     n_train: int = 3000
     difficulty: int | None = None  # None: a uniform mix of 1-3 steps
+    family: str = "classic"  # generate_problems' family: classic (12 templates), broad, or mixed
+    init_adapter: str = ""  # warm start: an adapter directory whose weights the LoRA starts from
     lora_r: int = 16
     lora_alpha: int = 32
     lora_dropout: float = 0.05
@@ -148,9 +150,22 @@ def save_checkpoint(path: Path, model: PeftModel, optimizer: torch.optim.Optimiz
     os.replace(tmp, path)
 
 
+def load_adapter_weights(model: PeftModel, directory: Path) -> None:
+    """Set the LoRA weights from a saved adapter (same r and target modules), cast to the model's dtype."""
+    from safetensors.torch import load_file
+
+    weights = load_file(directory / "adapter_model.safetensors")
+    dtype = next(p for p in model.parameters() if p.requires_grad).dtype
+    result = set_peft_model_state_dict(model, {k: v.to(dtype) for k, v in weights.items()})
+    missing = [k for k in result.missing_keys if "lora_" in k]
+    if missing:
+        raise ValueError(f"{directory} does not match this LoRA configuration: {len(missing)} LoRA weights missing")
+
+
 def check_resumable(saved: dict, cfg: TrainConfig) -> None:
     now = cfg.to_dict()
-    changed = sorted(k for k in now if k not in RESUMABLE_CHANGES and saved.get(k) != now[k])
+    defaults = TrainConfig().to_dict()  # a field added after the checkpoint was written had its default then
+    changed = sorted(k for k in now if k not in RESUMABLE_CHANGES and saved.get(k, defaults[k]) != now[k])
     if changed:
         raise ValueError(f"checkpoint was trained with different {changed}; use another run_dir or the same values")
 
@@ -160,9 +175,11 @@ def train(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, cfg: Train
     """Attach LoRA to `model` (in place), train or resume up to cfg.max_steps; returns (model, run state)."""
     torch.manual_seed(cfg.seed)
     random.seed(cfg.seed)
-    problems = generate_problems(cfg.n_train, "train", seed=cfg.seed, difficulty=cfg.difficulty)
+    problems = generate_problems(cfg.n_train, "train", seed=cfg.seed, difficulty=cfg.difficulty, family=cfg.family)
     examples = [build_example(tokenizer, p) for p in problems]
     peft_model = attach_lora(model, cfg)
+    if cfg.init_adapter:  # a checkpoint below, when there is one, overrides this start
+        load_adapter_weights(peft_model, Path(cfg.init_adapter))
     params = [p for p in peft_model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     ckpt = Path(cfg.run_dir) / "checkpoint.pt"

@@ -180,9 +180,19 @@ def format_solution(steps: list[tuple[int, str, int, int]]) -> str:
     return "\n".join(lines + [f"Answer: {steps[-1][3]}"])
 
 
+FAMILIES = ("classic", "broad", "mixed")  # the 12 templates, word_problems' scenarios, or half of each
+
+
 def generate_problems(n: int, split: str = "train", seed: int = 0,
-                      difficulty: int | None = None) -> list[Problem]:
+                      difficulty: int | None = None, family: str = "classic") -> list[Problem]:
     """n distinct problems of one split; the same arguments always give the same list."""
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+    if family == "broad":
+        return _generate_broad(n, split, seed, difficulty)
+    if family == "mixed":  # interleaved so any prefix is half of each
+        broad, classic = _generate_broad(n - n // 2, split, seed, difficulty), generate_problems(n // 2, split, seed, difficulty)
+        return [p for pair in zip(broad, classic + [None]) for p in pair if p is not None]
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     if difficulty is not None and difficulty not in TEMPLATES:
@@ -207,6 +217,34 @@ def generate_problems(n: int, split: str = "train", seed: int = 0,
         out.append(Problem(pid, question, calc.steps[-1][3], format_solution(calc.steps), split, level))
     if len(out) < n:
         raise ValueError(f"could only generate {len(out)} of {n} distinct {split} problems")
+    return out
+
+
+def _generate_broad(n: int, split: str, seed: int, difficulty: int | None) -> list[Problem]:
+    from backend.tasks.word_problems import write_problem
+
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    if difficulty is not None and difficulty not in (1, 2, 3):
+        raise ValueError(f"difficulty must be 1, 2, 3 or None, got {difficulty!r}")
+    rng = random.Random(seed)
+    out: list[Problem] = []
+    seen: set[str] = set()
+    for _ in range(2000 + 200 * n):
+        if len(out) >= n:
+            break
+        level = difficulty or rng.choice((1, 2, 3))
+        written = write_problem(rng, level)
+        if written is None:
+            continue
+        # canonical parameters: scenario, operations and every number shown; wordings of them share a split
+        pid = "-".join(["broad", written.scenario, "".join(s[1] for s in written.steps), *map(str, written.shown)])
+        if pid in seen or split_of(pid) != split:
+            continue
+        seen.add(pid)
+        out.append(Problem(pid, written.question, written.steps[-1][3], format_solution(list(written.steps)), split, level))
+    if len(out) < n:
+        raise ValueError(f"could only generate {len(out)} of {n} distinct broad {split} problems")
     return out
 
 

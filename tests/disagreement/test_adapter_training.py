@@ -83,3 +83,29 @@ def test_exact_match_runs_batched_greedy(tokenizer: PreTrainedTokenizerBase) -> 
     problems = generate_problems(3, "heldout", seed=0, difficulty=1)
     score = evaluate_exact_match(tiny_model(tokenizer), tokenizer, problems, max_new_tokens=4, batch_size=2)
     assert 0.0 <= score <= 1.0
+
+
+def test_warm_start_from_a_saved_adapter(tmp_path: Path, tokenizer: PreTrainedTokenizerBase) -> None:
+    from peft import get_peft_model_state_dict
+    from safetensors.torch import save_file
+
+    model, _ = train(tiny_model(tokenizer), tokenizer, config(tmp_path, family="mixed"), log=lambda _: None)
+    saved = {k: v.to(torch.float16) for k, v in get_peft_model_state_dict(model).items()}
+    (tmp_path / "adapter").mkdir()
+    save_file(saved, tmp_path / "adapter" / "adapter_model.safetensors")
+
+    # zero steps from the warm start: the LoRA holds exactly the saved weights, none of a fresh init
+    warm, state = train(tiny_model(tokenizer), tokenizer, config(tmp_path / "warm", max_steps=0,
+                                                                init_adapter=str(tmp_path / "adapter")), log=lambda _: None)
+    loaded = get_peft_model_state_dict(warm)
+    assert state["step"] == 0 and loaded.keys() == saved.keys()
+    assert all(torch.equal(loaded[k], saved[k].float()) for k in saved)
+
+
+def test_a_checkpoint_from_before_a_new_field_still_resumes(tmp_path: Path) -> None:
+    from backend.disagreement.adapter_training import check_resumable
+
+    old = {k: v for k, v in config(tmp_path).to_dict().items() if k not in ("family", "init_adapter")}
+    check_resumable(old, config(tmp_path))  # the new fields at their defaults: the same recipe
+    with pytest.raises(ValueError, match="family"):
+        check_resumable(old, config(tmp_path, family="broad"))
