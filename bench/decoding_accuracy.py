@@ -1,76 +1,117 @@
-"""Accuracy per decoding strategy on held-out arithmetic problems (embedded model, CPU).
+"""Accuracy per decoding strategy and budget on arithmetic problems, with ESS collapse as a failure signal.
 
-Every (strategy, problem) run goes through the store, so an interrupted evaluation resumes where
-it stopped. Settings are modest so that the whole run fits a shared CPU; budgets are comparable:
-best-of-n and ASMC use n = 4 sequences, MH about 2-3x the tokens of one sample.
+Problems: the generator's held-out split (`--heldout N`, family `--family`) plus the hand-written set
+(data/arith/handwritten.jsonl, `--no-handwritten` to skip). Strategies: greedy, temperature-1 sampling,
+low temperature (one sequence each), and best-of-n, MH power sampling and ASMC at each budget of
+`--budgets` (generated tokens / max_new_tokens: n samples or particles, MH steps set to match).
 
-Usage: .venv/bin/python bench/decoding_accuracy.py [--problems 50] [--tokens 64]
-Writes bench/results/decoding_accuracy.json.
+Every (setting, problem) run goes through the store, so an interrupted run resumes where it stopped and
+a larger budget list reuses the runs already made.
+
+Usage: .venv/bin/python bench/decoding_accuracy.py [--model smollm2-135m-arith-reasoner] [--heldout 40]
+           [--budgets 2,4,8] [--tokens 96]
+Writes bench/results/decoding_accuracy.json (per setting: accuracy on each set, latency mean/p95, tokens;
+for ASMC the AUROC of ESS_min/N for predicting a wrong answer).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+HANDWRITTEN = ROOT / "data" / "arith" / "handwritten.jsonl"
+
+
+def auroc(scores: list[float], positive: list[bool]) -> float | None:
+    """P(score of a positive > score of a negative), ties counted half; None without both classes."""
+    pos = np.array([s for s, p in zip(scores, positive) if p])
+    neg = np.array([s for s, p in zip(scores, positive) if not p])
+    if not len(pos) or not len(neg):
+        return None
+    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(greater / (len(pos) * len(neg)))
+
+
+def summarise(rows, set_of: dict[str, str]) -> list[dict]:
+    """Per setting: accuracy overall and per set, latency, tokens; ESS_min/N AUROC where there are particles."""
+    out = []
+    for label in dict.fromkeys(r.label for r in rows):
+        mine = [r for r in rows if r.label == label]
+        latency = np.array([r.wall_seconds for r in mine])
+        row = {"label": label, "strategy": mine[0].strategy, "budget": mine[0].budget, "problems": len(mine),
+               "accuracy": float(np.mean([bool(r.correct) for r in mine])),
+               "mean_latency_s": round(float(latency.mean()), 2),
+               "p95_latency_s": round(float(np.percentile(latency, 95)), 2),
+               "mean_tokens": round(float(np.mean([r.tokens_generated for r in mine])), 1)}
+        for name in dict.fromkeys(set_of.values()):
+            part = [bool(r.correct) for r in mine if set_of[r.problem_id] == name]
+            row[f"accuracy_{name}"] = round(float(np.mean(part)), 4) if part else None
+        if mine[0].ess_min_ratio is not None:
+            # a low ESS_min/N should flag a wrong answer: AUROC of (1 - ESS_min/N) for "wrong"
+            row["auroc_low_ess_predicts_wrong"] = auroc([1 - r.ess_min_ratio for r in mine],
+                                                        [not r.correct for r in mine])
+            for verdict in (True, False):
+                vals = [r.ess_min_ratio for r in mine if bool(r.correct) is verdict]
+                row[f"mean_ess_min_over_n_{'correct' if verdict else 'wrong'}"] = (
+                    round(float(np.mean(vals)), 4) if vals else None)
+        if mine[0].acceptance_rate is not None:
+            row["mh_acceptance_rate"] = round(float(np.mean([r.acceptance_rate for r in mine])), 3)
+        out.append(row)
+    return out
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--model", default="smollm2-135m-instruct")
-    ap.add_argument("--problems", type=int, default=50)
-    ap.add_argument("--difficulty", type=int, default=1, help="arithmetic steps per problem (1-3; 0 = mixed)")
-    ap.add_argument("--tokens", type=int, default=64, help="max new tokens per sequence")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="smollm2-135m-arith-reasoner")
+    ap.add_argument("--heldout", type=int, default=40, help="problems from the generator's held-out split")
+    ap.add_argument("--family", default="broad", choices=("classic", "broad", "mixed"))
+    ap.add_argument("--no-handwritten", action="store_true")
+    ap.add_argument("--budgets", default="2,4,8", help="comma-separated budgets for best-of-n, MH and ASMC")
+    ap.add_argument("--tokens", type=int, default=96, help="max new tokens per sequence")
     ap.add_argument("--alpha", type=float, default=4.0)
-    ap.add_argument("--n", type=int, default=4, help="best-of-n samples and ASMC particles")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "decoding_accuracy.json"))
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
     torch.set_num_threads(args.threads)
-    from backend.decoding import STRATEGIES, DecodeConfig, run_batch, settings_for
+    from backend.decoding import DecodeConfig, run_batch, settings_for
     from backend.features import load_all
     from backend.models import load
-    from backend.tasks.arithmetic import generate_problems
+    from backend.tasks.arithmetic import generate_problems, load_jsonl_problems
 
     load_all()
     handle = load(args.model)
-    problems = generate_problems(args.problems, split="heldout", seed=0, difficulty=args.difficulty or None)
-    base = DecodeConfig(max_new_tokens=args.tokens, alpha=args.alpha, n=args.n, block_size=16, mh_steps=1,
-                        temperature=1.0)
-    settings = settings_for([base.replace(strategy=s) for s in
-                             ("greedy", "sampling", "low_temp", "best_of_n", "mh", "asmc")])
+    sets = {"heldout": generate_problems(args.heldout, "heldout", seed=0, family=args.family)}
+    if not args.no_handwritten:
+        sets["handwritten"] = load_jsonl_problems(HANDWRITTEN.read_text())
+    problems = [p for part in sets.values() for p in part]
+    set_of = {p.id: name for name, part in sets.items() for p in part}
+    budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
+    base = DecodeConfig(max_new_tokens=args.tokens, alpha=args.alpha, n=4, block_size=16, mh_steps=1, temperature=1.0)
+    settings = (settings_for([base.replace(strategy=s) for s in ("greedy", "sampling", "low_temp")])
+                + settings_for([base.replace(strategy=s) for s in ("best_of_n", "mh", "asmc")], budgets))
     start = time.perf_counter()
 
     def progress(fraction: float, message: str) -> None:
         print(f"[{fraction:5.1%} {time.perf_counter() - start:6.0f}s] {message}", file=sys.stderr, flush=True)
 
     done = run_batch(handle, problems, settings, progress=progress)
-    batch = done.value
-    summary = batch.summary()
-    for row in summary:
-        rows = [r for r in batch.rows if r.label == row["label"]]
-        if rows[0].ess_min_ratio is not None:
-            for verdict in (True, False):
-                vals = [r.ess_min_ratio for r in rows if r.correct is verdict]
-                row[f"mean_ess_min_over_n_{'correct' if verdict else 'wrong'}"] = (
-                    statistics.fmean(vals) if vals else None)
-        if rows[0].acceptance_rate is not None:
-            row["mh_acceptance_rate"] = statistics.fmean(r.acceptance_rate for r in rows)
-    result = {"model": handle.display_name, "problems": len(problems), "split": "heldout",
-              "difficulty": args.difficulty or "mixed", "max_new_tokens": args.tokens, "alpha": args.alpha,
-              "settings": {s.label: {"strategy": s.config.strategy,
-                                     **{p: getattr(s.config, p) for p in STRATEGIES.get(s.config.strategy).params}}
-                           for s in settings},
-              "provenance": done.provenance, "summary": summary}
+    result = {"model": handle.display_name, "model_id": args.model, "fingerprint": handle.fingerprint,
+              "sets": {name: len(part) for name, part in sets.items()}, "heldout_family": args.family,
+              "max_new_tokens": args.tokens, "alpha": args.alpha, "budgets": budgets,
+              "settings": {s.label: dataclasses.asdict(s.config) for s in settings},
+              "provenance": done.provenance, "wall_seconds": round(time.perf_counter() - start, 1),
+              "summary": summarise(done.value.rows, set_of)}
     text = json.dumps(result, indent=1, default=str)
     print(text)
     Path(args.out).write_text(text + "\n")

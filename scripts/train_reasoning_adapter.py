@@ -18,6 +18,7 @@ import shlex
 import sys
 import time
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +30,7 @@ from safetensors.torch import save_file  # noqa: E402
 from backend.disagreement.adapter_training import (TrainConfig, greedy_completions, print_flush,  # noqa: E402
                                                    score_report, train)
 from backend.models import load  # noqa: E402
-from backend.tasks.arithmetic import generate_problems  # noqa: E402
+from backend.tasks.arithmetic import generate_problems, load_jsonl_problems  # noqa: E402
 from peft import get_peft_model_state_dict  # noqa: E402
 
 MODEL_ID = "smollm2-135m-instruct"
@@ -52,6 +53,8 @@ def parse_config(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespac
     parser.add_argument("--notes-file", type=Path, default=None,
                         help="markdown for the card's Notes section (kept in eval.json for later re-runs)")
     parser.add_argument("--note", default="", help="what this attempt changes (recorded in the card)")
+    parser.add_argument("--previous-card", type=Path, default=None,
+                        help="the directory whose eval.json holds earlier attempts (default: --output-dir)")
     parser.add_argument("--train-only", action="store_true",
                         help="train (or resume) and write the adapter, without evaluating (re-run without it to evaluate)")
     args = parser.parse_args(argv)
@@ -89,8 +92,24 @@ def cached_eval(path: Path, fingerprint: str, run) -> dict:
     return result
 
 
+EVAL_SETS = ("classic held-out", "broad held-out", "hand-written")
+HANDWRITTEN = ROOT / "data" / "arith" / "handwritten.jsonl"
+
+
+def eval_sets(cfg: TrainConfig) -> dict[str, list]:
+    """The generator's two held-out splits (disjoint from training by the id hash) and the hand-written set
+    (wording not from the generator, never trained on)."""
+    return {"classic held-out": generate_problems(cfg.eval_n, "heldout", seed=cfg.eval_seed),
+            "broad held-out": generate_problems(cfg.eval_n, "heldout", seed=cfg.eval_seed, family="broad"),
+            "hand-written": load_jsonl_problems(HANDWRITTEN.read_text())}
+
+
+def slug(name: str) -> str:
+    return name.replace(" ", "_").replace("-", "")
+
+
 def evaluate(name: str, model, tokenizer, problems, cfg: TrainConfig) -> dict:
-    print_flush(f"evaluating {name} on {len(problems)} held-out problems (greedy, {cfg.max_new_tokens} new tokens)")
+    print_flush(f"evaluating {name} on {len(problems)} problems (greedy, {cfg.max_new_tokens} new tokens)")
     replies = greedy_completions(model, tokenizer, problems, cfg.max_new_tokens, cfg.eval_batch_size)
     report = score_report(problems, replies)
     report["examples"] = [{"question": p.question, "answer": p.answer, "reply": r} for p, r in
@@ -99,47 +118,70 @@ def evaluate(name: str, model, tokenizer, problems, cfg: TrainConfig) -> dict:
     return report
 
 
+@contextmanager
+def merged(peft_model):
+    """The LoRA folded into the weights while evaluating: the same function, about twice as fast to generate."""
+    peft_model.merge_adapter()
+    try:
+        yield peft_model
+    finally:
+        peft_model.unmerge_adapter()
+
+
 def pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def attempt_row(i: int, a: dict) -> str:
+    em = a["reasoning_exact_match"]
+    em = {"classic held-out": em} if isinstance(em, float) else em  # attempt 1 was scored on the classic split only
+    cells = " | ".join(pct(em[name]) if name in em else "-" for name in EVAL_SETS)
+    c = a["config"]
+    recipe = (f"r={c['lora_r']}, lr={c['lr']}, batch={c['batch_size']}x{c['grad_accum']}, steps={a['steps']}, "
+              f"n_train={c['n_train']}, family={c.get('family', 'classic')}"
+              + (", warm start" if c.get("init_adapter") else ""))
+    return f"| {i} | {a['note'] or '-'} | {recipe} | {a['train_minutes']:.0f} min | {cells} |"
+
+
 def model_card(cfg: TrainConfig, record: dict) -> str:
-    base, tuned = record["base"], record["reasoning"]
+    evals = record["evaluations"]
     mix = ", ".join(f"{n} of difficulty {d}" for d, n in sorted(record["train_difficulty_counts"].items()))
-    rows = "\n".join(f"| {d} ({'step' if d == '1' else 'steps'}) | {base['by_difficulty'][d]['n']} | "
-                     f"{pct(base['by_difficulty'][d]['exact_match'])} | {pct(tuned['by_difficulty'][d]['exact_match'])} |"
-                     for d in sorted(base["by_difficulty"]))
-    attempts = "\n".join(
-        f"| {i} | {a['note'] or '-'} | r={a['config']['lora_r']}, lr={a['config']['lr']}, "
-        f"batch={a['config']['batch_size']}x{a['config']['grad_accum']}, steps={a['steps']}, "
-        f"n_train={a['config']['n_train']} | {a['train_minutes']:.0f} min | {pct(a['reasoning_exact_match'])} |"
-        for i, a in enumerate(record["attempts"], 1))
+    summary = "\n".join(f"| {name} | {evals[name]['n']} | {pct(evals[name]['base']['exact_match'])} | "
+                        f"**{pct(evals[name]['reasoning']['exact_match'])}** |" for name in EVAL_SETS)
+    levels = "\n".join(
+        f"| {name} | {d} | {evals[name]['base']['by_difficulty'][d]['n']} | "
+        f"{pct(evals[name]['base']['by_difficulty'][d]['exact_match'])} | "
+        f"{pct(evals[name]['reasoning']['by_difficulty'][d]['exact_match'])} |"
+        for name in EVAL_SETS for d in sorted(evals[name]["base"]["by_difficulty"]))
+    attempts = "\n".join(attempt_row(i, a) for i, a in enumerate(record["attempts"], 1))
     hp = "\n".join(f"| `{k}` | `{v}` |" for k, v in cfg.to_dict().items() if k not in ("run_dir", "output_dir"))
-    example = tuned["examples"][0]
+    example = evals["hand-written"]["reasoning"]["examples"][0]
     notes = f"\n## Notes\n\n{record['notes'].strip()}\n" if record.get("notes") else ""
     return f"""# smollm2-135m-arith-lora: the dashboard's "reasoning model"
 
 A LoRA adapter for **SmolLM2-135M-Instruct** (the dashboard's embedded `{MODEL_ID}`, Q4_1 weights dequantised to
-fp32), trained by this project on its own arithmetic word problems (`backend/tasks/arithmetic.py`) to answer with
-step-by-step solutions ending in `Answer: <number>`.
+fp32), trained by this project on its own arithmetic word problems (`backend/tasks/arithmetic.py`,
+`backend/tasks/word_problems.py`) to answer with step-by-step solutions ending in `Answer: <number>`.
 
-## Result: held-out greedy exact match
+## Result: greedy exact match
 
-{base['n']} held-out problems (`generate_problems({base['n']}, "heldout", seed={cfg.eval_seed})`; the held-out split is
-disjoint from the training split by construction), greedy decoding, at most {cfg.max_new_tokens} new tokens, same chat
-prompt for both models, scored with `check_answer`.
+Greedy decoding, at most {cfg.max_new_tokens} new tokens, the same chat prompt for both models, scored with
+`check_answer`:
+- **classic held-out**: `generate_problems({cfg.eval_n}, "heldout", seed={cfg.eval_seed})`, the 12 classic templates;
+- **broad held-out**: `generate_problems({cfg.eval_n}, "heldout", seed={cfg.eval_seed}, family="broad")`, the composed
+  scenarios with varied wording (held-out ids are disjoint from training ids by construction);
+- **hand-written**: `data/arith/handwritten.jsonl`, {evals['hand-written']['n']} problems written by hand, in wording that does
+  not come from the generator, never trained on.
 
-| model | exact match |
-|---|---|
-| base (SmolLM2-135M-Instruct) | **{pct(base['exact_match'])}** |
-| reasoning (base + this adapter) | **{pct(tuned['exact_match'])}** |
-| difference | **{100 * (tuned['exact_match'] - base['exact_match']):+.1f} points** |
-
-| difficulty | n | base | reasoning |
+| set | n | base (SmolLM2-135M-Instruct) | reasoning (base + this adapter) |
 |---|---|---|---|
-{rows}
+{summary}
 
-Example (held-out): *{example['question']}* (answer {example['answer']})
+| set | steps | n | base | reasoning |
+|---|---|---|---|---|
+{levels}
+
+Example (hand-written): *{example['question']}* (answer {example['answer']})
 
 ```
 {example['reply']}
@@ -148,8 +190,10 @@ Example (held-out): *{example['question']}* (answer {example['answer']})
 ## Training recipe
 
 - Data: {cfg.n_train} training-split problems, `generate_problems({cfg.n_train}, "train", seed={cfg.seed},
-  difficulty={cfg.difficulty})`: {mix}. Each is a chat (default SmolLM2 system prompt, user = `format_prompt(problem)`,
-  assistant = `problem.solution`); loss only on the assistant tokens, its `<|im_end|>` included.
+  difficulty={cfg.difficulty}, family="{cfg.family}")`: {mix}. Each is a chat (default SmolLM2 system prompt,
+  user = `format_prompt(problem)`, assistant = `problem.solution`); loss only on the assistant tokens, its
+  `<|im_end|>` included.
+- {"Warm start: the LoRA starts from `" + cfg.init_adapter + "`, the adapter of the previous attempt." if cfg.init_adapter else "The LoRA starts from peft's initialisation (B = 0)."}
 - LoRA (peft) r={cfg.lora_r}, alpha={cfg.lora_alpha}, dropout={cfg.lora_dropout} on
   {', '.join(cfg.target_modules)} of all 30 layers: {record['trainable_parameters']:,} trainable parameters
   (stored in fp16: {record['adapter_bytes'] / 1e6:.1f} MB).
@@ -168,8 +212,10 @@ All hyperparameters (`TrainConfig`):
 
 ## Attempts
 
-| # | change | recipe | training time | reasoning EM |
-|---|---|---|---|---|
+Reasoning-model exact match per set ("-": not measured for that attempt).
+
+| # | change | recipe | training time | {' | '.join(EVAL_SETS)} |
+|---|---|---|---|{'---|' * len(EVAL_SETS)}
 {attempts}
 
 ## Use and reproduce
@@ -192,36 +238,51 @@ re-writes this card and eval.json, from the cached evaluations):
 def main(argv: list[str] | None = None) -> None:
     cfg, args = parse_config(argv)
     handle = load(MODEL_ID)
-    problems = generate_problems(cfg.eval_n, "heldout", seed=cfg.eval_seed)
+    sets = eval_sets(cfg)
     tag = f"n{cfg.eval_n}_seed{cfg.eval_seed}_tok{cfg.max_new_tokens}"
-    base_cache = Path(cfg.run_dir) / f"eval_base_{tag}.json"
+    run_dir, out = Path(cfg.run_dir), Path(cfg.output_dir)
+
+    def base_cache(name: str) -> Path:
+        return run_dir / f"eval_base_{slug(name)}_{tag}.json"
+
     if args.eval_base_only:
-        cached_eval(base_cache, handle.fingerprint, lambda: evaluate("base", handle.model, handle.tokenizer, problems, cfg))
+        for name, problems in sets.items():
+            cached_eval(base_cache(name), handle.fingerprint,
+                        lambda: evaluate(f"base / {name}", handle.model, handle.tokenizer, problems, cfg))
         return
     print_flush(f"config {json.dumps(cfg.to_dict())}")
     peft_model, state = train(handle.model, handle.tokenizer, cfg)
-    out, run_dir = Path(cfg.output_dir), Path(cfg.run_dir)
     adapter_bytes = save_adapter(peft_model, out)
     print_flush(f"adapter written to {out} ({adapter_bytes / 1e6:.1f} MB)")
     if args.train_only:
         return
 
-    tuned = cached_eval(run_dir / f"eval_adapter_step{state['step']}_{tag}.json", handle.fingerprint,
-                        lambda: evaluate("reasoning", peft_model, handle.tokenizer, problems, cfg))
-    with peft_model.disable_adapter():  # the base model: same weights, LoRA bypassed
-        base = cached_eval(base_cache, handle.fingerprint,
-                           lambda: evaluate("base", peft_model, handle.tokenizer, problems, cfg))
+    evaluations, correct, eval_seconds = {}, {}, 0.0
+    for name, problems in sets.items():
+        with merged(peft_model):
+            tuned = cached_eval(run_dir / f"eval_adapter_step{state['step']}_{slug(name)}_{tag}.json", handle.fingerprint,
+                                lambda: evaluate(f"reasoning / {name}", peft_model, handle.tokenizer, problems, cfg))
+        with peft_model.disable_adapter():  # the base model: same weights, LoRA bypassed
+            base = cached_eval(base_cache(name), handle.fingerprint,
+                               lambda: evaluate(f"base / {name}", peft_model, handle.tokenizer, problems, cfg))
+        evaluations[name] = {"n": len(problems), "base": {k: v for k, v in base.items() if k != "correct"},
+                             "reasoning": {k: v for k, v in tuned.items() if k != "correct"}}
+        correct[name] = {"ids": [p.id for p in problems], "base": base["correct"], "reasoning": tuned["correct"]}
+        eval_seconds += base["eval_seconds"] + tuned["eval_seconds"]
 
-    train_problems = generate_problems(cfg.n_train, "train", seed=cfg.seed, difficulty=cfg.difficulty)
+    train_problems = generate_problems(cfg.n_train, "train", seed=cfg.seed, difficulty=cfg.difficulty, family=cfg.family)
     losses = state["losses"]
     given = list(argv if argv is not None else sys.argv[1:])
     if "--notes-file" in given:  # card text, not part of the recipe
         del given[given.index("--notes-file"): given.index("--notes-file") + 2]
     command = "cd /work/main && .venv/bin/python scripts/train_reasoning_adapter.py " + shlex.join(given)
     attempt = {"note": args.note, "config": cfg.to_dict(), "steps": state["step"],
-               "train_minutes": round(state["train_seconds"] / 60, 1), "reasoning_exact_match": tuned["exact_match"],
-               "base_exact_match": base["exact_match"], "run_dir": cfg.run_dir}
-    previous = json.loads((out / "eval.json").read_text()) if (out / "eval.json").exists() else {}
+               "train_minutes": round(state["train_seconds"] / 60, 1),
+               "reasoning_exact_match": {name: e["reasoning"]["exact_match"] for name, e in evaluations.items()},
+               "base_exact_match": {name: e["base"]["exact_match"] for name, e in evaluations.items()},
+               "run_dir": cfg.run_dir}
+    previous_path = Path(args.previous_card or out) / "eval.json"
+    previous = json.loads(previous_path.read_text()) if previous_path.exists() else {}
     notes = args.notes_file.read_text() if args.notes_file else previous.get("notes", "")
     attempts = [a for a in previous.get("attempts", [])
                 if (a["run_dir"], a["steps"]) != (cfg.run_dir, state["step"])] + [attempt]
@@ -229,19 +290,16 @@ def main(argv: list[str] | None = None) -> None:
         "model": MODEL_ID, "base_fingerprint": handle.fingerprint, "config": cfg.to_dict(), "steps": state["step"],
         "epochs": state["step"] * cfg.batch_size * cfg.grad_accum / cfg.n_train, "resumes": state["resumes"],
         "trainable_parameters": sum(p.numel() for p in peft_model.parameters() if p.requires_grad),
-        "adapter_bytes": adapter_bytes, "train_minutes": state["train_seconds"] / 60,
-        "eval_minutes": (base["eval_seconds"] + tuned["eval_seconds"]) / 60,
+        "adapter_bytes": adapter_bytes, "train_minutes": state["train_seconds"] / 60, "eval_minutes": eval_seconds / 60,
         "train_difficulty_counts": {str(k): v for k, v in sorted(Counter(p.difficulty for p in train_problems).items())},
         "loss_first10": sum(losses[:10]) / len(losses[:10]), "loss_last10": sum(losses[-10:]) / len(losses[-10:]),
         "loss_every_10_steps": losses[::10], "hardware": f"{os.cpu_count()} CPU cores ({platform.machine()}), no GPU, torch {torch.__version__}",
-        "base": {k: v for k, v in base.items() if k != "correct"},
-        "reasoning": {k: v for k, v in tuned.items() if k != "correct"},
-        "heldout_ids": [p.id for p in problems], "base_correct": base["correct"], "reasoning_correct": tuned["correct"],
-        "attempts": attempts, "command": command, "notes": notes,
+        "evaluations": evaluations, "correct": correct, "attempts": attempts, "command": command, "notes": notes,
     }
     write_json(out / "eval.json", record)
     (out / "MODEL_CARD.md").write_text(model_card(cfg, record))
-    print_flush(f"base {base['exact_match']:.3f} -> reasoning {tuned['exact_match']:.3f}; card in {out / 'MODEL_CARD.md'}")
+    print_flush("; ".join(f"{name}: base {e['base']['exact_match']:.3f} -> reasoning {e['reasoning']['exact_match']:.3f}"
+                          for name, e in evaluations.items()) + f"; card in {out / 'MODEL_CARD.md'}")
 
 
 if __name__ == "__main__":

@@ -156,10 +156,14 @@ def collapse_vs_correct(batch: BatchResult) -> go.Figure:
 
 def accuracy_vs_budget(batch: BatchResult) -> go.Figure:
     """Accuracy against mean generated tokens per problem, one line per strategy (points = budgets)."""
-    frame = batch_table(batch)
-    if frame.empty or frame["accuracy"].isna().all():
+    return accuracy_curves(batch_table(batch))
+
+
+def accuracy_curves(frame: pd.DataFrame, y: str = "accuracy") -> go.Figure:
+    """`y` against mean generated tokens per problem from a batch summary (run here or a stored benchmark)."""
+    if frame.empty or frame[y].isna().all():
         return _empty("Needs problems with a checker.")
-    fig = px.line(frame.sort_values("mean_tokens"), x="mean_tokens", y="accuracy", color="strategy",
+    fig = px.line(frame.sort_values("mean_tokens"), x="mean_tokens", y=y, color="strategy",
                   markers=True, hover_data=["label", "budget", "p95_latency_s"], log_x=True,
-                  labels={"mean_tokens": "generated tokens per problem (log)"})
+                  labels={"mean_tokens": "generated tokens per problem (log)", y: y.replace("_", " ")})
     return fig.update_layout(height=340, margin=dict(t=30, b=10), yaxis_range=[0, 1.05], legend_title_text="")
