@@ -318,7 +318,7 @@ def load_jsonl_problems(text: str) -> list[Problem]:
             raise UserError(f"Line {no}: \"answer\" must be an integer, got {row['answer']!r}.")
         out.append(Problem(id=str(row.get("id", UPLOAD_ID.format(line=no))), question=question.strip(), answer=answer,
                            solution=str(row.get("solution", "")), split="upload",
-                           difficulty=_parse_int(row.get("difficulty", 0)) or 0))
+                           difficulty=_parse_int(row.get("difficulty", row.get("steps", 0))) or 0))
     if not out:
         raise UserError("The file has no problems: expected one JSON object per line.")
     return out

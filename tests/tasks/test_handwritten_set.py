@@ -34,3 +34,9 @@ def test_the_set_loads_as_problems_and_shares_no_question_with_the_generator():
     problems = load_jsonl_problems(SET.read_text())
     generated = {p.question for split in ("train", "heldout") for p in generate_problems(3000, split, seed=0)}
     assert len(problems) >= 60 and not generated & {p.question for p in problems}
+
+
+def test_the_step_count_of_each_problem_is_its_difficulty():
+    problems = load_jsonl_problems(SET.read_text())
+    rows = [json.loads(line) for line in SET.read_text().splitlines()]
+    assert [p.difficulty for p in problems] == [row["steps"] for row in rows]
