@@ -48,6 +48,15 @@ class Problem:
                    difficulty=int(d.get("difficulty", 0)))
 
 
+def worked_step(a: int, op: str, b: int, max_value: int = MAX_VALUE) -> tuple[int, bool]:
+    """a op b, and whether the step keeps the rules: exact division, every value in 0..max_value."""
+    if op == "/":
+        c, ok = (a // b if b else 0), b != 0 and a % b == 0
+    else:
+        c, ok = (a + b if op == "+" else a - b if op == "-" else a * b), True
+    return c, ok and all(0 <= v <= max_value for v in (a, b, c))
+
+
 class _Calc:
     """Records steps; flags (instead of raising) values that break the rules so callers resample."""
 
@@ -56,12 +65,8 @@ class _Calc:
         self.ok = True
 
     def __call__(self, a: int, op: str, b: int) -> int:
-        if op == "/":
-            self.ok &= b != 0 and a % b == 0
-            c = a // b if b else 0
-        else:
-            c = a + b if op == "+" else a - b if op == "-" else a * b
-        self.ok &= all(0 <= v <= MAX_VALUE for v in (a, b, c))
+        c, ok = worked_step(a, op, b)
+        self.ok &= ok
         self.steps.append((a, op, b, c))
         return c
 

@@ -72,12 +72,10 @@ class _Draft:
         return f"{n:,}" if n >= 1000 and self.r.random() < 0.5 else str(n)
 
     def calc(self, a: int, op: str, b: int) -> int:
-        if op == "/":
-            self.ok &= b > 1 and a % b == 0
-            c = a // b if b else 0
-        else:
-            c = a + b if op == "+" else a - b if op == "-" else a * b
-        self.ok &= all(0 <= v <= MAX_VALUE for v in (a, b, c))
+        from backend.tasks.arithmetic import worked_step  # arithmetic imports this module lazily
+
+        c, ok = worked_step(a, op, b, MAX_VALUE)
+        self.ok &= ok and (op != "/" or b > 1)  # dividing by one is not a step
         self.steps.append((a, op, b, c))
         return c
 
