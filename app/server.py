@@ -73,6 +73,9 @@ def wait_until_rendered(page, timeout_s: float) -> None:
 
 
 def wait_for_charts(page, timeout_s: float) -> None:
-    """Plotly draws after the script has finished: wait until every chart on screen has its SVG."""
-    page.wait_for_function("Array.from(document.querySelectorAll('.js-plotly-plot'))"
-                           ".every(plot => plot.querySelector('.main-svg'))", timeout=timeout_s * 1000)
+    """Plotly draws after the script has finished: wait until every chart on screen has its SVG. A chart or
+    table whose code is still loading (Streamlit's lazy chunks; Plotly's is 4.7 MB) is a skeleton with no chart
+    element yet, so "every chart has its SVG" would hold too early: no skeleton may be left either."""
+    page.wait_for_function("!document.querySelector('[data-testid=\"stSkeleton\"]') && "
+                           "Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                           ".every(plot => plot.querySelector('.main-svg'))", timeout=timeout_s * 1000, polling=50)
