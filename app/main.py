@@ -1,6 +1,7 @@
 """Streamlit entry point: `streamlit run app/main.py`."""
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 
@@ -10,6 +11,12 @@ if str(ROOT) not in sys.path:  # `streamlit run` puts app/ on the path, not the 
 
 import streamlit as st  # noqa: E402
 
+# The first run in a server process imports the backend (torch, transformers): ~500k objects that live as long as
+# the process. Python's collector ran a dozen full collections over them meanwhile (about 3 s of the first page
+# opened); none run during these imports, and the objects are frozen afterwards so later collections skip them.
+_FIRST_RUN = "backend.features" not in sys.modules
+if _FIRST_RUN:
+    gc.disable()
 from app.session import open_once_on  # noqa: E402
 from app.ui.guarded import guarded  # noqa: E402
 from app.ui.model_picker import model_picker  # noqa: E402
@@ -21,6 +28,9 @@ from backend.mt.model_choice import recommended_model  # noqa: E402
 from backend.store.db import store_notice  # noqa: E402
 
 load_all()  # every feature's variants registered before any page lists them
+if _FIRST_RUN:
+    gc.freeze()
+    gc.enable()
 
 # A local icon: a material-symbol icon would be fetched from a font CDN by every visitor's browser.
 st.set_page_config(page_title="Interpretability & decoding dashboard", page_icon=str(ROOT / "assets" / "icon.png"), layout="wide")

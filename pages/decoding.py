@@ -8,7 +8,8 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import checkbox_for, number_for, select_for, slider_for
-from app.ui.run import run_with_progress
+from app.ui.run import NEVER_ASK, run_with_progress
+from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.decoding import STRATEGIES, DecodeConfig, decode, run_batch, settings_for
 from backend.params import help_of
@@ -106,16 +107,49 @@ def config_for(name: str) -> DecodeConfig:
     return DecodeConfig(strategy=name, extra={o: v for (s, o), v in extra.items() if s == name}, **values)
 
 
-tab_one, tab_batch = st.tabs(["Side by side", "Batch & budgets"])
+def ess_view(results: list) -> None:
+    particle = next((r for r in results if r.particles), None)
+    st.plotly_chart(figs.ess_over_time(particle, particle.config.ess_threshold) if particle else
+                    figs.ess_over_time(results[0]), width="stretch", key="dec-ess-fig")
+    if particle:
+        st.caption(f"ESS_min/N = {particle.ess_min_ratio:.2f}, {particle.resampling_events} resampling "
+                   f"events, {particle.unique_ancestors} surviving first-token lineage(s). "
+                   + " | ".join(particle.notes))
+
+
+def genealogy_view(results: list) -> None:
+    particle = next((r for r in results if r.particles), None)
+    rounds = len(particle.particles) if particle else 1
+    which = st.number_input("SMC round", 1, rounds, rounds, key="dec-round",
+                            persist_state="page") if rounds > 1 else rounds
+    st.plotly_chart(figs.genealogy(particle or results[0], int(which) - 1), width="stretch", key="dec-genealogy")
+
+
+def mh_view(results: list) -> None:
+    chain = next((r for r in results if r.mh is not None), None)
+    st.plotly_chart(figs.mh_acceptance(chain or results[0]), width="stretch", key="dec-mh-fig")
+    if chain:
+        st.caption(f"Acceptance rate {chain.acceptance_rate:.2f} over {chain.mh.accepted.size} MH steps.")
+
+
+def candidates_view(results: list) -> None:
+    with_candidates = [r for r in results if r.candidates]
+    if not with_candidates:
+        st.info("Best-of-n and ASMC list the sequences they chose from.")
+    for r in with_candidates:
+        st.markdown(f"**{label_of.get(r.strategy, r.strategy)}**")
+        st.dataframe(figs.candidates_table(r), hide_index=True, width="stretch")
+
 
 # ---------------------------------------------------------------- one prompt (runs on first render)
-with tab_one:
+def side_by_side() -> None:
     clicked = st.button("Run selected strategies", type="primary", key="dec-run")
     state = st.session_state.get("dec-results")
     if clicked or state is None or state[0] != handle.id:
         results = []
         for name in picked:
-            done = run_with_progress(label_of[name], lambda p, name=name: decode(handle, task, config_for(name), p))
+            done = run_with_progress(label_of[name], lambda p, name=name: decode(handle, task, config_for(name), p),
+                                     ask_over_s=NEVER_ASK)
             if done is not None:
                 results.append(done.value)
         st.session_state["dec-results"] = state = (handle.id, results)
@@ -139,43 +173,22 @@ with tab_one:
         table = figs.results_table(results, label_of)
         st.dataframe(table, hide_index=True, width="stretch")
         table_downloads(table, "decoding-runs", key="dec-runs-export")
+        lazy_tabs({"ESS over time": lambda: ess_view(results), "Genealogy": lambda: genealogy_view(results),
+                   "MH acceptance": lambda: mh_view(results), "Candidates": lambda: candidates_view(results)},
+                  key="dec-detail-tab")
 
-        particle = next((r for r in results if r.particles), None)
-        chain = next((r for r in results if r.mh is not None), None)
-        t_ess, t_gen, t_mh, t_cand = st.tabs(["ESS over time", "Genealogy", "MH acceptance", "Candidates"])
-        with t_ess:
-            st.plotly_chart(figs.ess_over_time(particle, particle.config.ess_threshold) if particle else
-                            figs.ess_over_time(results[0]), width="stretch", key="dec-ess-fig")
-            if particle:
-                st.caption(f"ESS_min/N = {particle.ess_min_ratio:.2f}, {particle.resampling_events} resampling "
-                           f"events, {particle.unique_ancestors} surviving first-token lineage(s). "
-                           + " | ".join(particle.notes))
-        with t_gen:
-            rounds = len(particle.particles) if particle else 1
-            which = st.number_input("SMC round", 1, rounds, rounds, key="dec-round") if rounds > 1 else rounds
-            st.plotly_chart(figs.genealogy(particle or results[0], int(which) - 1), width="stretch",
-                            key="dec-genealogy")
-        with t_mh:
-            st.plotly_chart(figs.mh_acceptance(chain or results[0]), width="stretch", key="dec-mh-fig")
-            if chain:
-                st.caption(f"Acceptance rate {chain.acceptance_rate:.2f} over {chain.mh.accepted.size} MH steps.")
-        with t_cand:
-            with_candidates = [r for r in results if r.candidates]
-            if not with_candidates:
-                st.info("Best-of-n and ASMC list the sequences they chose from.")
-            for r in with_candidates:
-                st.markdown(f"**{label_of.get(r.strategy, r.strategy)}**")
-                st.dataframe(figs.candidates_table(r), hide_index=True, width="stretch")
 
 # ---------------------------------------------------------------- batch (behind a button)
-with tab_batch:
+def batch() -> None:
     st.write("Every selected strategy on many problems: accuracy, mean and p95 latency, and accuracy against the "
              "generated-token budget (best-of-n: n; ASMC: particles or token budget; MH: steps per block).")
     c1, c2, c3 = st.columns(3)
-    count = c1.number_input("Problems", 1, 200, 5, key="dec-batch-n", disabled=problems is not None)
+    count = c1.number_input("Problems", 1, 200, 5, key="dec-batch-n", disabled=problems is not None,
+                            persist_state="page")
     batch_difficulty = c2.selectbox("Steps", ["mixed", 1, 2, 3], key="dec-batch-difficulty",
-                                    disabled=problems is not None)
-    budgets = c3.multiselect("Budgets (x max new tokens)", [2, 4, 8, 16, 32], default=[4], key="dec-budgets")
+                                    disabled=problems is not None, persist_state="page")
+    budgets = c3.multiselect("Budgets (x max new tokens)", [2, 4, 8, 16, 32], default=[4], key="dec-budgets",
+                             persist_state="page")
     if problems is not None:
         st.caption(f"Using the {len(problems)} uploaded problems.")
     if st.button("Run batch", key="dec-batch-run"):
@@ -199,3 +212,6 @@ with tab_batch:
             rows = figs.batch_rows(batch[1])
             st.dataframe(rows, hide_index=True, width="stretch")
             table_downloads(rows, "decoding-batch-rows", key="dec-rows-export")
+
+
+lazy_tabs({"Side by side": side_by_side, "Batch & budgets": batch}, key="dec-tab")

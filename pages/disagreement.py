@@ -11,6 +11,7 @@ from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for
 from app.ui.presets import preset_choice
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
+from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.disagreement.analysis import AnalysisConfig, TraceConfig, analyze, trace
 from backend.disagreement.calibration import CalibrationConfig, GateConfig
@@ -71,46 +72,54 @@ with st.container(border=True):
     max_new = st.slider("Max new tokens", 16, 160, default_of(TraceConfig, "max_new_tokens"), 16, key="dis-max-new",
                         help=help_of(TraceConfig, "max_new_tokens"))
 
-tab_trace, tab_batch, tab_intervene, tab_eopd = st.tabs(["Trace", "Concentration & failure", "Intervention",
-                                                         "Entropy-aware distillation"])
-
 # ---------------------------------------------------------------- trace (runs on first render)
 eopd_params = EopdParams()
-with tab_trace:
-    traced = run_with_progress("Both rollouts, scored under both models",
-                               lambda progress: trace(pair, TraceConfig(question, answer, max_new, eopd_params),
-                                                      progress), ask_over_s=ASK_OVER_S)
+
+
+def traced_pair():
+    """Both rollouts of the problem above: the Trace tab's result, whose EOPD gate the last tab plots."""
+    return run_with_progress("Both rollouts, scored under both models",
+                             lambda progress: trace(pair, TraceConfig(question, answer, max_new, eopd_params),
+                                                    progress), ask_over_s=ASK_OVER_S)
+
+
+def trace_tab() -> None:
+    traced = traced_pair()
     if traced is not None:
         t = traced.value
         st.caption(pair.label)
-        signal = st.selectbox("Highlight", list(DIVERGENCES), format_func=figs.SIGNAL_LABELS.get, key="dis-signal")
-        top_n = st.slider("Top tokens", 1, 20, 5, key="dis-top")
+        signal = st.selectbox("Highlight", list(DIVERGENCES), format_func=figs.SIGNAL_LABELS.get, key="dis-signal",
+                              persist_state="page")
+        top_n = st.slider("Top tokens", 1, 20, 5, key="dis-top", persist_state="page")
         left, right = st.columns(2)
         for col, r, who in ((left, t.base, pair.base.display_name), (right, t.reasoning, pair.reasoning.display_name)):
             verdict = "" if r.correct is None else (" · :green[correct]" if r.correct else " · :red[wrong]")
             col.markdown(f"**{r.source.capitalize()} rollout** · {who}{verdict}")
             col.markdown(figs.rollout_html(r, signal, top_n), unsafe_allow_html=True)
-        which = st.radio("Trace along", ["base", "reasoning"], horizontal=True, key="dis-which")
+        which = st.radio("Trace along", ["base", "reasoning"], horizontal=True, key="dis-which", persist_state="page")
         rollout = t.base if which == "base" else t.reasoning
         curves = st.multiselect("Curves", list(SIGNALS.names()), ["ce", "kl_base_reason", "kl_reason_base", "js"],
-                                format_func=figs.SIGNAL_LABELS.get, key="dis-curves")
+                                format_func=figs.SIGNAL_LABELS.get, key="dis-curves", persist_state="page")
         st.plotly_chart(figs.trace_figure(rollout, curves, highlight=signal, top_n=top_n), width="stretch",
                         key="dis-trace-fig")
         table = pd.DataFrame({"position": range(rollout.length), "token": rollout.tokens,
                               **{k: v for k, v in rollout.signals.items()}})
-        with st.expander("Per-token table"):
-            st.dataframe(table, hide_index=True, width="stretch")
-            table_downloads(table, f"disagreement-trace-{which}", key="dis-trace-export")
+        tokens = st.expander("Per-token table", key="dis-trace-table", on_change="rerun")  # drawn once opened
+        if tokens.open:
+            with tokens:
+                st.dataframe(table, hide_index=True, width="stretch")
+                table_downloads(table, f"disagreement-trace-{which}", key="dis-trace-export")
+
 
 # ---------------------------------------------------------------- batch analysis
-with tab_batch:
+def batch_tab() -> None:
     st.caption(f"Greedy rollouts of both models on generated held-out problems · {literal(pair.label)}")
     b1, b2, b3 = st.columns(3)
     n_batch = number_for(ProblemSet, "n", "Problems", container=b1, min_value=2, max_value=500, value=20,
-                         key="dis-batch-n")
+                         key="dis-batch-n", persist_state="page")
     batch_signal = b2.selectbox("Divergence", list(DIVERGENCES), format_func=figs.SIGNAL_LABELS.get,
-                                key="dis-batch-signal")
-    batch_difficulty = b3.selectbox("Steps", ["mixed", 1, 2, 3], key="dis-batch-difficulty")
+                                key="dis-batch-signal", persist_state="page")
+    batch_difficulty = b3.selectbox("Steps", ["mixed", 1, 2, 3], key="dis-batch-difficulty", persist_state="page")
     config = AnalysisConfig(ProblemSet(int(n_batch), "heldout", 0,
                                        None if batch_difficulty == "mixed" else int(batch_difficulty)),
                             max_new, batch_signal)
@@ -123,7 +132,7 @@ with tab_batch:
             result = done.value
             st.plotly_chart(figs.lorenz_figure(result), width="stretch", key="dis-lorenz")
             source = st.radio("Rollouts of", [p.source for p in result.per_source], horizontal=True,
-                              key="dis-batch-source")
+                              key="dis-batch-source", persist_state="page")
             part = result.source(source)
             c = part.concentration
             m = st.columns(5)
@@ -143,25 +152,29 @@ with tab_batch:
             if result.skipped:
                 st.caption(f"{len(result.skipped)} problems skipped: their prompt does not fit the context.")
 
+
 # ---------------------------------------------------------------- intervention
-with tab_intervene:
+def intervene_tab() -> None:
     st.caption("Greedy decoding by the base model; at gated steps the reasoning model writes one token. The gate is "
                "calibrated on base rollouts of training problems: τ = quantile₁₋ᵣ(s), λ = E[s | s > τ] / E[s].")
     preset_choice("Gate", [(g.label, {"dis-window": g.window}, g.evidence) for g in gate_presets(base_id, reason_id)],
                   key="dis-gate-preset", scope=f"{base_id}|{reason_id}")
     i1, i2, i3, i4 = st.columns(4)
     policy = select_for(InterveneConfig, "policy", "Policy", labels=POLICIES.labels(), container=i1,
-                        key="dis-policy")
+                        key="dis-policy", persist_state="page")
     budget = i2.select_slider("Budget r", [0.0, 0.02, 0.05, 0.10, 0.20, 0.30], default_of(InterveneConfig, "budget"),
-                              format_func=lambda r: f"{r:.0%}", key="dis-budget", help=help_of(InterveneConfig, "budget"))
+                              format_func=lambda r: f"{r:.0%}", key="dis-budget",
+                              help=help_of(InterveneConfig, "budget"), persist_state="page")
     gate_signal = select_for(GateConfig, "signal", "Gate signal", container=i3, labels=figs.SIGNAL_LABELS,
-                             options=[s for s in SIGNALS.names() if s != "entropy_reason"], key="dis-gate-signal")
+                             options=[s for s in SIGNALS.names() if s != "entropy_reason"], key="dis-gate-signal",
+                             persist_state="page")
     window = number_for(GateConfig, "window", "Window W (0: threshold only)", container=i4, max_value=64,
-                        key="dis-window")
+                        key="dis-window", persist_state="page")
     st.caption(f"**{POLICIES.get(policy).label}**: {POLICIES.get(policy).help}")
     cal_set = default_of(CalibrationConfig, "problems")
     cal_n = number_for(ProblemSet, "n", "Calibration problems (train split)", min_value=2, max_value=500,
-                       value=cal_set.n, help=help_of(CalibrationConfig, "problems"), key="dis-cal-n")
+                       value=cal_set.n, help=help_of(CalibrationConfig, "problems"), key="dis-cal-n",
+                       persist_state="page")
     gate_config = GateConfig(gate_signal, int(window))
     calibration = CalibrationConfig(ProblemSet(int(cal_n), cal_set.split, cal_set.seed), max_new)
     one = InterveneConfig(question, answer, policy, budget, gate_config, calibration, max_new)
@@ -180,10 +193,10 @@ with tab_intervene:
     st.subheader("Budget sweep")
     s1, s2 = st.columns(2)
     n_sweep = number_for(ProblemSet, "n", "Held-out problems", container=s1, min_value=2, max_value=500, value=20,
-                         key="dis-sweep-n")
+                         key="dis-sweep-n", persist_state="page")
     default_rates = list(default_of(SweepConfig, "rates"))
     rates = s2.multiselect("Budgets r", default_rates, default_rates, format_func=lambda r: f"{r:.0%}",
-                           key="dis-sweep-rates", help=help_of(SweepConfig, "rates"))
+                           key="dis-sweep-rates", help=help_of(SweepConfig, "rates"), persist_state="page")
     sweep_config = SweepConfig(ProblemSet(int(n_sweep)), tuple(sorted(rates)), sweep_policies(), gate_config,
                                calibration, max_new)
     expected_time("disagreement", "sweep", pair.ref.fingerprint)
@@ -206,10 +219,12 @@ with tab_intervene:
         st.dataframe(points, hide_index=True, width="stretch")
         table_downloads(points, "disagreement-sweep", key="dis-sweep-export")
 
+
 # ---------------------------------------------------------------- EOPD
-with tab_eopd:
+def eopd_tab() -> None:
     st.caption("Student = base, teacher = reasoning. Gate H_T ≥ τ on the full-vocabulary teacher entropy; forward KL "
                "on the teacher's top-k renormalised; EOPD term = reverse-KL (k1) + α · gate · forward KL.")
+    traced = traced_pair()
     if traced is not None:
         st.plotly_chart(figs.eopd_trace_figure(traced.value.eopd, traced.value.base.tokens, eopd_params.tau),
                         width="stretch", key="dis-eopd-trace")
@@ -217,13 +232,16 @@ with tab_eopd:
         st.caption(f"τ = {eopd_params.tau}, k = {eopd_params.top_k}, α = {eopd_params.alpha}: {share:.0%} of this "
                    "rollout's tokens are gated.")
     e1, e2, e3, e4, e5 = st.columns(5)
-    tau = number_for(EopdParams, "tau", "τ (nats)", container=e1, max_value=10.0, step=0.1, key="dis-eopd-tau")
-    top_k = number_for(EopdParams, "top_k", "top-k", container=e2, max_value=256, key="dis-eopd-k")
-    alpha = number_for(EopdParams, "alpha", "α", container=e3, max_value=10.0, step=0.1, key="dis-eopd-alpha")
+    tau = number_for(EopdParams, "tau", "τ (nats)", container=e1, max_value=10.0, step=0.1, key="dis-eopd-tau",
+                     persist_state="page")
+    top_k = number_for(EopdParams, "top_k", "top-k", container=e2, max_value=256, key="dis-eopd-k",
+                       persist_state="page")
+    alpha = number_for(EopdParams, "alpha", "α", container=e3, max_value=10.0, step=0.1, key="dis-eopd-alpha",
+                       persist_state="page")
     temperature = number_for(EopdConfig, "temperature", "Rollout temperature", container=e4, max_value=2.0, step=0.1,
-                             key="dis-eopd-temp")
+                             key="dis-eopd-temp", persist_state="page")
     n_eopd = number_for(ProblemSet, "n", "Problems", container=e5, max_value=500,
-                        value=default_of(EopdConfig, "problems").n, key="dis-eopd-n")
+                        value=default_of(EopdConfig, "problems").n, key="dis-eopd-n", persist_state="page")
     eopd_config = EopdConfig(ProblemSet(int(n_eopd)), EopdParams(tau, int(top_k), alpha), max_new, temperature)
     expected_time("disagreement", "eopd", pair.ref.fingerprint)
     if st.button("Summarise over a batch", key="dis-eopd-run"):
@@ -240,3 +258,7 @@ with tab_eopd:
             st.plotly_chart(figs.eopd_summary_figure(done.value, tau), width="stretch", key="dis-eopd-summary")
             summary = pd.DataFrame([s.__dict__])
             table_downloads(summary, "disagreement-eopd", key="dis-eopd-export")
+
+
+lazy_tabs({"Trace": trace_tab, "Concentration & failure": batch_tab, "Intervention": intervene_tab,
+           "Entropy-aware distillation": eopd_tab}, key="dis-tab")

@@ -11,6 +11,7 @@ from app.ui.model_picker import current_model
 from app.ui.params import select_for, slider_for
 from app.ui.presets import preset_choice
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
+from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.mt import ExperimentConfig, HeadsConfig, builtin, find_heads, parse_upload, run_experiment
 from backend.mt.attribution import ATTRIBUTIONS
@@ -186,8 +187,7 @@ def remembered(name: str, label: str) -> bool:
     return st.session_state.get(f"mt-want-{name}", False)
 
 
-tab_steer, tab_ablate, tab_eval = st.tabs(["Side by side", "Ablation", "Evaluation"])
-with tab_steer:
+def steer_tab() -> None:
     if remembered("steer", "Run steering on the chosen sentences") and chosen_rows:
         config = dataclasses.replace(base, rows=tuple(chosen_rows))
         out = run_with_progress("Steering", lambda p: run_experiment(handle, "steer", config, data, progress=p))
@@ -199,8 +199,11 @@ with tab_steer:
             st.dataframe(side, hide_index=True, width="stretch")
             st.dataframe(pd.DataFrame(out.value.table()), hide_index=True, width="stretch")
             table_downloads(side, f"mt-steer-{src}-{tgt}", key="mt-steer-export")
-with tab_ablate:
-    n_abl = st.slider("Held-out sentences", 1, len(held_out), min(10, len(held_out)), key="mt-abl-n")
+
+
+def ablate_tab() -> None:
+    n_abl = st.slider("Held-out sentences", 1, len(held_out), min(10, len(held_out)), key="mt-abl-n",
+                      persist_state="page")
     if remembered("ablate", f"Ablate the selected {head_type} heads vs random heads"):
         config = dataclasses.replace(base, n_sentences=n_abl)
         out = run_with_progress("Ablation", lambda p: run_experiment(handle, "ablate", config, data, progress=p))
@@ -213,8 +216,11 @@ with tab_ablate:
             table_downloads(frame, f"mt-ablation-{src}-{tgt}", key="mt-abl-export")
             with st.expander("Outputs"):
                 st.dataframe(outputs_frame(out.value), hide_index=True, width="stretch")
-with tab_eval:
-    n_eval = st.slider("Held-out sentences", 1, len(held_out), min(10, len(held_out)), key="mt-eval-n")
+
+
+def eval_tab() -> None:
+    n_eval = st.slider("Held-out sentences", 1, len(held_out), min(10, len(held_out)), key="mt-eval-n",
+                       persist_state="page")
     st.caption("Instruction prompt, few-shot, instruction-free, instruction-free + steering, few-shot with the "
                "language / translation heads zeroed, and few-shot with random heads zeroed. Uses both head maps.")
     if remembered("eval", "Run the evaluation"):
@@ -233,3 +239,6 @@ with tab_eval:
             with st.expander("All outputs"):
                 st.dataframe(outputs, hide_index=True, width="stretch")
                 table_downloads(outputs, f"mt-outputs-{src}-{tgt}", key="mt-out-export")
+
+
+lazy_tabs({"Side by side": steer_tab, "Ablation": ablate_tab, "Evaluation": eval_tab}, key="mt-tab")

@@ -9,6 +9,7 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for, slider_for
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
+from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.nag import (IMPACTS, SCORERS, DeactivationConfig, GraphConfig, RankConfig, TargetSet, build_graph,
                          compare, deactivation_check, export_selected, iter_documents, rank, target_profiles)
@@ -110,8 +111,10 @@ ranking = computed.value
 for message in ranking.notices:
     st.info(literal(message))
 
-tabs = st.tabs(["Ranking", "Profile", "Graph", "Baselines", "Deactivation"])
-with tabs[0]:
+names = [t.name for t in target_sets]
+
+
+def ranking_tab() -> None:
     chosen = ranking.selected_by >= 0
     m1, m2, m3 = st.columns(3)
     m1.metric("Selected documents", f"{int(chosen.sum())} / {len(ranking.ids)}")
@@ -130,32 +133,45 @@ with tabs[0]:
             column.download_button(f"Export selected ({fmt.upper()})", data, file_name=f"nag-selected.{fmt}",
                                    key=f"nag-selected-{fmt}", width="stretch")
 
-profiles = guarded(lambda: target_profiles(handle, target_sets, config.extract))
-names = [t.name for t in target_sets]
-with tabs[1]:
+
+def profiles_of_targets():
+    """The target sets' neuron profiles (Profile and Graph tabs); None after an error shown on the page."""
+    return guarded(lambda: target_profiles(handle, target_sets, config.extract))
+
+
+def profile_tab() -> None:
+    profiles = profiles_of_targets()
     if profiles is not None:
-        which = st.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-prof-t")
+        which = st.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-prof-t",
+                             persist_state="page")
         st.plotly_chart(profile_heatmap(profiles, which), width="stretch", key="nag-heatmap")
         st.plotly_chart(profile_concentration(profiles), width="stretch", key="nag-concentration")
-with tabs[2]:
+
+
+def graph_tab() -> None:
+    profiles = profiles_of_targets()
     if profiles is not None:
         n_layers = handle.info.n_layers
         g1, g2 = st.columns(2)
-        which = g1.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-graph-t")
-        layers = g2.slider("Layers", 0, n_layers - 1, (0, n_layers - 1), key="nag-graph-layers")
+        which = g1.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-graph-t",
+                             persist_state="page")
+        layers = g2.slider("Layers", 0, n_layers - 1, (0, n_layers - 1), key="nag-graph-layers",
+                           persist_state="page")
         g3, g4, g5 = st.columns(3)
         # sparser than the CLI's defaults: a readable graph at first sight
         per_layer = slider_for(GraphConfig, "max_nodes_per_layer", "Neurons per layer", container=g3, max_value=40,
-                               value=8, key="nag-graph-n")
+                               value=8, key="nag-graph-n", persist_state="page")
         min_weight = slider_for(GraphConfig, "min_weight", "Min node weight", container=g4, max_value=0.2,
-                                step=0.005, key="nag-graph-w")
+                                step=0.005, key="nag-graph-w", persist_state="page")
         min_edge = slider_for(GraphConfig, "min_edge_weight", "Min co-activation (share of targets)", container=g5,
-                              value=0.25, step=0.05, key="nag-graph-e")
+                              value=0.25, step=0.05, key="nag-graph-e", persist_state="page")
         graph = guarded(lambda: build_graph(profiles, which, GraphConfig(layers[0], layers[1], min_weight,
                                                                           per_layer, min_edge)))
         if graph is not None:
             st.plotly_chart(graph_figure(graph), width="stretch", key="nag-graph")
-with tabs[3]:
+
+
+def baselines_tab() -> None:
     if not ranking.labelled or not set(ranking.target_names) & set(ranking.domains):
         st.info("Precision@k needs a pool with 'domain' labels that match the target set names "
                 "(e.g. the sample pool with sample domains).")
@@ -165,16 +181,19 @@ with tabs[3]:
             st.plotly_chart(precision_figure(comparison), width="stretch", key="nag-precision")
             st.dataframe(comparison.rows(), hide_index=True, width="stretch")
             st.caption(f"{comparison.relevant} target-domain documents in the pool; random = one seeded draw.")
-with tabs[4]:
+
+
+def deactivation_tab() -> None:
     st.caption("Zero the up-projection rows of the heaviest NAG neurons (same count per layer) and compare the "
                "held-out loss increase with zeroing as many random neurons. Held-out text: the sample set "
                "(5 labelled domains).")
     d1, d2, d3 = st.columns(3)
-    which = d1.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-deact-t")
+    which = d1.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-deact-t",
+                        persist_state="page")
     share = number_for(DeactivationConfig, "share", "Share of all MLP neurons", container=d2, min_value=0.0001,
-                       max_value=0.05, step=0.0005, format="%.4f", key="nag-share")
+                       max_value=0.05, step=0.0005, format="%.4f", key="nag-share", persist_state="page")
     n_random = number_for(DeactivationConfig, "n_random", "Random draws", container=d3, min_value=1, max_value=10,
-                          key="nag-nrand")
+                          key="nag-nrand", persist_state="page")
     expected_time("nag", "deactivate", handle.fingerprint)
     if st.button("Run deactivation check", key="nag-deact"):
         result = run_with_progress("Deactivation", lambda progress: deactivation_check(
@@ -183,3 +202,7 @@ with tabs[4]:
         if result is not None:
             st.plotly_chart(deactivation_figure(result.value), width="stretch", key="nag-deact-fig")
             st.json(result.value.summary())
+
+
+lazy_tabs({"Ranking": ranking_tab, "Profile": profile_tab, "Graph": graph_tab, "Baselines": baselines_tab,
+           "Deactivation": deactivation_tab}, key="nag-tab")

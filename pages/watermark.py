@@ -9,6 +9,7 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for
 from app.ui.run import expected_time, run_with_progress
+from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.watermark import registry
 from backend.watermark.corpus import human_texts
@@ -32,11 +33,10 @@ identities = [(m.address, u, f"{m.address}.{u} · {m.name}") for m in models for
 # Parsed once per uploaded file, not on every widget change (a long PDF takes seconds).
 _read_upload = st.cache_data(max_entries=4, show_spinner="Reading the file…")(read_upload)
 
-generate_tab, detect_tab, evaluate_tab, registry_tab = st.tabs(["Generate", "Detect", "Evaluate", "Registry"])
 
-# ---------------------------------------------------------------- detect (default action: runs on first render)
-with detect_tab:
-    source = st.radio("Text", ["Paste", "Upload"], horizontal=True, key="wm-source")
+# ---------------------------------------------------------------- detect (the first tab: runs on first render)
+def detect_tab() -> None:
+    source = st.radio("Text", ["Paste", "Upload"], horizontal=True, key="wm-source", persist_state="page")
     text = None
     if source == "Upload":
         upload = st.file_uploader(f"{', '.join(SUFFIXES)} (at most {MAX_BYTES // 2**20} MB)",
@@ -44,19 +44,20 @@ with detect_tab:
         if upload is not None:
             text = guarded(lambda: _read_upload(upload.name, upload.getvalue()))
     else:
-        text = st.text_area("Paste text to check", st.session_state.get("wm-last-generated", human_texts()[0]),
-                            height=160, key="wm-text")
+        if "wm-text" not in st.session_state:  # the Generate tab puts its watermarked text here
+            st.session_state["wm-text"] = human_texts()[0]
+        text = st.text_area("Paste text to check", None, height=160, key="wm-text", persist_state="page")
     c1, c2 = st.columns([3, 1])
-    prompt = c1.text_input("Prompt to strip (optional)", "", key="wm-strip")
+    prompt = c1.text_input("Prompt to strip (optional)", "", key="wm-strip", persist_state="page")
     method = METHODS.get(select_for(DetectRequest, "method", "Method", labels=METHODS.labels(), container=c2,
-                                    key="wm-detect-method"))
+                                    key="wm-detect-method", persist_state="page"))
     handle = current_model() if method.needs_model_to_detect else None
     addresses = [m.address for m in models]
     if text is not None and method.needs_identity_to_detect and not addresses:
         st.info("Register a model identity first (Registry tab).")
     elif text is not None and (handle is not None or not method.needs_model_to_detect):
-        address = st.selectbox(f"{method.name} key of model identity", addresses, key="wm-detect-address") \
-            if method.needs_identity_to_detect else 0
+        address = st.selectbox(f"{method.name} key of model identity", addresses, key="wm-detect-address",
+                               persist_state="page") if method.needs_identity_to_detect else 0
         found = guarded(lambda: detect(text, DetectRequest(method.name, prompt=prompt or None, model_address=address,
                                                            handle=handle)))
         if found is not None:
@@ -88,8 +89,9 @@ with detect_tab:
                 st.dataframe(table, hide_index=True, width="stretch")
                 table_downloads(table, "watermark-sentences", key="wm-sent-export")
 
+
 # ---------------------------------------------------------------- generate
-with generate_tab:
+def generate_tab() -> None:
     handle = current_model()
     if handle is not None:
         st.caption(f"Model: **{handle.display_name}**")
@@ -128,11 +130,12 @@ with generate_tab:
                 if done is not None:
                     box.markdown(done.value.text)
                     if meth != BASELINE:
-                        st.session_state["wm-last-generated"] = done.value.text
+                        st.session_state["wm-text"] = done.value.text
             st.caption("The watermarked text is now the default of the Detect tab.")
 
+
 # ---------------------------------------------------------------- evaluate
-with evaluate_tab:
+def evaluate_tab() -> None:
     handle = current_model()
     result = guarded(lambda: latest_evaluation(handle)) if handle is not None else None
     if handle is not None:
@@ -164,8 +167,9 @@ with evaluate_tab:
     if bench.get("latency"):
         st.plotly_chart(figs.latency_chart(bench["latency"]), width="stretch", key="wm-latency")
 
+
 # ---------------------------------------------------------------- registry
-with registry_tab:
+def registry_tab() -> None:
     frame = guarded(registry.summary_frame)
     if frame is not None:
         st.plotly_chart(figs.registry_bars(frame), width="stretch", key="wm-registry")
@@ -195,4 +199,7 @@ with registry_tab:
     st.caption("Keys are derived with HMAC from a master secret kept outside git (data/secrets/, owner-only) or "
                "given by DASH_WATERMARK_SECRET; it is never shown, logged or exported.")
 
+
+lazy_tabs({"Detect": detect_tab, "Generate": generate_tab, "Evaluate": evaluate_tab, "Registry": registry_tab},
+          key="wm-tab")
 corpus_jobs_panel("watermark-scan", lambda corpus, progress: scan(corpus, progress=progress), key="wm-jobs")

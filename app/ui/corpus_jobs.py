@@ -60,7 +60,11 @@ def _progress_view(key: str) -> None:
 def corpus_jobs_panel(kind: str, launch: Callable, key: str, open_job: Callable[[str], None] | None = None) -> None:
     """`launch(corpus, progress) -> JobSummary` runs the page's job locally; `open_job(job_id)` shows a finished
     job the page's way (e.g. NAG re-ranks it against the current targets); without it, rows are previewed."""
-    with st.expander("Corpus jobs", expanded=False):
+    # Its body (a store query, the jobs table) runs only while it is open: most visits never open it.
+    panel = st.expander("Corpus jobs", expanded=False, key=f"{key}-panel", on_change="rerun")
+    if not panel.open:
+        return
+    with panel:
         st.caption("A corpus is a file, a folder or a glob of JSONL / Parquet / TXT shards, streamed shard by shard; "
                    "a re-run skips the shards already done. Large corpora: `python -m backend ... --engine ray`.")
         source = st.radio("Corpus", ["Server path", "Upload"], horizontal=True, key=f"{key}-source")

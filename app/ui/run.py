@@ -3,9 +3,11 @@
 A page's automatic computations (the ones that run on opening it or on changing a setting) pass `ask_over_s`:
 a stored result is shown at once, and a computation that took that long or more on this model before waits for
 a click on a button that says how long it will take. Work never measured here runs with its progress bar.
+`ask_over_s=NEVER_ASK`: a stored result is shown at once (no progress box to draw), anything else computes.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -20,6 +22,7 @@ from backend.store.db import StoreUnavailable
 T = TypeVar("T")
 
 ASK_OVER_S = 10.0  # a page's first view should be on screen within this: longer work is asked for
+NEVER_ASK = math.inf
 
 
 def duration(seconds: float) -> str:

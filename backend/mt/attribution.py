@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from captum.attr import InputXGradient, IntegratedGradients
 from scipy.stats import spearmanr
 
 from backend.models.hooks import HeadEdit, Hooks
@@ -42,12 +41,16 @@ def _gated_forward(model, prefix: tuple[int, ...], target: int, delta: torch.Ten
 
 
 def _attribution_patching(model, prefix, target, delta, steps: int) -> np.ndarray:
+    from captum.attr import InputXGradient  # imported when used: half a second off the app's first page
+
     forward = _gated_forward(model, prefix, target, delta, offset=1.0)
     gates = torch.ones(1, *delta.shape[:2], device=next(model.parameters()).device, requires_grad=True)
     return InputXGradient(forward).attribute(gates)[0].detach().cpu().double().numpy()
 
 
 def _integrated_gradients(model, prefix, target, delta, steps: int) -> np.ndarray:
+    from captum.attr import IntegratedGradients
+
     forward = _gated_forward(model, prefix, target, delta, offset=0.0)
     gates = torch.ones(1, *delta.shape[:2], device=next(model.parameters()).device, requires_grad=True)
     ig = IntegratedGradients(forward)

@@ -21,6 +21,14 @@ def run_page(script: str | None = None, timeout: float = 120) -> AppTest:
     return at
 
 
+def open_tab(at: AppTest, key: str, label: str) -> AppTest:
+    """Click the tab `label` of the tabs `key` (app/ui/tabs.py: only the open tab's body runs)."""
+    at.session_state[key] = label
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def plotly_charts(at: AppTest) -> list:
     return at.get("plotly_chart")
 

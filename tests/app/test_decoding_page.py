@@ -1,7 +1,7 @@
-"""AppTest: the Decoding page runs greedy and ASMC on first render and shows the ESS figure; batch mode works."""
+"""AppTest: the Decoding page runs greedy and ASMC on first render and shows the ESS figure; other tabs, batch."""
 import html
 
-from tests.app.helpers import error_texts, plotly_charts, run_page
+from tests.app.helpers import error_texts, open_tab, plotly_charts, run_page
 
 
 def test_decoding_page_shows_strategies_side_by_side_and_ess():
@@ -21,13 +21,20 @@ def test_decoding_page_mh_and_batch():
     at.button(key="dec-run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert len(at.metric) == 3
+    open_tab(at, "dec-detail-tab", "Genealogy")
+    keys = {chart.key for chart in plotly_charts(at)}
+    assert "dec-genealogy" in keys and "dec-ess-fig" not in keys  # a hidden tab's chart is not sent
+    open_tab(at, "dec-detail-tab", "MH acceptance")
+    assert "dec-mh-fig" in {chart.key for chart in plotly_charts(at)}
     assert any("Acceptance rate" in c.value for c in at.caption)
+    open_tab(at, "dec-detail-tab", "Candidates")
+    assert len(at.dataframe) >= 2  # the runs table and the candidates of best-of-n and ASMC
+    open_tab(at, "dec-tab", "Batch & budgets")
     at.number_input(key="dec-batch-n").set_value(2)
     at.button(key="dec-batch-run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     keys = {chart.key for chart in plotly_charts(at)}
-    assert {"dec-side", "dec-ess-fig", "dec-genealogy", "dec-mh-fig", "dec-batch-fig", "dec-collapse",
-            "dec-budget-fig"} <= keys
+    assert {"dec-batch-fig", "dec-collapse", "dec-budget-fig"} <= keys
     assert any("Best-of-n x4" in str(df.value) for df in at.dataframe)
 
 

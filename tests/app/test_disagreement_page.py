@@ -1,5 +1,5 @@
 """The Disagreement page on tiny models: the trace on first render, then each button's figures."""
-from tests.app.helpers import error_texts, plotly_charts, run_page
+from tests.app.helpers import error_texts, open_tab, plotly_charts, run_page
 
 
 def _button(at, key):
@@ -9,31 +9,44 @@ def _button(at, key):
 def test_first_render_traces_both_rollouts():
     at = run_page("disagreement.py")
     assert not at.error, [e.value for e in at.error]
-    keys = [c.proto.id for c in plotly_charts(at)]
-    assert len(keys) >= 2, "trace and EOPD figures are missing"
+    assert [c.key for c in plotly_charts(at)] == ["dis-trace-fig"]  # the other tabs' figures are not sent
     assert at.selectbox(key="dis-base").value == "tiny-llama"
     assert at.selectbox(key="dis-reason-tiny-llama").value != "tiny-llama"  # a partner sharing the tokenizer
     assert any("Base rollout" in m.value for m in at.markdown)
+    assert not at.dataframe  # the per-token table is sent once its expander is opened
+    at.session_state["dis-trace-table"] = True
+    at.run()
+    assert len(at.dataframe) == 1
+    open_tab(at, "dis-tab", "Entropy-aware distillation")
+    assert not at.error, [e.value for e in at.error]
+    assert "dis-eopd-trace" in [c.key for c in plotly_charts(at)]  # the same trace, served from the store
 
 
 def test_batch_sweep_and_eopd_buttons():
     at = run_page("disagreement.py")
-    at.slider(key="dis-max-new").set_value(16)
-    at.number_input(key="dis-batch-n").set_value(2)
-    at.number_input(key="dis-sweep-n").set_value(2)
-    at.number_input(key="dis-cal-n").set_value(2)
-    at.multiselect(key="dis-sweep-rates").set_value([0.1])
-    at.number_input(key="dis-eopd-n").set_value(2)
-    at.run()
-    before = len(plotly_charts(at))
-    for key in ("dis-batch-run", "dis-intervene-run", "dis-sweep-run", "dis-eopd-run"):
+    at.slider(key="dis-max-new").set_value(16).run()
+
+    def click(key):
         _button(at, key).click()
         at.run()
         assert not at.exception and not at.error, (key, [e.value for e in at.error])
-    assert len(plotly_charts(at)) >= before + 6  # Lorenz, positions, categories, ROC, sweep, EOPD summary
+        return {c.key for c in plotly_charts(at)}
+
+    open_tab(at, "dis-tab", "Concentration & failure").number_input(key="dis-batch-n").set_value(2)
+    assert {"dis-lorenz", "dis-positions", "dis-categories", "dis-roc"} <= click("dis-batch-run")
     assert any(m.label == "Gini" for m in at.metric)
+    open_tab(at, "dis-tab", "Intervention")
+    at.number_input(key="dis-sweep-n").set_value(2)
+    at.number_input(key="dis-cal-n").set_value(2)
+    at.multiselect(key="dis-sweep-rates").set_value([0.1])
+    click("dis-intervene-run")
+    assert "dis-sweep-fig" in click("dis-sweep-run")
+    open_tab(at, "dis-tab", "Entropy-aware distillation").number_input(key="dis-eopd-n").set_value(2)
+    assert "dis-eopd-summary" in click("dis-eopd-run")
     assert any(m.label == "Gated tokens" for m in at.metric)
-    again = run_page("disagreement.py")  # a new session shows the stored sweep before any button
+    open_tab(at, "dis-tab", "Intervention")  # the values typed there were kept while another tab was open
+    assert at.number_input(key="dis-sweep-n").value == 2 and at.multiselect(key="dis-sweep-rates").value == [0.1]
+    again = open_tab(run_page("disagreement.py"), "dis-tab", "Intervention")  # a new session: the stored sweep
     assert any("Latest stored sweep of this pair" in c.value for c in again.caption)
 
 

@@ -1,5 +1,5 @@
 """AppTest of the MT-heads page on tiny-llama (built-in data, demonstrations reduced to fit 256 positions)."""
-from tests.app.helpers import plotly_charts, run_page
+from tests.app.helpers import open_tab, plotly_charts, run_page
 
 
 def _no_errors(at):
@@ -21,7 +21,7 @@ def test_mt_page_switching_head_type_and_running_ablation():
     at = run_page("mt_heads.py", timeout=300)
     at.radio(key="mt-type").set_value("translation").run()
     _no_errors(at)
-    at.slider(key="mt-abl-n").set_value(2).run()
+    open_tab(at, "mt-tab", "Ablation").slider(key="mt-abl-n").set_value(2).run()
     at.slider(key="mt-random").set_value(2).run()
     at.button(key="mt-btn-ablate").click().run()
     _no_errors(at)

@@ -1,5 +1,5 @@
 """AppTest: the NAG page ranks the sample pool on first render and shows its figures."""
-from tests.app.helpers import plotly_charts, run_page
+from tests.app.helpers import open_tab, plotly_charts, run_page
 
 
 def _chart_titles(at):
@@ -13,18 +13,27 @@ def test_nag_page_ranks_the_sample_pool_by_default():
     assert not at.error, [e.value for e in at.error]
     titles = _chart_titles(at)
     assert any(t.startswith("Distance to the target profile") for t in titles), titles
-    assert any("Neuron-activated graph" in t for t in titles), titles
-    assert any(t.startswith("Profile of") for t in titles), titles
     assert any(m.label == "Selected documents" for m in at.metric)
     assert len(at.dataframe) >= 1
     assert any("tiny-llama" in c.value for c in at.caption)
+    assert any(t.startswith("Profile of") for t in _chart_titles(open_tab(at, "nag-tab", "Profile")))
+    assert any("Neuron-activated graph" in t for t in _chart_titles(open_tab(at, "nag-tab", "Graph")))
+    assert not at.error, [e.value for e in at.error]
 
 
 def test_nag_page_deactivation_and_pasted_targets():
-    at = run_page("nag.py")
+    at = open_tab(run_page("nag.py"), "nag-tab", "Deactivation")
     next(b for b in at.button if b.key == "nag-deact").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(t.startswith("Loss increase after zeroing") for t in _chart_titles(at))
-    at.radio(key="nag-target-mode").set_value("Paste").run()
+    open_tab(at, "nag-tab", "Ranking").radio(key="nag-target-mode").set_value("Paste").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(t.startswith("Distance to the target profile") for t in _chart_titles(at))
+
+
+def test_the_corpus_jobs_panel_runs_only_when_opened():
+    at = run_page("nag.py")
+    assert not any("No corpus job yet" in c.value for c in at.caption)  # closed: its store query did not run
+    at.session_state["nag-jobs-panel"] = True  # the user opens it
+    at.run()
+    assert not at.exception and any("No corpus job yet" in c.value for c in at.caption)

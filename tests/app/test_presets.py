@@ -3,7 +3,7 @@ setting one click away (MT steering, the Disagreement gate). The embedded models
 tiny test models here; which presets the embedded models get is checked on the backend tables."""
 from backend.disagreement import presets as gate
 from backend.mt import presets as mt
-from tests.app.helpers import run_page
+from tests.app.helpers import open_tab, run_page
 
 
 def test_mt_page_opens_on_the_measured_design_and_the_paper_is_one_click_away(monkeypatch):
@@ -30,12 +30,12 @@ def test_an_unmeasured_model_opens_on_the_papers_setting():
 
 
 def test_disagreement_gate_opens_on_threshold_only_for_the_measured_pair(monkeypatch):
-    at = run_page("disagreement.py")
+    at = open_tab(run_page("disagreement.py"), "dis-tab", "Intervention")
     pair = (at.selectbox(key="dis-base").value, at.selectbox(key="dis-reason-tiny-llama").value)
     assert at.radio(key="dis-gate-preset").value == gate.PAPER.label  # not measured: the paper's rule
     assert at.number_input(key="dis-window").value == 8
     monkeypatch.setattr(gate, "EMBEDDED_PAIR", pair)
-    at = run_page("disagreement.py")
+    at = open_tab(run_page("disagreement.py"), "dis-tab", "Intervention")
     assert at.radio(key="dis-gate-preset").value == gate.THRESHOLD_ONLY.label
     assert at.number_input(key="dis-window").value == 0
     at.radio(key="dis-gate-preset").set_value(gate.PAPER.label).run()

@@ -1,7 +1,7 @@
 """The Watermark page under AppTest: the default detection runs and shows its figures without errors."""
 import pytest
 
-from tests.app.helpers import plotly_charts, run_page
+from tests.app.helpers import open_tab, plotly_charts, run_page
 
 
 @pytest.fixture
@@ -18,22 +18,26 @@ def one_identity(tmp_path, monkeypatch):
 def test_watermark_page_detects_on_first_render(one_identity):
     at = run_page("watermark.py")
     assert not at.error, [e.value for e in at.error]
-    assert len(plotly_charts(at)) >= 3  # evidence by level, per-sentence contributions, registry
+    assert len(plotly_charts(at)) >= 2  # evidence by level, per-sentence contributions
     messages = [m.value for m in at.info] + [m.value for m in at.success]
     assert any("usable of" in m for m in messages), messages
     assert len(at.tabs) == 4
     labels = [m.label for m in at.metric]
     assert "keys scored" in labels and "z (model)" in labels  # IPMark searches the registry, level by level
+    open_tab(at, "wm-tab", "Registry")
+    assert "wm-registry" in {c.key for c in plotly_charts(at)}
 
 
 def test_watermark_page_generates_and_checks_kgw(one_identity):
-    at = run_page("watermark.py")
+    at = open_tab(run_page("watermark.py"), "wm-tab", "Generate")
     at.number_input[0].set_value(2)  # B
     at.number_input[1].set_value(1)  # one sentence
     next(b for b in at.button if "Generate" in b.label).click()
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert "wm-last-generated" in at.session_state
+    generated = at.session_state["wm-text"]
+    open_tab(at, "wm-tab", "Detect")
+    assert at.text_area(key="wm-text").value == generated  # the Detect tab opens on the generated text
     at.selectbox(key="wm-detect-method").set_value("kgw")
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]

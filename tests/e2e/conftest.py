@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -46,3 +47,10 @@ def browser():
 def wait_until_idle(page, timeout_s: float = PAGE_TIMEOUT_S) -> None:
     """Wait until the page's script (including its default computation) has finished running."""
     server.wait_until_idle(page, timeout_s)
+
+
+def open_tab(page, name: str, timeout_s: float = PAGE_TIMEOUT_S) -> None:
+    """Click a tab: the page reruns and only then draws that tab's body (app/ui/tabs.py)."""
+    page.get_by_role("tab", name=name).click()
+    time.sleep(0.5)  # the rerun starts a moment after the click
+    wait_until_idle(page, timeout_s)

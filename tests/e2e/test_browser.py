@@ -13,12 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from app import server
 from app.views import FEATURES, HOME, TOOLS
 from tests.e2e.conftest import wait_until_idle
-
-
-# Pages whose first tab waits for a button: the screenshot shows the tab that computes on its own.
-SCREENSHOT_TAB = {"watermark.py": "Detect"}
 
 
 @pytest.mark.parametrize("view", [HOME, *FEATURES, *TOOLS], ids=lambda v: v.title)
@@ -30,11 +27,7 @@ def test_page_renders_without_exception(app_url, browser, view):
     page.goto(f"{app_url}/{slug}")
     wait_until_idle(page)
     page.wait_for_selector("h1", timeout=60_000)
-    if view.script in SCREENSHOT_TAB:
-        page.get_by_role("tab", name=SCREENSHOT_TAB[view.script]).click()
-    # plotly draws after the script has finished: every chart on screen must have its SVG
-    page.wait_for_function("Array.from(document.querySelectorAll('.js-plotly-plot'))"
-                           ".every(plot => plot.querySelector('.main-svg'))", timeout=60_000)
+    server.wait_for_charts(page, 60)  # plotly draws after the script has finished
     time.sleep(1.0)
     assert page.locator('[data-testid="stException"]').count() == 0, page.inner_text("body")[:2000]
     assert view.title.split()[0].lower() in page.inner_text("h1").lower() or view is HOME

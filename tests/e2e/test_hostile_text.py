@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from app.ui.text import WORD_JOINER
-from tests.e2e.conftest import wait_until_idle
+from tests.e2e.conftest import open_tab, wait_until_idle
 
 MD_IMAGE = "![t](http://tracker.invalid/md.gif)"
 MD_LINK = "[see](http://tracker.invalid/link)"
@@ -109,8 +109,7 @@ def _jsonl(rows: list[dict]) -> str:
 
 
 def test_pasted_text_on_the_watermark_page(guarded):
-    g = guarded("watermark")
-    g.page.get_by_role("tab", name="Detect").click()
+    g = guarded("watermark")  # opens on its Detect tab
     area = g.page.get_by_label("Paste text to check")
     area.fill(PAYLOAD)
     area.press("Control+Enter")
@@ -122,7 +121,6 @@ def test_pasted_text_on_the_watermark_page(guarded):
 
 def test_uploaded_text_file_on_the_watermark_page(guarded):
     g = guarded("watermark")
-    g.page.get_by_role("tab", name="Detect").click()
     g.choose("Paste", "Upload")
     g.upload("at most", "hostile.txt", PAYLOAD)
     g.assert_clean()
@@ -131,7 +129,7 @@ def test_uploaded_text_file_on_the_watermark_page(guarded):
 
 def test_registry_names_on_the_watermark_page(guarded):
     g = guarded("watermark")
-    g.page.get_by_role("tab", name="Registry").click()
+    open_tab(g.page, "Registry")
     g.page.get_by_label("Model name").fill(f"{HTML_LINK} {MD_IMAGE}")
     g.page.get_by_role("button", name="Add model").click()
     time.sleep(1.0)
