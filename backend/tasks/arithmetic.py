@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 from backend.errors import UserError
 from backend.jsonlines import json_objects
+from backend.tasks.steps import worked_step
+from backend.tasks.word_problems import write_problem
 
 SPLITS = ("train", "heldout")
 HELDOUT_PERCENT = 20  # share of the canonical problem space reserved for evaluation
@@ -48,15 +50,6 @@ class Problem:
                    difficulty=int(d.get("difficulty", 0)))
 
 
-def worked_step(a: int, op: str, b: int, max_value: int = MAX_VALUE) -> tuple[int, bool]:
-    """a op b, and whether the step keeps the rules: exact division, every value in 0..max_value."""
-    if op == "/":
-        c, ok = (a // b if b else 0), b != 0 and a % b == 0
-    else:
-        c, ok = (a + b if op == "+" else a - b if op == "-" else a * b), True
-    return c, ok and all(0 <= v <= max_value for v in (a, b, c))
-
-
 class _Calc:
     """Records steps; flags (instead of raising) values that break the rules so callers resample."""
 
@@ -65,7 +58,7 @@ class _Calc:
         self.ok = True
 
     def __call__(self, a: int, op: str, b: int) -> int:
-        c, ok = worked_step(a, op, b)
+        c, ok = worked_step(a, op, b, MAX_VALUE)
         self.ok &= ok
         self.steps.append((a, op, b, c))
         return c
@@ -197,7 +190,7 @@ def generate_problems(n: int, split: str = "train", seed: int = 0,
         return _generate_broad(n, split, seed, difficulty)
     if family == "mixed":  # interleaved so any prefix is half of each
         broad, classic = _generate_broad(n - n // 2, split, seed, difficulty), generate_problems(n // 2, split, seed, difficulty)
-        return [p for pair in zip(broad, classic + [None]) for p in pair if p is not None]
+        return [p for i, b in enumerate(broad) for p in (b, *classic[i:i + 1])]
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     if difficulty is not None and difficulty not in TEMPLATES:
@@ -226,8 +219,6 @@ def generate_problems(n: int, split: str = "train", seed: int = 0,
 
 
 def _generate_broad(n: int, split: str, seed: int, difficulty: int | None) -> list[Problem]:
-    from backend.tasks.word_problems import write_problem
-
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     if difficulty is not None and difficulty not in (1, 2, 3):

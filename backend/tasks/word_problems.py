@@ -15,6 +15,8 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from backend.tasks.steps import worked_step
+
 PEOPLE = (("Ava", "she"), ("Ben", "he"), ("Chloe", "she"), ("Dario", "he"), ("Emeka", "he"), ("Fatima", "she"),
           ("Gus", "he"), ("Hiro", "he"), ("Ines", "she"), ("Jonas", "he"), ("Keiko", "she"), ("Luis", "he"),
           ("Mei", "she"), ("Nadia", "she"), ("Oscar", "he"), ("Paula", "she"), ("Quinn", "they"), ("Rahul", "he"),
@@ -72,8 +74,6 @@ class _Draft:
         return f"{n:,}" if n >= 1000 and self.r.random() < 0.5 else str(n)
 
     def calc(self, a: int, op: str, b: int) -> int:
-        from backend.tasks.arithmetic import worked_step  # arithmetic imports this module lazily
-
         c, ok = worked_step(a, op, b, MAX_VALUE)
         self.ok &= ok and (op != "/" or b > 1)  # dividing by one is not a step
         self.steps.append((a, op, b, c))
