@@ -27,7 +27,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-HANDWRITTEN = ROOT / "data" / "arith" / "handwritten.jsonl"
 
 
 def auroc(scores: list[float], positive: list[bool]) -> float | None:
@@ -72,7 +71,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m-arith-reasoner")
     ap.add_argument("--heldout", type=int, default=40, help="problems from the generator's held-out split")
-    ap.add_argument("--family", default="broad", choices=("classic", "broad", "mixed"))
+    ap.add_argument("--family", default="broad", choices=("classic", "broad"))
     ap.add_argument("--no-handwritten", action="store_true")
     ap.add_argument("--budgets", default="2,4,8", help="comma-separated budgets for best-of-n, MH and ASMC")
     ap.add_argument("--tokens", type=int, default=96, help="max new tokens per sequence")
@@ -87,13 +86,13 @@ def main() -> None:
     from backend.decoding import DecodeConfig, run_batch, settings_for
     from backend.features import load_all
     from backend.models import load
-    from backend.tasks.arithmetic import generate_problems, load_jsonl_problems
+    from backend.tasks.problem_sets import handwritten_problems, problem_set
 
     load_all()
     handle = load(args.model)
-    sets = {"heldout": generate_problems(args.heldout, "heldout", seed=0, family=args.family)}
+    sets = {"heldout": problem_set(args.family, args.heldout)}
     if not args.no_handwritten:
-        sets["handwritten"] = load_jsonl_problems(HANDWRITTEN.read_text())
+        sets["handwritten"] = list(handwritten_problems())
     problems = [p for part in sets.values() for p in part]
     set_of = {p.id: name for name, part in sets.items() for p in part}
     budgets = [int(b) for b in args.budgets.split(",") if b.strip()]

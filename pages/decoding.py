@@ -1,10 +1,12 @@
 """Decoding: strategies side by side on the same prompt, ESS collapse, genealogy, MH acceptance, batch mode."""
 import json
 
+import pandas as pd
 import streamlit as st
 
 from app.figures import decoding as figs
 from app.ui.downloads import table_downloads
+from app.session import MODEL_KEY
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import checkbox_for, number_for, select_for, slider_for
@@ -12,8 +14,11 @@ from app.ui.run import NEVER_ASK, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.decoding import STRATEGIES, DecodeConfig, decode, run_batch, settings_for
+from backend.decoding.benchmark import stored_benchmark
+from backend.disagreement.pair import arithmetic_reasoner
 from backend.params import help_of
-from backend.tasks.arithmetic import format_prompt, generate_problems, load_jsonl_problems
+from backend.tasks.arithmetic import format_prompt, load_jsonl_problems
+from backend.tasks.problem_sets import PROBLEM_SETS, handwritten_problems, problem_set
 
 st.title("Decoding strategies side by side")
 st.caption("Greedy, sampling, low temperature, best-of-n, Metropolis-Hastings power sampling and adaptive SMC "
@@ -51,12 +56,25 @@ with st.container(border=True):
                             format_func=lambda i: f"{i}: {problems[i].question[:80]}")
         task = problems[pick]
     else:
-        c1, c2 = st.columns(2)
-        difficulty = c1.selectbox("Steps", [1, 2, 3], index=0, key="dec-difficulty")
-        index = c2.number_input("Held-out problem #", 0, 499, 0, key="dec-index")
-        task = generate_problems(int(index) + 1, "heldout", seed=0, difficulty=difficulty)[-1]
+        c1, c2, c3 = st.columns([2, 1, 1])
+        family = c1.selectbox("Problem set", list(PROBLEM_SETS), format_func=PROBLEM_SETS.get, key="dec-family",
+                              help="Held-out problems of the generator (never trained on; the classic templates "
+                                   "are the ones the adapter learnt first), or the hand-written set, in wording "
+                                   "the generator never produces.")
+        difficulty = c2.selectbox("Steps", [1, 2, 3], index=0, key="dec-difficulty")
+        available = (sum(p.difficulty == difficulty for p in handwritten_problems()) if family == "handwritten"
+                     else 500)
+        index = c3.number_input("Problem #", 0, available - 1, 0, key="dec-index")
+        task = problem_set(family, min(int(index), available - 1) + 1, difficulty)[-1]
     if not isinstance(task, str):
         st.markdown(f"**{literal(task.question)}** (answer: {task.answer})")
+    reasoner = arithmetic_reasoner()
+    if source != "Own prompt" and reasoner is not None and handle.id != reasoner:
+        left, right = st.columns([3, 1])
+        left.caption("Arithmetic problems are what the project's reasoning model was trained on; the base model "
+                     "solves about 5% of them with every strategy alike.")
+        right.button("Decode with the reasoning model", key="dec-use-reasoner", width="stretch",
+                     on_click=lambda: st.session_state.update({MODEL_KEY: reasoner}))
 
 # ---------------------------------------------------------------- strategies and parameters
 picked = st.multiselect("Strategies", list(label_of), default=["greedy", "asmc"], format_func=label_of.get,
@@ -182,7 +200,9 @@ def side_by_side() -> None:
 def batch() -> None:
     st.write("Every selected strategy on many problems: accuracy, mean and p95 latency, and accuracy against the "
              "generated-token budget (best-of-n: n; ASMC: particles or token budget; MH: steps per block).")
-    c1, c2, c3 = st.columns(3)
+    c0, c1, c2, c3 = st.columns(4)
+    batch_family = c0.selectbox("Problem set", list(PROBLEM_SETS), format_func=PROBLEM_SETS.get,
+                                key="dec-batch-family", disabled=problems is not None, persist_state="page")
     count = c1.number_input("Problems", 1, 200, 5, key="dec-batch-n", disabled=problems is not None,
                             persist_state="page")
     batch_difficulty = c2.selectbox("Steps", ["mixed", 1, 2, 3], key="dec-batch-difficulty",
@@ -192,15 +212,17 @@ def batch() -> None:
     if problems is not None:
         st.caption(f"Using the {len(problems)} uploaded problems.")
     if st.button("Run batch", key="dec-batch-run"):
-        batch_problems = problems or generate_problems(
-            int(count), "heldout", seed=0, difficulty=None if batch_difficulty == "mixed" else batch_difficulty)
+        batch_problems = problems or problem_set(
+            batch_family, int(count), difficulty=None if batch_difficulty == "mixed" else batch_difficulty)
         settings = guarded(lambda: settings_for([config_for(name) for name in picked], budgets))
         done = None if settings is None else run_with_progress(
             "Batch", lambda p: run_batch(handle, batch_problems, settings, p))
         if done is not None:
             st.session_state["dec-batch"] = (handle.id, done.value)
     batch = st.session_state.get("dec-batch")
-    if batch is not None and batch[0] == handle.id:
+    if batch is None or batch[0] != handle.id:
+        stored_view()
+    else:
         summary = figs.batch_table(batch[1])
         st.plotly_chart(figs.batch_summary(batch[1]), width="stretch", key="dec-batch-fig")
         st.dataframe(summary, hide_index=True, width="stretch")
@@ -212,6 +234,23 @@ def batch() -> None:
             rows = figs.batch_rows(batch[1])
             st.dataframe(rows, hide_index=True, width="stretch")
             table_downloads(rows, "decoding-batch-rows", key="dec-rows-export")
+
+
+def stored_view() -> None:
+    """The committed benchmark of this model (bench/decoding_accuracy.py), shown before any batch is run."""
+    stored = stored_benchmark(handle.fingerprint)
+    if stored is None:
+        st.info("No stored benchmark for this model: run a batch above (or `bench/decoding_accuracy.py`).")
+        return
+    sets = ", ".join(f"{n} {name}" for name, n in stored.sets.items())
+    st.markdown(f"**Stored benchmark** of {literal(stored.model)}: {sets} problems, up to {stored.max_new_tokens} "
+                f"new tokens per sequence, budgets {', '.join(map(str, stored.budgets))} (`{stored.command}`).")
+    frame = pd.DataFrame(stored.summary)
+    left, right = st.columns(2)
+    left.plotly_chart(figs.accuracy_curves(frame), width="stretch", key="dec-stored-fig")
+    right.plotly_chart(figs.accuracy_curves(frame, "p95_latency_s"), width="stretch", key="dec-stored-latency")
+    st.dataframe(frame, hide_index=True, width="stretch")
+    table_downloads(frame, "decoding-benchmark", key="dec-stored-export")
 
 
 lazy_tabs({"Side by side": side_by_side, "Batch & budgets": batch}, key="dec-tab")

@@ -30,7 +30,8 @@ from safetensors.torch import save_file  # noqa: E402
 from backend.disagreement.adapter_training import (TrainConfig, greedy_completions, print_flush,  # noqa: E402
                                                    score_report, train)
 from backend.models import load  # noqa: E402
-from backend.tasks.arithmetic import generate_problems, load_jsonl_problems  # noqa: E402
+from backend.tasks.arithmetic import generate_problems  # noqa: E402
+from backend.tasks.problem_sets import handwritten_problems  # noqa: E402
 from peft import get_peft_model_state_dict  # noqa: E402
 
 MODEL_ID = "smollm2-135m-instruct"
@@ -93,7 +94,6 @@ def cached_eval(path: Path, fingerprint: str, run) -> dict:
 
 
 EVAL_SETS = ("classic held-out", "broad held-out", "hand-written")
-HANDWRITTEN = ROOT / "data" / "arith" / "handwritten.jsonl"
 
 
 def eval_sets(cfg: TrainConfig) -> dict[str, list]:
@@ -101,7 +101,7 @@ def eval_sets(cfg: TrainConfig) -> dict[str, list]:
     (wording not from the generator, never trained on)."""
     return {"classic held-out": generate_problems(cfg.eval_n, "heldout", seed=cfg.eval_seed),
             "broad held-out": generate_problems(cfg.eval_n, "heldout", seed=cfg.eval_seed, family="broad"),
-            "hand-written": load_jsonl_problems(HANDWRITTEN.read_text())}
+            "hand-written": list(handwritten_problems())}
 
 
 def slug(name: str) -> str:

@@ -166,4 +166,5 @@ def accuracy_curves(frame: pd.DataFrame, y: str = "accuracy") -> go.Figure:
     fig = px.line(frame.sort_values("mean_tokens"), x="mean_tokens", y=y, color="strategy",
                   markers=True, hover_data=["label", "budget", "p95_latency_s"], log_x=True,
                   labels={"mean_tokens": "generated tokens per problem (log)", y: y.replace("_", " ")})
-    return fig.update_layout(height=340, margin=dict(t=30, b=10), yaxis_range=[0, 1.05], legend_title_text="")
+    fig.update_layout(height=340, margin=dict(t=30, b=10), legend_title_text="")
+    return fig.update_layout(yaxis_range=[0, 1.05]) if y.startswith("accuracy") else fig

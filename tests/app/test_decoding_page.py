@@ -62,3 +62,41 @@ def test_first_visit_opens_on_the_arithmetic_reasoner_and_says_so(monkeypatch):
     at = run_page("decoding.py")
     assert any("arithmetic reasoning model" in i.value for i in at.info)
     assert any("tiny-qwen2" in html.unescape(c.value) for c in at.caption)
+
+
+def test_hand_written_problems_and_a_switch_to_the_reasoning_model(monkeypatch):
+    from backend.disagreement import pair
+    from backend.tasks.problem_sets import handwritten_problems
+
+    monkeypatch.setattr(pair, "arithmetic_reasoner", lambda: "tiny-qwen2")
+    at = run_page("decoding.py")
+    at.selectbox(key="dec-family").set_value("handwritten").run()
+    first = next(p for p in handwritten_problems() if p.difficulty == 1)
+    assert any(html.unescape(first.question) in html.unescape(m.value) for m in at.markdown)
+    at.button(key="dec-use-reasoner").click().run()
+    assert not at.exception
+    assert any("tiny-qwen2" in html.unescape(c.value) for c in at.caption)  # now decoding with the reasoner
+    assert not [b for b in at.button if b.key == "dec-use-reasoner"]
+
+
+def test_batch_tab_shows_the_stored_benchmark_of_this_model_only(monkeypatch, tmp_path):
+    import json
+
+    from backend.decoding import benchmark
+    from backend.models import load
+
+    row = {"label": "Greedy", "strategy": "greedy", "budget": 1, "problems": 3, "accuracy": 0.5,
+           "mean_latency_s": 1.0, "p95_latency_s": 2.0, "mean_tokens": 40.0}
+    path = tmp_path / "decoding_accuracy.json"
+    path.write_text(json.dumps({"model": "Tiny", "fingerprint": load("tiny-llama").fingerprint, "sets": {"heldout": 3},
+                                "budgets": [2], "max_new_tokens": 8, "summary": [row]}))
+    real = benchmark.stored_benchmark
+    monkeypatch.setattr(benchmark, "stored_benchmark", lambda fingerprint: real(fingerprint, path))
+    at = run_page("decoding.py")
+    open_tab(at, "dec-tab", "Batch & budgets")
+    assert "dec-stored-fig" in {chart.key for chart in plotly_charts(at)}
+    assert any("Stored benchmark" in m.value for m in at.markdown)
+    path.write_text(path.read_text().replace(load("tiny-llama").fingerprint, "another model"))
+    at.run()
+    assert "dec-stored-fig" not in {chart.key for chart in plotly_charts(at)}
+    assert any("No stored benchmark" in i.value for i in at.info)
