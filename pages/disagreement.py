@@ -8,7 +8,7 @@ from app.session import selected_model_id
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
-from app.ui.params import number_for, select_for
+from app.ui.params import checkbox_for, number_for, select_for
 from app.ui.presets import preset_choice
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
@@ -157,7 +157,7 @@ def batch_tab() -> None:
 def intervene_tab() -> None:
     st.caption("Greedy decoding by the base model; at gated steps the reasoning model writes one token. The gate is "
                "calibrated on base rollouts of training problems: τ = quantile₁₋ᵣ(s), λ = E[s | s > τ] / E[s].")
-    preset_choice("Gate", [(g.label, {"dis-window": g.window}, g.evidence) for g in gate_presets(base_id, reason_id)],
+    preset_choice("Gate", [(g.label, {"dis-window": g.window, "dis-capped": g.capped}, g.evidence) for g in gate_presets(base_id, reason_id)],
                   key="dis-gate-preset", scope=f"{base_id}|{reason_id}")
     i1, i2, i3, i4 = st.columns(4)
     policy = select_for(InterveneConfig, "policy", "Policy", labels=POLICIES.labels(), container=i1,
@@ -170,12 +170,14 @@ def intervene_tab() -> None:
                              persist_state="page")
     window = number_for(GateConfig, "window", "Window W (0: threshold only)", container=i4, max_value=64,
                         key="dis-window", persist_state="page")
+    capped = checkbox_for(GateConfig, "capped", "Online budget cap (realised rate ≈ r)", key="dis-capped",
+                          persist_state="page")
     st.caption(f"**{POLICIES.get(policy).label}**: {POLICIES.get(policy).help}")
     cal_set = default_of(CalibrationConfig, "problems")
     cal_n = number_for(ProblemSet, "n", "Calibration problems (train split)", min_value=2, max_value=500,
                        value=cal_set.n, help=help_of(CalibrationConfig, "problems"), key="dis-cal-n",
                        persist_state="page")
-    gate_config = GateConfig(gate_signal, int(window))
+    gate_config = GateConfig(gate_signal, int(window), capped=bool(capped))
     calibration = CalibrationConfig(ProblemSet(int(cal_n), cal_set.split, cal_set.seed), max_new)
     one = InterveneConfig(question, answer, policy, budget, gate_config, calibration, max_new)
     if st.button("Decode this problem", key="dis-intervene-run"):

@@ -29,16 +29,21 @@ class SignalGate:
     threshold: Threshold
     window: int = 8
     early: str = "partial"
+    capped: bool = False  # at most max(1, r·(t+1)) takeovers by step t, r = threshold.budget
     history: list[float] = field(default_factory=list)
+    taken: int = 0
 
     @property
     def eager(self) -> bool:
         return self.signal != "entropy_base"
 
     def decide(self, t: int, s: float) -> bool:
-        taken = gate(s, self.history, self.threshold, self.window, self.early)
+        passes = gate(s, self.history, self.threshold, self.window, self.early)
         self.history.append(s)
-        return taken
+        if passes and self.capped and not self.threshold.is_always:
+            passes = self.taken + 1 <= max(1.0, self.threshold.budget * (t + 1))
+        self.taken += passes
+        return passes
 
 
 @dataclass

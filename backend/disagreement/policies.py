@@ -53,7 +53,8 @@ def earliest_positions(count: int, length: int) -> frozenset[int]:
 def _signal_gate(signal_of):
     def build(x: PolicyInputs) -> SignalGate:
         signal = signal_of(x.gate)
-        return SignalGate(signal, x.calibration.threshold(signal, x.budget), x.gate.window, x.gate.early)
+        return SignalGate(signal, x.calibration.threshold(signal, x.budget), x.gate.window, x.gate.early,
+                          x.gate.capped)
     return build
 
 

@@ -19,6 +19,7 @@ class GatePreset:
     label: str
     evidence: str
     window: int
+    capped: bool = False
 
 
 PAPER = GatePreset("Paper's spike rule (W = 8)", "The paper's rule: a token fires when its signal is over τ and λ "

@@ -119,3 +119,20 @@ def test_different_eos_tokens_are_accepted_and_both_stop(tmp_path, monkeypatch):
     monkeypatch.setenv("DASH_EXTRA_MODELS", os.environ["DASH_EXTRA_MODELS"] + f";tiny-other-eos={tmp_path}")
     pair = load_pair("tiny-other-eos", "tiny-qwen2")
     assert pair.stops == {tok.convert_tokens_to_ids("<|endoftext|>"), tok.convert_tokens_to_ids("<|im_end|>")}
+
+
+@pytest.mark.parametrize("budget", [0.05, 0.2, 0.5])
+def test_capped_gate_keeps_the_realised_rate_within_one_takeover_of_the_budget(budget):
+    """A gate that fires on every step: uncapped it takes every token; capped, at most max(1, r·(t+1)) by step t."""
+    fires = Threshold(budget, -1.0, 0.0)  # every signal >= 0 passes
+    free, capped = SignalGate("ce", fires, window=0), SignalGate("ce", fires, window=0, capped=True)
+    steps = 60
+    taken_free = [free.decide(t, 1.0) for t in range(steps)]
+    taken = [capped.decide(t, 1.0) for t in range(steps)]
+    assert all(taken_free)
+    assert taken[0], "the first takeover is always allowed"
+    for t in range(steps):
+        assert sum(taken[:t + 1]) <= max(1.0, budget * (t + 1))
+    assert sum(taken) >= budget * steps - 1  # the cap limits, it does not starve
+    assert not any(SignalGate("ce", Threshold(budget, 2.0, 0.0), window=0, capped=True).decide(t, 1.0)
+                   for t in range(steps)), "the cap never adds a takeover the gate did not pass"
