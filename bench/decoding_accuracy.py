@@ -106,6 +106,7 @@ def main() -> None:
 
     done = run_batch(handle, problems, settings, progress=progress)
     result = {"model": handle.display_name, "model_id": args.model, "fingerprint": handle.fingerprint,
+              "command": " ".join([".venv/bin/python bench/decoding_accuracy.py", *sys.argv[1:]]),
               "sets": {name: len(part) for name, part in sets.items()}, "heldout_family": args.family,
               "max_new_tokens": args.tokens, "alpha": args.alpha, "budgets": budgets,
               "settings": {s.label: dataclasses.asdict(s.config) for s in settings},

@@ -64,8 +64,8 @@ with st.container(border=True):
         difficulty = c2.selectbox("Steps", [1, 2, 3], index=0, key="dec-difficulty")
         available = (sum(p.difficulty == difficulty for p in handwritten_problems()) if family == "handwritten"
                      else 500)
-        index = c3.number_input("Problem #", 0, available - 1, 0, key="dec-index")
-        task = problem_set(family, min(int(index), available - 1) + 1, difficulty)[-1]
+        index = c3.number_input("Problem #", 0, available - 1, 0, key=f"dec-index-{family}-{difficulty}")
+        task = problem_set(family, int(index) + 1, difficulty)[-1]
     if not isinstance(task, str):
         st.markdown(f"**{literal(task.question)}** (answer: {task.answer})")
     reasoner = arithmetic_reasoner()
