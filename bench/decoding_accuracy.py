@@ -1,7 +1,7 @@
 """Accuracy per decoding strategy and budget on arithmetic problems, with ESS collapse as a failure signal.
 
 Problems: the generator's held-out split (`--heldout N`, family `--family`) plus the hand-written set
-(data/arith/handwritten.jsonl, `--no-handwritten` to skip). Strategies: greedy, temperature-1 sampling,
+(data/arith/handwritten.jsonl, `--handwritten N` of them). Strategies: greedy, temperature-1 sampling,
 low temperature (one sequence each), and best-of-n, MH power sampling and ASMC at each budget of
 `--budgets` (generated tokens / max_new_tokens: n samples or particles, MH steps set to match).
 
@@ -72,7 +72,7 @@ def main() -> None:
     ap.add_argument("--model", default="smollm2-135m-arith-reasoner")
     ap.add_argument("--heldout", type=int, default=40, help="problems from the generator's held-out split")
     ap.add_argument("--family", default="broad", choices=("classic", "broad"))
-    ap.add_argument("--no-handwritten", action="store_true")
+    ap.add_argument("--handwritten", type=int, default=60, help="N problems of the hand-written set, evenly spread over it (0: none)")
     ap.add_argument("--budgets", default="2,4,8", help="comma-separated budgets for best-of-n, MH and ASMC")
     ap.add_argument("--tokens", type=int, default=96, help="max new tokens per sequence")
     ap.add_argument("--alpha", type=float, default=4.0)
@@ -91,8 +91,10 @@ def main() -> None:
     load_all()
     handle = load(args.model)
     sets = {"heldout": problem_set(args.family, args.heldout)}
-    if not args.no_handwritten:
-        sets["handwritten"] = list(handwritten_problems())
+    if args.handwritten:
+        every = handwritten_problems()  # a subset evenly spread over the file, which is ordered by difficulty
+        take = min(args.handwritten, len(every))
+        sets["handwritten"] = [every[i * len(every) // take] for i in range(take)]
     problems = [p for part in sets.values() for p in part]
     set_of = {p.id: name for name, part in sets.items() for p in part}
     budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
