@@ -157,8 +157,9 @@ def batch_tab() -> None:
 def intervene_tab() -> None:
     st.caption("Greedy decoding by the base model; at gated steps the reasoning model writes one token. The gate is "
                "calibrated on base rollouts of training problems: τ = quantile₁₋ᵣ(s), λ = E[s | s > τ] / E[s].")
-    preset_choice("Gate", [(g.label, {"dis-window": g.window, "dis-capped": g.capped}, g.evidence) for g in gate_presets(base_id, reason_id)],
-                  key="dis-gate-preset", scope=f"{base_id}|{reason_id}")
+    presets = [(g.label, {"dis-window": g.window, "dis-capped": g.capped}, g.evidence)
+               for g in gate_presets(base_id, reason_id)]
+    preset_choice("Gate", presets, key="dis-gate-preset", scope=f"{base_id}|{reason_id}")
     i1, i2, i3, i4 = st.columns(4)
     policy = select_for(InterveneConfig, "policy", "Policy", labels=POLICIES.labels(), container=i1,
                         key="dis-policy", persist_state="page")

@@ -16,7 +16,7 @@ def cmd_export(args: argparse.Namespace) -> dict:
     store = Path(args.store) if args.store else None
     if store is not None and not store.is_file():
         raise UserError(f"No store at {args.store}.")
-    return {"written": str(out), "artifacts": export_reference(args.fingerprint, out, store)}
+    return {"written": str(out), "artifacts": export_reference(args.fingerprint, out, store, args.only or ())}
 
 
 def cmd_import(args: argparse.Namespace) -> dict:
@@ -32,6 +32,8 @@ def add_commands(subparsers) -> None:
     sub = actions.add_parser("reference-export", help="write a store's artifacts of some models to a reference file")
     sub.add_argument("--fingerprint", action="append", required=True, help="model fingerprint (repeatable)")
     sub.add_argument("--store", help="the store to read (default: the configured store)")
+    sub.add_argument("--only", action="append", metavar="FEATURE:ACTION",
+                     help="export only artifacts of this kind, e.g. disagreement:sweep (repeatable)")
     sub.add_argument("--output", "-o", required=True, help="e.g. data/reference/embedded.jsonl.gz")
     sub.set_defaults(handler=cmd_export)
     sub = actions.add_parser("reference-import", help="add the shipped reference artifacts the store lacks "

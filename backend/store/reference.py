@@ -34,14 +34,19 @@ class ReferenceImport:
     refused: int
 
 
-def export_reference(fingerprints: Iterable[str], out: Path, store: Path | None = None) -> int:
-    """Write the store's artifacts of these model fingerprints to `out` (gzip JSON lines); returns the count."""
+def export_reference(fingerprints: Iterable[str], out: Path, store: Path | None = None,
+                     actions: Iterable[str] = ()) -> int:
+    """Write the store's artifacts of these model fingerprints to `out` (gzip JSON lines); returns the count.
+    actions: only these "feature:action" kinds (e.g. a benchmark's sweep without its intermediate artifacts)."""
     fingerprints = sorted(set(fingerprints))
     if not fingerprints:
         raise UserError("Name at least one model fingerprint to export.")
     with connect(store) as con:
         rows = con.execute(f"SELECT {', '.join(COLUMNS)} FROM artifacts WHERE fingerprint IN (SELECT unnest(?)) "
                            "ORDER BY feature, action, key", [fingerprints]).fetchall()
+    kinds = set(actions)
+    if kinds:
+        rows = [row for row in rows if f"{row[1]}:{row[2]}" in kinds]
     out.parent.mkdir(parents=True, exist_ok=True)
     # mtime=0: the same artifacts give the same bytes, so a re-export does not churn git
     with open(out, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as f:

@@ -122,3 +122,11 @@ def test_an_import_that_dies_half_way_leaves_no_partial_reference(tmp_path, monk
         import_reference(out.parent)
     with connect() as con:
         assert con.execute("SELECT count(*) FROM artifacts").fetchone()[0] == 0
+
+
+def test_export_can_keep_only_some_kinds_of_artifact(tmp_path, monkeypatch):
+    _compute_in(tmp_path / "a.duckdb", monkeypatch, MODEL, 3)
+    cached("demo", "other", MODEL, Config(3), lambda: {"values": np.arange(2.0)})
+    out = tmp_path / "ref" / "sweep.jsonl.gz"
+    assert export_reference([MODEL.fingerprint], out, actions=["demo:other"]) == 1
+    assert [row["action"] for row in read_reference(out)] == ["other"]
