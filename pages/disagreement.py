@@ -214,7 +214,8 @@ def intervene_tab() -> None:
         if stored is not None:
             shown = stored.value
             st.caption(f"Latest stored sweep of this pair: {shown.n_problems} held-out problems, gate "
-                       f"{stored.params['gate']['signal']} with W = {stored.params['gate']['window']}, computed in "
+                       f"{stored.params['gate']['signal']} with W = {stored.params['gate']['window']}"
+                       f"{' and the online cap' if stored.params['gate'].get('capped') else ''}, computed in "
                        f"{stored.compute_seconds / 60:.0f} min. Run the sweep for the settings above.")
     if shown is not None:
         st.plotly_chart(figs.sweep_figure(shown), width="stretch", key="dis-sweep-fig")

@@ -1,9 +1,9 @@
 """Gate settings the Disagreement view opens on: the one measured to work on the embedded pair, and the paper's.
 
-On the embedded pair (SmolLM2-135M-Instruct and its arithmetic adapter) the paper's spike rule (W = 8) keeps
-takeovers under 10% and guided intervention stays at the random control's level (1-4%); threshold only
-(W = 0) reaches 26% / 40% at r = 20% / 40% against 2% / 8% for random positions (README,
-bench/results/disagreement_threshold_only.json). Any other pair opens on the paper's rule.
+On the embedded pair (SmolLM2-135M-Instruct and its arithmetic adapter) the paper's spike rule (W = 8) kept
+takeovers under 10% and guided intervention at the random control's level (1-4%, first adapter); threshold
+only (W = 0) recovers most of the gap: 46% at r = 20% (realised rate 37%) against 4% for random positions
+(README; bench/results/disagreement_threshold_only.json). Any other pair opens on the paper's rule.
 """
 from __future__ import annotations
 
@@ -23,11 +23,12 @@ class GatePreset:
 
 
 PAPER = GatePreset("Paper's spike rule (W = 8)", "The paper's rule: a token fires when its signal is over τ and λ "
-                   "times its mean over the previous W = 8 tokens. On the embedded pair: guided 1-4%, like random.", 8)
+                   "times its mean over the previous W = 8 tokens. On the embedded pair with the first adapter: "
+                   "guided 1-4%, like random.", 8)
 THRESHOLD_ONLY = GatePreset(
-    "Measured on this pair (W = 0)", "Threshold only (W = 0): on 50 held-out problems guided reaches 26% at r = 20% "
-    "(realised rate 38%) and 40% at r = 40% (52%), random positions 2% and 8% with as many takeovers; the paper's "
-    "spike rule (W = 8) gains nothing here.", 0)
+    "Measured on this pair (W = 0)", "Threshold only (W = 0): on 50 held-out problems (base 0%, reasoning 66%) guided "
+    "reaches 46% at r = 20% (realised rate 37%) and 12% at r = 10% (22%), random positions 4% and 2% with as many "
+    "takeovers. With the online cap (realised rate at most r) guided gets 8% at a realised 17%.", 0)
 
 
 def gate_presets(base_id: str, reasoning_id: str) -> list[GatePreset]:
