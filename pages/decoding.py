@@ -30,7 +30,7 @@ if handle is None:
 st.caption(f"Model: **{literal(handle.display_name)}**")
 if st.session_state.get("recommended-decoding") == handle.id:
     st.info(f"Opened on {literal(handle.display_name)}, the project's arithmetic reasoning model: on arithmetic "
-            "problems the base model fails with every strategy alike (about 4%), so the strategies have nothing to "
+            "problems the base model fails with every strategy alike (about 5%), so the strategies have nothing to "
             "differ on. Pick another model in the sidebar for your own prompts.")
 label_of = STRATEGIES.labels()
 Cfg = DecodeConfig
