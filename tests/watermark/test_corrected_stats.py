@@ -73,7 +73,12 @@ def random_signatures(rng: random.Random, n: int) -> list[Signature]:
     return sigs
 
 
-def test_search_over_120_identities_reports_corrected_p_values_that_are_uniform_under_h0(private_secret):
+def test_search_over_120_identities_reports_corrected_p_values_that_are_uniform_under_h0(private_secret, monkeypatch):
+    from backend.watermark import keys
+
+    # a fixed test key: with a fresh random key per run, "no false positive at alpha 1e-3 in 300 searches"
+    # failed by chance in a few percent of runs
+    monkeypatch.setenv(keys.ENV_SECRET, "test-only-key-not-a-secret")
     rng = random.Random(1)
     registry = {1: list(range(1, 61)), 2: list(range(1, 61))}
     found = {"hierarchical": [], "flat": []}
@@ -84,7 +89,8 @@ def test_search_over_120_identities_reports_corrected_p_values_that_are_uniform_
     for name, matches in found.items():
         n = len(matches)
         assert all(m.total.compared == 120 and m.model.compared == 2 for m in matches)
-        assert not any(m.model_significant for m in matches), name  # alpha = 1e-3 over 150 texts
+        # alpha = 1e-3 over 150 texts: 0.15 false positives expected; more than 2 has probability < 1e-3
+        assert sum(m.model_significant for m in matches) <= 2, name
         assert at_most_nominal(rejection_rates([m.total.p_family for m in matches]), n), name
         assert at_most_nominal(rejection_rates([m.model.p_family for m in matches]), n), name
         assert at_most_nominal(rejection_rates([m.user.p_family for m in matches]), n), name
