@@ -72,7 +72,8 @@ def main() -> None:
     ap.add_argument("--model", default="smollm2-135m-arith-reasoner")
     ap.add_argument("--heldout", type=int, default=40, help="problems from the generator's held-out split")
     ap.add_argument("--family", default="broad", choices=("classic", "broad"))
-    ap.add_argument("--handwritten", type=int, default=60, help="N problems of the hand-written set, evenly spread over it (0: none)")
+    ap.add_argument("--handwritten", type=int, default=60,
+                    help="N problems of the hand-written set, evenly spread over it (0: none)")
     ap.add_argument("--budgets", default="2,4,8", help="comma-separated budgets for best-of-n, MH and ASMC")
     ap.add_argument("--tokens", type=int, default=96, help="max new tokens per sequence")
     ap.add_argument("--alpha", type=float, default=4.0)

@@ -25,8 +25,9 @@ class GateConfig(Config):
                         ge=0)
     early: str = param("partial", "rule for the first W steps", choices=tuple(EARLY_RULES))
     capped: bool = param(False, "online budget: by step t at most max(1, r·(t+1)) tokens are taken over "
-                                "(the first is always allowed), so the realised rate stays at or under r (or one takeover) "
-                                "even where the calibrated gate fires more often than on base rollouts")
+                                "(the first is always allowed), so the realised rate stays at or under r "
+                                "(or one takeover) even where the calibrated gate fires more often than on "
+                                "base rollouts")
 
 
 @dataclass(frozen=True)
