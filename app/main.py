@@ -17,7 +17,7 @@ import streamlit as st  # noqa: E402
 _FIRST_RUN = "backend.features" not in sys.modules
 if _FIRST_RUN:
     gc.disable()
-from app.session import open_once_on  # noqa: E402
+from app.session import open_page_on  # noqa: E402
 from app.ui.guarded import guarded  # noqa: E402
 from app.ui.model_picker import model_picker  # noqa: E402
 from app.ui.scope import browser_scope  # noqa: E402
@@ -43,10 +43,11 @@ def _page(view, default=False):
 sections = {"": [_page(HOME, default=True)], "Views": [_page(v) for v in FEATURES], "Tools": [_page(v) for v in TOOLS]}
 navigation = st.navigation({name: pages for name, pages in sections.items() if pages})
 browser_scope()  # runs recorded during this script run belong to this browser session
-if navigation.url_path == "mt_heads":  # the MT view opens on the embedded model that translates
-    open_once_on("mt_heads", guarded(recommended_model))
-if navigation.url_path == "decoding":  # the Decoding view opens on the model that solves its arithmetic problems
-    open_once_on("decoding", guarded(arithmetic_reasoner))
+# MT heads opens on the embedded model that translates, Decoding on the model that solves its arithmetic problems;
+# every other page on the default (or on the user's own pick, once there is one)
+RECOMMENDED = {"mt_heads": recommended_model, "decoding": arithmetic_reasoner}
+recommend = RECOMMENDED.get(navigation.url_path)
+open_page_on(navigation.url_path, guarded(recommend) if recommend else None)
 model_picker()
 notice = store_notice()
 if notice:

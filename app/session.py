@@ -5,7 +5,8 @@ import streamlit as st
 
 from backend.models import default_model_id
 
-MODEL_KEY = "model_id"
+MODEL_KEY = "model_id"  # the sidebar picker's value
+CHOSEN_KEY = "model-chosen"  # set once the user picks a model themselves (sidebar or a page's button)
 
 
 def selected_model_id() -> str:
@@ -14,15 +15,37 @@ def selected_model_id() -> str:
     return st.session_state[MODEL_KEY]
 
 
-def open_once_on(page: str, model_id: str | None) -> None:
-    """On the first visit of `page` in this browser session, switch from the configured default model to the
-    page's recommended `model_id` (a later choice in the sidebar is kept). Call before the picker is drawn."""
+def choose_model(model_id: str | None = None) -> None:
+    """Record a model picked by the user (callback of the picker, or of a page's "use this model" button): from now
+    on every page opens on it."""
+    if model_id is not None:
+        st.session_state[MODEL_KEY] = model_id
+    st.session_state[CHOSEN_KEY] = True
+
+
+def page_model(chosen: bool, current: str, recommended: str | None, default: str, default_is_embedded: bool) -> str:
+    """The model a page opens on: the user's own choice if they made one; else the page's recommended model
+    (only when the configured default is the embedded one: a deployment's own default is never overridden);
+    else the default. A recommendation is for its page alone: MT heads opening on the translator must not carry
+    the translator to the next page, where it would be a cold computation on a model nobody picked."""
+    if chosen:
+        return current
+    if recommended is not None and default_is_embedded:
+        return recommended
+    return default
+
+
+def open_page_on(page: str, recommended: str | None) -> None:
+    """Before the picker is drawn: select `page_model` for this page, and remember when it is the page's
+    recommendation (the page then says why it opened on that model)."""
     from backend.models.registry import get_spec
 
-    seen = f"opened-{page}"
-    if st.session_state.get(seen) or model_id is None:
-        return
-    st.session_state[seen] = True
-    if selected_model_id() == default_model_id() and get_spec(default_model_id()).is_embedded:
-        st.session_state[MODEL_KEY] = model_id
-        st.session_state[f"recommended-{page}"] = model_id
+    default = default_model_id()
+    model_id = page_model(bool(st.session_state.get(CHOSEN_KEY)), selected_model_id(), recommended, default,
+                          get_spec(default).is_embedded)
+    st.session_state[MODEL_KEY] = model_id
+    st.session_state[f"recommended-{page}"] = model_id if model_id == recommended else None
+
+
+def opened_on_recommendation(page: str, model_id: str) -> bool:
+    return not st.session_state.get(CHOSEN_KEY) and st.session_state.get(f"recommended-{page}") == model_id

@@ -6,7 +6,7 @@ import streamlit as st
 
 from app.figures import decoding as figs
 from app.ui.downloads import table_downloads
-from app.session import MODEL_KEY
+from app.session import choose_model, opened_on_recommendation
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import checkbox_for, number_for, select_for, slider_for
@@ -28,7 +28,7 @@ handle = current_model()
 if handle is None:
     st.stop()
 st.caption(f"Model: **{literal(handle.display_name)}**")
-if st.session_state.get("recommended-decoding") == handle.id:
+if opened_on_recommendation("decoding", handle.id):
     st.info(f"Opened on {literal(handle.display_name)}, the project's arithmetic reasoning model: on arithmetic "
             "problems the base model fails with every strategy alike (about 5%), so the strategies have nothing to "
             "differ on. Pick another model in the sidebar for your own prompts.")
@@ -74,7 +74,7 @@ with st.container(border=True):
         left.caption("Arithmetic problems are what the project's reasoning model was trained on; the base model "
                      "solves about 5% of them with every strategy alike.")
         right.button("Decode with the reasoning model", key="dec-use-reasoner", width="stretch",
-                     on_click=lambda: st.session_state.update({MODEL_KEY: reasoner}))
+                     on_click=choose_model, args=(reasoner,))
 
 # ---------------------------------------------------------------- strategies and parameters
 picked = st.multiselect("Strategies", list(label_of), default=["greedy", "asmc"], format_func=label_of.get,

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from app.figures.mt import ablation_chart, ablation_rows, agreement_scatter, evaluation_bars, head_heatmap
+from app.session import opened_on_recommendation
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
@@ -39,7 +40,7 @@ if handle is None:
     st.stop()
 st.caption(f"Model: **{literal(handle.display_name)}** · {handle.info.n_layers} layers × {handle.info.n_heads} heads")
 translator = recommended_model()
-if st.session_state.get("recommended-mt_heads") == handle.id:
+if opened_on_recommendation("mt_heads", handle.id):
     st.info(f"Opened on {literal(handle.display_name)}, the embedded model that translates (few-shot), so steering "
             "can be judged by translation quality. Pick another model in the sidebar.")
 elif translator is not None and handle.id != translator:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.session import MODEL_KEY, selected_model_id
+from app.session import MODEL_KEY, choose_model, selected_model_id
 from app.ui.guarded import guarded
 from backend.models import ModelHandle, list_models, load, loaded_ids
 
@@ -14,6 +14,7 @@ def model_picker() -> None:
     current = selected_model_id()
     options = list(specs) if current in specs else [current, *specs]
     st.sidebar.selectbox("Model", options, index=options.index(current), key=MODEL_KEY,
+                         on_change=choose_model,  # picked by hand: every page opens on it from now on
                          format_func=lambda mid: specs[mid].display_name if mid in specs else mid,
                          help="Allowlisted models (data/models/registry.json and DASH_EXTRA_MODELS).")
     in_memory = loaded_ids()

@@ -85,10 +85,12 @@ def test_switching_models_keeps_loaded_models_in_memory():
 def test_a_model_outside_the_allowlist_shows_an_error_not_a_traceback():
     from streamlit.testing.v1 import AppTest
 
+    from app.session import CHOSEN_KEY
     from tests.app.helpers import MAIN
 
     at = AppTest.from_file(MAIN, default_timeout=60)
     at.session_state["model_id"] = "/etc/passwd"
+    at.session_state[CHOSEN_KEY] = True  # as if picked in the sidebar (a page's default is always allowlisted)
     at.run()
     assert not at.exception
     assert any("Allowlisted models" in text for text in error_texts(at))
