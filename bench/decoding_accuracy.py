@@ -71,6 +71,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m-arith-reasoner")
     ap.add_argument("--heldout", type=int, default=40, help="problems from the generator's held-out split")
+    ap.add_argument("--heldout-skip", type=int, default=0,
+                    help="leave out the first K held-out problems: shards a long run over processes, each with its "
+                         "own DASH_STORE, merged afterwards with `store reference-export` / `reference-import`")
     ap.add_argument("--family", default="broad", choices=("classic", "broad"))
     ap.add_argument("--handwritten", type=int, default=60,
                     help="N problems of the hand-written set, evenly spread over it (0: none)")
@@ -87,15 +90,13 @@ def main() -> None:
     from backend.decoding import DecodeConfig, run_batch, settings_for
     from backend.features import load_all
     from backend.models import load
-    from backend.tasks.problem_sets import handwritten_problems, problem_set
+    from backend.tasks.problem_sets import evenly_spread, handwritten_problems, problem_set
 
     load_all()
     handle = load(args.model)
-    sets = {"heldout": problem_set(args.family, args.heldout)}
+    sets = {"heldout": problem_set(args.family, args.heldout)[args.heldout_skip:]}
     if args.handwritten:
-        every = handwritten_problems()  # a subset evenly spread over the file, which is ordered by difficulty
-        take = min(args.handwritten, len(every))
-        sets["handwritten"] = [every[i * len(every) // take] for i in range(take)]
+        sets["handwritten"] = evenly_spread(handwritten_problems(), args.handwritten)
     problems = [p for part in sets.values() for p in part]
     set_of = {p.id: name for name, part in sets.items() for p in part}
     budgets = [int(b) for b in args.budgets.split(",") if b.strip()]

@@ -18,7 +18,7 @@ from backend.decoding.benchmark import stored_benchmark
 from backend.disagreement.pair import arithmetic_reasoner
 from backend.params import help_of
 from backend.tasks.arithmetic import format_prompt, load_jsonl_problems
-from backend.tasks.problem_sets import PROBLEM_SETS, handwritten_problems, problem_set
+from backend.tasks.problem_sets import PROBLEM_SETS, problem_set, problem_set_size
 
 st.title("Decoding strategies side by side")
 st.caption("Greedy, sampling, low temperature, best-of-n, Metropolis-Hastings power sampling and adaptive SMC "
@@ -62,8 +62,7 @@ with st.container(border=True):
                                    "are the ones the adapter learnt first), or the hand-written set, in wording "
                                    "the generator never produces.")
         difficulty = c2.selectbox("Steps", [1, 2, 3], index=0, key="dec-difficulty")
-        available = (sum(p.difficulty == difficulty for p in handwritten_problems()) if family == "handwritten"
-                     else 500)
+        available = problem_set_size(family, difficulty)
         index = c3.number_input("Problem #", 0, available - 1, 0, key=f"dec-index-{family}-{difficulty}")
         task = problem_set(family, int(index) + 1, difficulty)[-1]
     if not isinstance(task, str):

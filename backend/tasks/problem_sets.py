@@ -19,6 +19,9 @@ PROBLEM_SETS = {
 }
 
 
+GENERATED_BROWSABLE = 500  # how far a page lets one browse a generated set (the generator has no end)
+
+
 @cache
 def handwritten_problems() -> tuple[Problem, ...]:
     return tuple(load_jsonl_problems(HANDWRITTEN.read_text()))
@@ -32,3 +35,18 @@ def problem_set(name: str, n: int, difficulty: int | None = None, split: str = "
     if name == "handwritten":
         return [p for p in handwritten_problems() if difficulty is None or p.difficulty == difficulty][:n]
     return generate_problems(n, split, seed=seed, difficulty=difficulty, family=name)
+
+
+def problem_set_size(name: str, difficulty: int | None = None) -> int:
+    """How many problems `problem_set(name, ...)` can give: the hand-written file's count, or the browsable
+    stretch of a generated set."""
+    if name == "handwritten":
+        return sum(difficulty is None or p.difficulty == difficulty for p in handwritten_problems())
+    return GENERATED_BROWSABLE
+
+
+def evenly_spread(problems: list[Problem] | tuple[Problem, ...], n: int) -> list[Problem]:
+    """n problems spread evenly over `problems` (the hand-written file is ordered by difficulty, so a prefix
+    would hold only one-step problems); all of them when n is larger."""
+    take = min(n, len(problems))
+    return [problems[i * len(problems) // take] for i in range(take)] if take else []

@@ -1,7 +1,8 @@
 import pytest
 
 from backend.tasks.arithmetic import generate_problems
-from backend.tasks.problem_sets import PROBLEM_SETS, handwritten_problems, problem_set
+from backend.tasks.problem_sets import (PROBLEM_SETS, evenly_spread, handwritten_problems, problem_set,
+                                        problem_set_size)
 
 
 def test_handwritten_set_is_at_least_60_checked_problems_of_every_difficulty():
@@ -23,3 +24,20 @@ def test_problem_set_filters_by_difficulty_and_matches_the_generator():
     assert set(PROBLEM_SETS) == {"classic", "broad", "handwritten"}
     with pytest.raises(ValueError, match="problem set"):
         problem_set("mixed", 3)
+
+
+def test_problem_set_size_bounds_what_problem_set_gives():
+    for difficulty in (1, 2, 3):
+        size = problem_set_size("handwritten", difficulty)
+        assert len(problem_set("handwritten", size + 10, difficulty)) == size
+    assert problem_set_size("handwritten") == len(handwritten_problems())
+    assert len(problem_set("broad", problem_set_size("broad"), 1)) == problem_set_size("broad")
+
+
+def test_evenly_spread_covers_every_difficulty_of_the_ordered_file():
+    every = handwritten_problems()
+    half = evenly_spread(every, len(every) // 2)
+    assert len(half) == len(every) // 2 and len(set(half)) == len(half)
+    assert {p.difficulty for p in half} == {1, 2, 3}
+    assert evenly_spread(every, 10 * len(every)) == list(every)
+    assert evenly_spread(every, 0) == []
