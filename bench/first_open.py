@@ -4,8 +4,11 @@ What `make run` does, timed: a new empty store, the preparation step (`python -m
 which also imports the reference artifacts), then the server. One browser, as a researcher uses it: each page
 is opened in a new tab of one browser context (so Streamlit's JavaScript, served as immutable, comes from the
 HTTP cache after the first page) and timed until its script has finished (title on screen, script idle) and
-every chart is drawn; then every page is opened again (cached reopen). For comparison each reopen is also timed
-in a fresh browser context (empty HTTP cache: the whole bundle downloaded and parsed again).
+every chart is drawn; then every page is opened again (cached reopen, the median of REOPENS rounds). For comparison
+each reopen is also timed in a fresh browser context (empty HTTP cache: the whole bundle downloaded and parsed
+again), and as a researcher clicks through the views: one tab, each page reached from the previous one by its link
+in the sidebar (no page load: Streamlit's code and Plotly's are already in the tab), timed until the new page's
+title, script idle, no stale element and every chart drawn.
 Prints a table and writes bench/results/first_open.json.
 
     .venv/bin/python bench/first_open.py            # the embedded default model, a fresh store
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,6 +38,7 @@ from app.server import CHROMIUM, CHROMIUM_FLAGS, running_app, wait_until_rendere
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
 
 TIMEOUT_S = 900
+REOPENS = 3  # rounds of cached reopens; the median is reported
 
 
 VIEWPORT = {"width": 1400, "height": 1600}
@@ -65,6 +70,35 @@ def _open_in_new_context(browser, url: str, view) -> tuple[float, list[int]]:
         context.close()
 
 
+# The page reached by a sidebar click is on screen: a new title (h1), the script finished, no element of the previous
+# page left (stale), nothing still loading, every chart drawn.
+CLICKED_PAGE_DRAWN = (
+    "(old) => { const h = document.querySelector('h1'); return h && h.textContent !== old && "
+    "document.querySelector('[data-testid=\"stApp\"][data-test-script-state=\"notRunning\"]') && "
+    "!document.querySelector('[data-stale=\"true\"]') && !document.querySelector('[data-testid=\"stSkeleton\"]') && "
+    "Array.from(document.querySelectorAll('.js-plotly-plot')).every(p => p.querySelector('.main-svg')) }")
+
+
+def _click_through(context, url: str, views: list) -> dict[str, float]:
+    """Seconds per view, reached by its sidebar link from the previous view in one tab (Home last, to close the
+    round)."""
+    page = context.new_page()
+    page.goto(url)
+    wait_until_rendered(page, TIMEOUT_S)
+    seconds = {}
+    for view in [*views[1:], views[0]]:
+        old_title = page.evaluate("document.querySelector('h1').textContent")
+        link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{"" if view is HOME else view.url_path}"]')
+        start = time.perf_counter()
+        link.first.click()
+        page.wait_for_function(CLICKED_PAGE_DRAWN, arg=old_title, timeout=TIMEOUT_S * 1000, polling=50)
+        seconds[view.title] = time.perf_counter() - start
+        if page.locator('[data-testid="stException"]').count():
+            raise RuntimeError(f"{view.title} shows an exception")
+    page.close()
+    return seconds
+
+
 def export_reference(store: Path) -> None:
     import duckdb
 
@@ -94,19 +128,29 @@ def main(prepare: bool, export: bool = False) -> dict:
             chromium_version = browser.version
             context = browser.new_context(viewport=VIEWPORT)
             first = {view.title: _open(context, url, view) for view in views}
-            again, fresh = {}, {}
-            for view in views:  # the two ways side by side, page by page, so drifting load hits both alike
-                fresh[view.title] = _open_in_new_context(browser, url, view)
-                again[view.title] = _open(context, url, view)
+            again, fresh, clicked = ({view.title: [] for view in views} for _ in range(3))
+            for _ in range(REOPENS):  # the ways side by side, round by round, so drifting load hits all alike
+                for view in views:
+                    fresh[view.title].append(_open_in_new_context(browser, url, view))
+                    again[view.title].append(_open(context, url, view))
+                for title, seconds in _click_through(context, url, views).items():
+                    clicked[title].append(seconds)
             browser.close()
     result["chromium"] = chromium_version
     result["browser"] = ("one context, a new tab per page (shared HTTP cache); "
-                         "cached_reopen_new_context_s: a new context per page (empty HTTP cache)")
+                         "cached_reopen_new_context_s: a new context per page (empty HTTP cache); "
+                         "cached_click_through_s: one tab, reached by the sidebar link from the previous page")
+    result["reopen_rounds"] = REOPENS
+
+    def median(samples: list) -> float:
+        return round(float(statistics.median(samples)), 1)
+
     result["pages"] = {title: {"first_open_s": round(first[title][0], 1),
-                               "cached_reopen_s": round(again[title][0], 1),
-                               "cached_reopen_new_context_s": round(fresh[title][0], 1),
-                               "static_from_cache": again[title][1],
-                               "static_from_cache_new_context": fresh[title][1]}
+                               "cached_reopen_s": median([s for s, _ in again[title]]),
+                               "cached_reopen_new_context_s": median([s for s, _ in fresh[title]]),
+                               "cached_click_through_s": median(clicked[title]),
+                               "static_from_cache": again[title][-1][1],
+                               "static_from_cache_new_context": fresh[title][-1][1]}
                        for title in first}
     result["load_average_end"] = round(os.getloadavg()[0], 2)
     if export:
@@ -115,9 +159,11 @@ def main(prepare: bool, export: bool = False) -> dict:
 
 
 def table(result: dict) -> str:
-    lines = ["| page | first open | cached reopen | reopen in a new browser context |", "|---|---|---|---|"]
+    lines = ["| page | first open (new tab) | cached reopen (new tab) | cached reopen (new browser context) | "
+             "cached, clicked in the sidebar |", "|---|---|---|---|---|"]
     lines += [f"| {title} | {row['first_open_s']} s | {row['cached_reopen_s']} s | "
-              f"{row['cached_reopen_new_context_s']} s |" for title, row in result["pages"].items()]
+              f"{row['cached_reopen_new_context_s']} s | {row['cached_click_through_s']} s |"
+              for title, row in result["pages"].items()]
     return "\n".join(lines)
 
 
