@@ -9,6 +9,7 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for, slider_for
 from app.ui.run import ASK_OVER_S, run_with_progress
+from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.fp8 import FORMATS, SIGMA_METHODS, BoundsConfig, SimulateConfig, bounds, concentration_curves, simulate
 
@@ -59,39 +60,52 @@ st.plotly_chart(bounds_vs_observed(result), width="stretch", key="fp8-bounds")
 if observed_any:
     st.plotly_chart(utilisation_figure(result), width="stretch", key="fp8-utilisation")
 
-st.subheader("Scale factors")
-st.caption(f"scale = {result.fp8_max:g} / (α · bound) per layer ({result.fp8_format}); headroom = log2(bound / "
-           "observed), the bits of FP8 range the guarantee costs on these texts.")
-table = pd.DataFrame(result.table())
-st.dataframe(table, hide_index=True, width="stretch")
-table_downloads(table, f"fp8-scales-{handle.id}", key="fp8-scales-export")
 
-st.subheader("Rank-aware vs rank-agnostic concentration")
-gamma = st.slider("γ (rank-aware constant, > 1)", 1.05, 8.0, 2.0, 0.05, key="fp8-gamma")
-curves = guarded(lambda: concentration_curves(info.hidden_size, info.head_dim, gamma))
-if curves is not None:
-    st.plotly_chart(concentration_figure(curves, handle.display_name), width="stretch", key="fp8-concentration")
-    st.caption(f"With d = {curves.d} and r = d_h = {curves.r}, the rank-aware exponent is "
-               f"{curves.exponent_ratio:.1f}× larger; at tail 1e{curves.target_log10:g} it certifies a "
-               f"{curves.alpha_ratio:.2f}× smaller deviation.")
 
-st.subheader("Training transient: delayed vs geometry-aware scaling")
-with st.form("fp8-sim"):
-    s1, s2, s3, s4 = st.columns(4)
-    layer = number_for(SimulateConfig, "layer", "layer", container=s1, min_value=0, max_value=info.n_layers - 1,
-                       key="fp8-sim-layer")
-    spike = number_for(SimulateConfig, "spike_factor", "spike factor (q, k)", container=s2, min_value=1.0,
-                       max_value=64.0, step=0.5, key="fp8-sim-spike")
-    spike_step = number_for(SimulateConfig, "spike_step", "spike step", container=s3, min_value=1, max_value=79,
-                            key="fp8-sim-step")
-    history = number_for(SimulateConfig, "history_len", "amax history", container=s4, max_value=1024,
-                         key="fp8-sim-history")
-    if st.form_submit_button("Run simulation", type="primary"):
-        st.session_state["fp8-sim-config"] = handle.id, SimulateConfig(
-            layer=int(layer), spike_factor=float(spike), spike_step=int(spike_step), history_len=int(history),
-            n_steps=max(40, int(spike_step) + 20), calibration=float(calibration), fp8_format=fmt, method=method)
-sim_model, sim_config = st.session_state.get("fp8-sim-config", (None, None))
-if sim_config is not None and sim_model == handle.id:
+def scales_tab() -> None:
+    st.caption(f"scale = {result.fp8_max:g} / (α · bound) per layer ({result.fp8_format}); headroom = "
+               "log2(bound / observed), the bits of FP8 range the guarantee costs on these texts.")
+    table = pd.DataFrame(result.table())
+    st.dataframe(table, hide_index=True, width="stretch")
+    table_downloads(table, f"fp8-scales-{handle.id}", key="fp8-scales-export")
+
+
+def concentration_tab() -> None:
+    gamma = st.slider("γ (rank-aware constant, > 1)", 1.05, 8.0, 2.0, 0.05, key="fp8-gamma",
+                      persist_state="page")
+    curves = guarded(lambda: concentration_curves(info.hidden_size, info.head_dim, gamma))
+    if curves is not None:
+        st.plotly_chart(concentration_figure(curves, handle.display_name), width="stretch",
+                        key="fp8-concentration")
+        st.caption(f"With d = {curves.d} and r = d_h = {curves.r}, the rank-aware exponent is "
+                   f"{curves.exponent_ratio:.1f}× larger; at tail 1e{curves.target_log10:g} it certifies a "
+                   f"{curves.alpha_ratio:.2f}× smaller deviation.")
+
+
+def transient_tab() -> None:
+    with st.form("fp8-sim"):
+        s1, s2, s3, s4 = st.columns(4)
+        layer = number_for(SimulateConfig, "layer", "layer", container=s1, min_value=0,
+                           max_value=info.n_layers - 1, key="fp8-sim-layer",
+                           persist_state="page")
+        spike = number_for(SimulateConfig, "spike_factor", "spike factor (q, k)", container=s2, min_value=1.0,
+                           max_value=64.0, step=0.5, key="fp8-sim-spike",
+                           persist_state="page")
+        spike_step = number_for(SimulateConfig, "spike_step", "spike step", container=s3, min_value=1,
+                                max_value=79, key="fp8-sim-step",
+                                persist_state="page")
+        history = number_for(SimulateConfig, "history_len", "amax history", container=s4, max_value=1024,
+                             key="fp8-sim-history",
+                             persist_state="page")
+        if st.form_submit_button("Run simulation", type="primary"):
+            st.session_state["fp8-sim-config"] = handle.id, SimulateConfig(
+                layer=int(layer), spike_factor=float(spike), spike_step=int(spike_step),
+                history_len=int(history), n_steps=max(40, int(spike_step) + 20), calibration=float(calibration),
+                fp8_format=fmt, method=method)
+    sim_model, sim_config = st.session_state.get("fp8-sim-config", (None, None))
+    if sim_config is None or sim_model != handle.id:
+        st.caption("The simulation runs the selected layer on the sample texts; press the button to start it.")
+        return
     sim = run_with_progress("Transient simulation", lambda progress: simulate(handle, sim_config, progress=progress))
     if sim is not None:
         summary = sim.value.summary()
@@ -103,5 +117,8 @@ if sim_config is not None and sim_model == handle.id:
         st.plotly_chart(transient_figure(sim.value), width="stretch", key="fp8-transient")
         steps = pd.DataFrame(sim.value.table())
         table_downloads(steps, f"fp8-transient-{handle.id}", key="fp8-transient-export")
-else:
-    st.caption("The simulation runs the selected layer on the sample texts; press the button to start it.")
+
+
+# The theory and the simulation are a click away: the first view is the bounds and the scales they give.
+lazy_tabs({"Scale factors": scales_tab, "Rank-aware vs rank-agnostic concentration": concentration_tab,
+           "Training transient: delayed vs geometry-aware scaling": transient_tab}, key="fp8-more")
