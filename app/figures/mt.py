@@ -11,23 +11,34 @@ from backend.mt.heads import HeadMap
 SELECTED_COLOR = "#111111"
 
 
-def head_heatmap(head_map: HeadMap, which: str = "patching", percent: float = 1.0, title: str = "") -> go.Figure:
-    """L x H heatmap of one score map (hover: layer, head, score); the selected heads are ringed."""
+def _head_map_traces(head_map: HeadMap, which: str, percent: float, colorbar: dict) -> list[go.BaseTraceType]:
+    """The L x H heatmap of one score map (hover: layer, head, score) and a ring on each selected head."""
     scores = head_map.patching if which == "patching" else head_map.attribution
     n_layers, n_heads = scores.shape
     limit = float(np.abs(scores).max()) or 1.0
-    fig = go.Figure(go.Heatmap(
+    traces = [go.Heatmap(
         z=scores, x=list(range(n_heads)), y=list(range(n_layers)), colorscale="RdBu", zmid=0, zmin=-limit,
-        zmax=limit, colorbar=dict(title="Δ log p" if which == "patching" else "attr."),
-        hovertemplate="layer %{y}<br>head %{x}<br>score %{z:.4f}<extra></extra>"))
+        zmax=limit, colorbar=dict(title="Δ log p" if which == "patching" else "attr.", **colorbar),
+        hovertemplate="layer %{y}<br>head %{x}<br>score %{z:.4f}<extra></extra>")]
     chosen = head_map.selected(percent)
     if chosen:
-        fig.add_trace(go.Scatter(x=[h for _, h in chosen], y=[lay for lay, _ in chosen], mode="markers",
+        traces.append(go.Scatter(x=[h for _, h in chosen], y=[lay for lay, _ in chosen], mode="markers",
                                  marker=dict(symbol="circle-open", size=14, color=SELECTED_COLOR, line_width=2),
                                  name=f"top {percent:g}%", hovertemplate="selected: layer %{y}, head %{x}<extra></extra>"))
-    fig.update_layout(title=title or f"{head_map.config.head_type} heads · {which}", height=520,
-                      margin=dict(t=50, b=10), xaxis_title="head", yaxis_title="layer", showlegend=False)
-    return fig.update_xaxes(dtick=1)
+    return traces
+
+
+def head_heatmaps(head_map: HeadMap, percent: float, titles: tuple[str, str]) -> go.Figure:
+    """Patching and attribution side by side in one figure (one chart to draw instead of two), each map on its
+    own colour scale (their units differ); the selected heads are ringed in both."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.12)
+    for col, which in enumerate(("patching", "attribution"), start=1):
+        colorbar = dict(x=0.44 if col == 1 else 1.0, len=0.9)
+        for trace in _head_map_traces(head_map, which, percent, colorbar):
+            fig.add_trace(trace, row=1, col=col)
+        fig.update_xaxes(title_text="head", dtick=1, row=1, col=col)
+    fig.update_yaxes(title_text="layer", row=1, col=1)
+    return fig.update_layout(height=520, margin=dict(t=50, b=10), showlegend=False)
 
 
 def agreement_scatter(head_map: HeadMap, percent: float = 1.0) -> go.Figure:

@@ -2,7 +2,7 @@
 import numpy as np
 import pandas as pd
 
-from app.figures.mt import ablation_chart, agreement_scatter, evaluation_bars, head_heatmap
+from app.figures.mt import ablation_chart, agreement_scatter, evaluation_bars, head_heatmaps
 from backend.mt.heads import HeadMap, HeadsConfig
 
 
@@ -14,13 +14,15 @@ def _head_map() -> HeadMap:
                    (-3.0, -4.0), "de", 1.0, 0.1)
 
 
-def test_heatmap_marks_the_selected_heads_and_hovers_layer_head_score():
+def test_heatmaps_show_both_maps_mark_the_selected_heads_and_hover_layer_head_score():
     hm = _head_map()
-    fig = head_heatmap(hm, "patching", percent=1.0)
-    heat, ring = fig.data
-    assert np.array_equal(np.asarray(heat.z), hm.patching)
-    assert "layer" in heat.hovertemplate and "head" in heat.hovertemplate and "score" in heat.hovertemplate
-    assert list(zip(ring.y, ring.x)) == list(hm.selected(1.0)) and len(ring.x) == 3
+    fig = head_heatmaps(hm, 1.0, ("patching", "attribution"))
+    patch, patch_ring, attr, attr_ring = fig.data
+    assert np.array_equal(np.asarray(patch.z), hm.patching) and np.array_equal(np.asarray(attr.z), hm.attribution)
+    assert (patch.xaxis, attr.xaxis) == ("x", "x2"), "side by side, one subplot each"
+    assert "layer" in patch.hovertemplate and "head" in patch.hovertemplate and "score" in patch.hovertemplate
+    for ring in (patch_ring, attr_ring):
+        assert list(zip(ring.y, ring.x)) == list(hm.selected(1.0)) and len(ring.x) == 3
 
 
 def test_agreement_scatter_reports_the_rank_correlation():
