@@ -11,13 +11,15 @@ a larger budget list reuses the runs already made.
 Usage: .venv/bin/python bench/decoding_accuracy.py [--model smollm2-135m-arith-reasoner] [--heldout 40]
            [--budgets 2,4,8] [--tokens 96]
 Writes bench/results/decoding_accuracy.json (per setting: accuracy on each set, latency mean/p95, tokens;
-for ASMC the AUROC of ESS_min/N for predicting a wrong answer).
+for ASMC the AUROC of ESS_min/N for predicting a wrong answer; every MH and ASMC setting paired against
+temperature-1 sampling and greedy on the same problems, with McNemar's exact p) and prints the README's tables.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import json
+import math
 import os
 import sys
 import time
@@ -37,6 +39,58 @@ def auroc(scores: list[float], positive: list[bool]) -> float | None:
         return None
     greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
     return float(greater / (len(pos) * len(neg)))
+
+
+def mcnemar_exact(wins: int, losses: int) -> float:
+    """Two-sided exact McNemar p-value: under "no difference" each discordant problem is a fair coin."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(wins, losses) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def paired(rows, label: str, against: str) -> dict:
+    """`label` against `against` on the same problems: accuracy difference, the discordant counts and McNemar's
+    exact p (the honest test for two strategies scored on one problem set)."""
+    right = {(r.label, r.problem_id): bool(r.correct) for r in rows}
+    shared = sorted({pid for lab, pid in right if lab == label} & {pid for lab, pid in right if lab == against})
+    wins = sum(right[label, pid] and not right[against, pid] for pid in shared)
+    losses = sum(right[against, pid] and not right[label, pid] for pid in shared)
+    return {"label": label, "against": against, "problems": len(shared),
+            "accuracy_difference": round((wins - losses) / len(shared), 4) if shared else None,
+            "only_label_right": wins, "only_against_right": losses, "mcnemar_p": round(mcnemar_exact(wins, losses), 4)}
+
+
+def comparisons(rows, summary: list[dict]) -> list[dict]:
+    """Every p^alpha setting (MH, ASMC) against temperature-1 sampling and against greedy."""
+    power = [row["label"] for row in summary if row["strategy"] in ("mh", "asmc")]
+    return [paired(rows, label, against) for label in power for against in ("Sampling", "Greedy")]
+
+
+def markdown(result: dict) -> str:
+    """The README's table: one row per strategy, budgets side by side."""
+    by_strategy: dict[str, list[dict]] = {}
+    for row in result["summary"]:
+        by_strategy.setdefault(row["strategy"], []).append(row)
+    sets = list(result["sets"])
+
+    def cells(rows: list[dict], key: str, fmt: str) -> str:
+        return " / ".join(format(row[key], fmt) if row.get(key) is not None else "–" for row in rows)
+
+    lines = [f"| strategy | budget | accuracy | {' ; '.join(sets)} | tokens per problem | mean latency | "
+             "p95 latency | AUROC of low ESS_min/N for a wrong answer |", "|---|---|---|---|---|---|---|---|"]
+    for rows in by_strategy.values():
+        per_set = " ; ".join(cells(rows, f"accuracy_{name}", ".1%") for name in sets)
+        lines.append(f"| {rows[0]['label'].split(' x')[0]} | {cells(rows, 'budget', 'd')} | "
+                     f"{cells(rows, 'accuracy', '.1%')} | {per_set} | {cells(rows, 'mean_tokens', '.0f')} | "
+                     f"{cells(rows, 'mean_latency_s', '.1f')} s | {cells(rows, 'p95_latency_s', '.1f')} s | "
+                     f"{cells(rows, 'auroc_low_ess_predicts_wrong', '.2f')} |")
+    lines += ["", "| p^alpha setting | against | difference | only it right / only the other right | McNemar p |",
+              "|---|---|---|---|---|"]
+    lines += [f"| {c['label']} | {c['against']} | {c['accuracy_difference']:+.1%} | {c['only_label_right']} / "
+              f"{c['only_against_right']} | {c['mcnemar_p']:.3f} |" for c in result["comparisons"]]
+    return "\n".join(lines)
 
 
 def summarise(rows, set_of: dict[str, str]) -> list[dict]:
@@ -116,9 +170,9 @@ def main() -> None:
               "settings": {s.label: dataclasses.asdict(s.config) for s in settings},
               "provenance": done.provenance, "wall_seconds": round(time.perf_counter() - start, 1),
               "summary": summarise(done.value.rows, set_of)}
-    text = json.dumps(result, indent=1, default=str)
-    print(text)
-    Path(args.out).write_text(text + "\n")
+    result["comparisons"] = comparisons(done.value.rows, result["summary"])
+    Path(args.out).write_text(json.dumps(result, indent=1, default=str) + "\n")
+    print(markdown(result))
 
 
 if __name__ == "__main__":
