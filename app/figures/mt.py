@@ -24,7 +24,8 @@ def _head_map_traces(head_map: HeadMap, which: str, percent: float, colorbar: di
     if chosen:
         traces.append(go.Scatter(x=[h for _, h in chosen], y=[lay for lay, _ in chosen], mode="markers",
                                  marker=dict(symbol="circle-open", size=14, color=SELECTED_COLOR, line_width=2),
-                                 name=f"top {percent:g}%", hovertemplate="selected: layer %{y}, head %{x}<extra></extra>"))
+                                 name=f"top {percent:g}%",
+                                 hovertemplate="selected: layer %{y}, head %{x}<extra></extra>"))
     return traces
 
 
