@@ -63,12 +63,17 @@ def wait_until_idle(page, timeout_s: float) -> None:
                            state="attached", timeout=timeout_s * 1000)
 
 
-def wait_until_rendered(page, timeout_s: float) -> None:
+def wait_until_script_idle(page, timeout_s: float) -> None:
     """For timing a freshly opened tab, with no fixed sleep: its title (h1) exists only once its script has run,
     so "title present and script not running" holds only when the first run has finished."""
     page.wait_for_function("document.querySelector('h1') && document.querySelector("
                            "'[data-testid=\"stApp\"][data-test-script-state=\"notRunning\"]')",
                            timeout=timeout_s * 1000, polling=50)
+
+
+def wait_until_rendered(page, timeout_s: float) -> None:
+    """The first script run finished and every chart drawn."""
+    wait_until_script_idle(page, timeout_s)
     wait_for_charts(page, timeout_s)
 
 
