@@ -81,6 +81,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--reasoning", default=REASONER)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "disagreement_accuracy.json"))
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--window", type=int, default=0,
+                        help="gate window W: 0 (threshold only) is the page's default for the embedded pair, "
+                             "8 the paper's spike rule (the setting of the attempt-1 figures in the README)")
+    parser.add_argument("--capped", action="store_true", help="online budget cap on the guided policy")
     opts = parser.parse_args(argv)
     load_all()
     if opts.threads:
@@ -88,7 +92,7 @@ def main(argv: list[str] | None = None) -> dict:
     pair = load_pair(opts.base, opts.reasoning, log)
     problems = ProblemSet(opts.n, "heldout", 0)
     rates = tuple(float(r) / 100 for r in opts.rates.split(","))
-    gate = GateConfig("ce", 8, "partial")
+    gate = GateConfig("ce", opts.window, "partial", opts.capped)
     calibration = CalibrationConfig(ProblemSet(opts.cal_n, "train", 1), opts.max_new_tokens)
     timings = {}
 
@@ -115,7 +119,7 @@ def main(argv: list[str] | None = None) -> dict:
         "problems": {"heldout": s.n_problems, "skipped": len(s.skipped), "calibration_train": opts.cal_n,
                      "max_new_tokens": opts.max_new_tokens, "decoding": "greedy"},
         "accuracy": {"base": _r(s.base_accuracy), "reasoning": _r(s.reasoning_accuracy), **by_policy},
-        "gate": {"signal": gate.signal, "window": gate.window, "early_rule": gate.early},
+        "gate": {"signal": gate.signal, "window": gate.window, "early_rule": gate.early, "capped": gate.capped},
         "concentration": {signal: {part.source: _concentration(part) for part in a.per_source}
                           for signal, a in analyses.items()},
         "eopd": {"rollouts": len(e.value.problem_ids), "temperature": 1.0, "tau": 0.8, "top_k": 16, "alpha": 1.0,
