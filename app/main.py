@@ -47,7 +47,7 @@ browser_scope()  # runs recorded during this script run belong to this browser s
 # every other page on the default (or on the user's own pick, once there is one)
 RECOMMENDED = {"mt_heads": recommended_model, "decoding": arithmetic_reasoner}
 recommend = RECOMMENDED.get(navigation.url_path)
-open_page_on(navigation.url_path, guarded(recommend) if recommend else None)
+open_page_on(guarded(recommend) if recommend else None)
 model_picker()
 notice = store_notice()
 if notice:

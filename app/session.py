@@ -7,6 +7,7 @@ from backend.models import default_model_id
 
 MODEL_KEY = "model_id"  # the sidebar picker's value
 CHOSEN_KEY = "model-chosen"  # set once the user picks a model themselves (sidebar or a page's button)
+RECOMMENDED_KEY = "model-recommended"  # the model the current page opened on as its recommendation, else None
 
 
 def selected_model_id() -> str:
@@ -35,17 +36,18 @@ def page_model(chosen: bool, current: str, recommended: str | None, default: str
     return default
 
 
-def open_page_on(page: str, recommended: str | None) -> None:
+def open_page_on(recommended: str | None) -> None:
     """Before the picker is drawn: select `page_model` for this page, and remember when it is the page's
     recommendation (the page then says why it opened on that model)."""
     from backend.models.registry import get_spec
 
     default = default_model_id()
-    model_id = page_model(bool(st.session_state.get(CHOSEN_KEY)), selected_model_id(), recommended, default,
-                          get_spec(default).is_embedded)
+    chosen = bool(st.session_state.get(CHOSEN_KEY))
+    model_id = page_model(chosen, selected_model_id(), recommended, default, get_spec(default).is_embedded)
     st.session_state[MODEL_KEY] = model_id
-    st.session_state[f"recommended-{page}"] = model_id if model_id == recommended else None
+    st.session_state[RECOMMENDED_KEY] = model_id if model_id == recommended and not chosen else None
 
 
-def opened_on_recommendation(page: str, model_id: str) -> bool:
-    return not st.session_state.get(CHOSEN_KEY) and st.session_state.get(f"recommended-{page}") == model_id
+def opened_on_recommendation(model_id: str) -> bool:
+    """Whether this page opened on `model_id` as its recommendation (the page then says why)."""
+    return st.session_state.get(RECOMMENDED_KEY) == model_id

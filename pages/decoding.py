@@ -28,7 +28,7 @@ handle = current_model()
 if handle is None:
     st.stop()
 st.caption(f"Model: **{literal(handle.display_name)}**")
-if opened_on_recommendation("decoding", handle.id):
+if opened_on_recommendation(handle.id):
     st.info(f"Opened on {literal(handle.display_name)}, the project's arithmetic reasoning model: on arithmetic "
             "problems the base model fails with every strategy alike (about 5%), so the strategies have nothing to "
             "differ on. Pick another model in the sidebar for your own prompts.")

@@ -40,7 +40,7 @@ if handle is None:
     st.stop()
 st.caption(f"Model: **{literal(handle.display_name)}** · {handle.info.n_layers} layers × {handle.info.n_heads} heads")
 translator = recommended_model()
-if opened_on_recommendation("mt_heads", handle.id):
+if opened_on_recommendation(handle.id):
     st.info(f"Opened on {literal(handle.display_name)}, the embedded model that translates (few-shot), so steering "
             "can be judged by translation quality. Pick another model in the sidebar.")
 elif translator is not None and handle.id != translator:
