@@ -81,13 +81,12 @@ def _open_in_new_context(browser, url: str, view) -> Opened:
         context.close()
 
 
-# The page reached by a sidebar click is on screen: a new title (h1), the script finished, no element of the previous
-# page left (stale), nothing still loading, every chart drawn.
-CLICKED_PAGE_DRAWN = (
+# The page reached by a sidebar click has run: a new title (h1), the script finished, no element of the previous
+# page left (stale); wait_for_charts then waits until nothing is loading and every chart is drawn.
+CLICKED_PAGE_RAN = (
     "(old) => { const h = document.querySelector('h1'); return h && h.textContent !== old && "
     "document.querySelector('[data-testid=\"stApp\"][data-test-script-state=\"notRunning\"]') && "
-    "!document.querySelector('[data-stale=\"true\"]') && !document.querySelector('[data-testid=\"stSkeleton\"]') && "
-    "Array.from(document.querySelectorAll('.js-plotly-plot')).every(p => p.querySelector('.main-svg')) }")
+    "!document.querySelector('[data-stale=\"true\"]') }")
 
 
 def _click_through(context, url: str, views: list) -> dict[str, float]:
@@ -102,7 +101,8 @@ def _click_through(context, url: str, views: list) -> dict[str, float]:
         link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{"" if view is HOME else view.url_path}"]')
         start = time.perf_counter()
         link.first.click()
-        page.wait_for_function(CLICKED_PAGE_DRAWN, arg=old_title, timeout=TIMEOUT_S * 1000, polling=50)
+        page.wait_for_function(CLICKED_PAGE_RAN, arg=old_title, timeout=TIMEOUT_S * 1000, polling=50)
+        wait_for_charts(page, TIMEOUT_S)
         seconds[view.title] = time.perf_counter() - start
         if page.locator('[data-testid="stException"]').count():
             raise RuntimeError(f"{view.title} shows an exception")
