@@ -2,7 +2,8 @@
 
 Generating is the expensive part (one forward per token); scoring a finished rollout costs one
 teacher-forced forward per model. A batch is cached, so the analysis, the gate calibration and the
-sweep's reference lines reuse the same rollouts.
+sweep's reference lines reuse the same rollouts; each rollout is stored too, so a batch interrupted
+half-way (a killed benchmark, a closed tab) resumes from the rollouts already made.
 """
 from __future__ import annotations
 
@@ -88,6 +89,27 @@ def generate_one(pair: Pair, problem: Problem, config: RolloutConfig, index: int
     return score(pair, problem, prompt, tokens, config.source)
 
 
+@dataclass(frozen=True)
+class RolloutKey:
+    """What one rollout of a batch depends on: its stored artifact's key."""
+
+    problem: Problem
+    source: str
+    max_new_tokens: int
+    temperature: float
+    seed: int  # the batch's seed + the problem's index in it
+
+    @classmethod
+    def of(cls, problem: Problem, config: RolloutConfig, index: int) -> RolloutKey:
+        return cls(problem, config.source, config.max_new_tokens, config.temperature, config.seed + index)
+
+
+def stored_rollout(pair: Pair, problem: Problem, config: RolloutConfig, index: int) -> ScoredRollout:
+    """`generate_one` through the store."""
+    return cached("disagreement", "rollout", pair.ref, RolloutKey.of(problem, config, index),
+                  lambda: generate_one(pair, problem, config, index), code_version=CODE_VERSION).value
+
+
 def fits(pair: Pair, problem: Problem) -> bool:
     limit = context_limit(pair.base.model)
     return limit is None or prompt_ids(pair.base, problem).shape[1] + MIN_NEW_TOKENS <= limit
@@ -104,7 +126,7 @@ def rollouts(pair: Pair, config: RolloutConfig, progress: Progress = silent) -> 
             if not fits(pair, problem):
                 skipped.append(problem.id)
                 continue
-            out.append(generate_one(pair, problem, config, i))
+            out.append(stored_rollout(pair, problem, config, i))
         if not out:
             raise UserError("No problem fits in the model's context; use shorter problems or a larger model.")
         progress(1.0, f"{len(out)} {config.source} rollouts")
