@@ -132,6 +132,9 @@ def main() -> None:
     ap.add_argument("--handwritten", type=int, default=60,
                     help="N problems of the hand-written set, evenly spread over it (0: none)")
     ap.add_argument("--budgets", default="2,4,8", help="comma-separated budgets for best-of-n, MH and ASMC")
+    ap.add_argument("--mh-budgets", default=None,
+                    help="budgets for MH alone (default: --budgets); MH costs about 4x ASMC per budget, so a long "
+                         "grid can add its largest MH budget later, resuming from the stored runs")
     ap.add_argument("--tokens", type=int, default=96, help="max new tokens per sequence")
     ap.add_argument("--alpha", type=float, default=4.0)
     ap.add_argument("--threads", type=int, default=2)
@@ -154,9 +157,12 @@ def main() -> None:
     problems = [p for part in sets.values() for p in part]
     set_of = {p.id: name for name, part in sets.items() for p in part}
     budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
+    mh_budgets = budgets if args.mh_budgets is None else [int(b) for b in args.mh_budgets.split(",") if b.strip()]
     base = DecodeConfig(max_new_tokens=args.tokens, alpha=args.alpha, n=4, block_size=16, mh_steps=1, temperature=1.0)
     settings = (settings_for([base.replace(strategy=s) for s in ("greedy", "sampling", "low_temp")])
-                + settings_for([base.replace(strategy=s) for s in ("best_of_n", "mh", "asmc")], budgets))
+                + settings_for([base.replace(strategy="best_of_n")], budgets)
+                + settings_for([base.replace(strategy="mh")], mh_budgets)
+                + settings_for([base.replace(strategy="asmc")], budgets))
     start = time.perf_counter()
 
     def progress(fraction: float, message: str) -> None:
@@ -166,7 +172,7 @@ def main() -> None:
     result = {"model": handle.display_name, "model_id": args.model, "fingerprint": handle.fingerprint,
               "command": " ".join([".venv/bin/python bench/decoding_accuracy.py", *sys.argv[1:]]),
               "sets": {name: len(part) for name, part in sets.items()}, "heldout_family": args.family,
-              "max_new_tokens": args.tokens, "alpha": args.alpha, "budgets": budgets,
+              "max_new_tokens": args.tokens, "alpha": args.alpha, "budgets": budgets, "mh_budgets": mh_budgets,
               "settings": {s.label: dataclasses.asdict(s.config) for s in settings},
               "provenance": done.provenance, "wall_seconds": round(time.perf_counter() - start, 1),
               "summary": summarise(done.value.rows, set_of)}
