@@ -2,8 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from app.figures.fp8 import (HEATMAP_VIEWS, bounds_vs_observed, concentration_figure, head_heatmap,
-                             transient_figure, utilisation_figure)
+from app.figures.fp8 import HEATMAP_VIEWS, concentration_figure, head_heatmap, layer_bounds_figure, transient_figure
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
@@ -56,9 +55,7 @@ if observed_any and (result.observed > result.bound).any():
 
 view = st.radio("Heatmap", list(HEATMAP_VIEWS), horizontal=True, key="fp8-view")
 st.plotly_chart(head_heatmap(result, view), width="stretch", key="fp8-heatmap")
-st.plotly_chart(bounds_vs_observed(result), width="stretch", key="fp8-bounds")
-if observed_any:
-    st.plotly_chart(utilisation_figure(result), width="stretch", key="fp8-utilisation")
+st.plotly_chart(layer_bounds_figure(result), width="stretch", key="fp8-bounds")
 
 
 

@@ -4,7 +4,7 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-from app.figures.mt import ablation_chart, ablation_rows, agreement_scatter, evaluation_bars, head_heatmaps
+from app.figures.mt import ablation_chart, ablation_rows, evaluation_bars, head_heatmaps
 from app.session import opened_on_recommendation
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
@@ -102,7 +102,6 @@ if computed is None:
 head_map = computed.value
 st.plotly_chart(head_heatmaps(head_map, percent, ("activation patching (Δ log p target)", f"{attribution} (captum)")),
                 width="stretch", key="mt-heat")
-st.plotly_chart(agreement_scatter(head_map, percent), width="stretch", key="mt-agree")
 st.caption(f"{len(head_map.rows)} prompts · mean KL(clean‖corrupt) at the chosen position "
            f"{sum(head_map.kl) / len(head_map.kl):.3f} nats · patching {head_map.patch_seconds:.1f} s, "
            f"attribution {head_map.attribution_seconds:.1f} s · corruption language for language heads: "

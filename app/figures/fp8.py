@@ -30,30 +30,31 @@ def head_heatmap(result, view: str = "sigma") -> go.Figure:
     return fig
 
 
-def bounds_vs_observed(result) -> go.Figure:
-    """Per layer: rank-aware and rotation-safe bounds (max over heads) against the observed max, log scale."""
+def layer_bounds_figure(result) -> go.Figure:
+    """Per layer, on one shared layer axis (one chart to draw): top, the rank-aware and rotation-safe bounds (max
+    over heads) against the observed max, log scale; bottom, observed / guaranteed bound, the fraction of the FP8
+    range real logits reach (when sample texts were run)."""
     layers = np.arange(len(result.layer_bound))
-    fig = go.Figure()
-    fig.add_scatter(x=layers, y=result.bound_rank_aware.max(axis=1), name="rank-aware bound", mode="lines+markers")
-    fig.add_scatter(x=layers, y=result.bound_rotation_safe.max(axis=1), name="rotation-safe bound",
-                    mode="lines+markers", line={"dash": "dash"})
-    if np.isfinite(result.observed).any():
-        fig.add_scatter(x=layers, y=result.observed_layer, name="observed max |S|", mode="lines+markers")
-    fig.add_hline(y=result.fp8_max, line_dash="dot", annotation_text=f"{result.fp8_format} max {result.fp8_max:g}")
+    observed = bool(np.isfinite(result.observed).any())
     guaranteed = "rotation-safe" if result.rope else "rank-aware"
-    fig.update_layout(title=f"Bound vs observed per layer ({guaranteed} bound is guaranteed) · {plot_label(result.model)}",
-                      xaxis_title="layer", yaxis_title="|S_ij| (logits)", yaxis_type="log", height=420)
-    return fig
-
-
-def utilisation_figure(result) -> go.Figure:
-    """Per layer: observed / guaranteed bound, i.e. the fraction of the FP8 range real logits reach."""
-    layers = np.arange(len(result.layer_bound))
-    fig = go.Figure(go.Bar(x=layers, y=100 * result.utilisation, name="utilisation",
-                           hovertemplate="layer %{x}: %{y:.2f} %<extra></extra>"))
-    fig.update_layout(title=f"Utilisation of the geometry-aware FP8 range · {plot_label(result.model)}", xaxis_title="layer",
-                      yaxis_title="observed / bound (%)", height=360)
-    return fig
+    fig = make_subplots(rows=2 if observed else 1, cols=1, shared_xaxes=True, vertical_spacing=0.1,
+                        row_heights=[0.62, 0.38] if observed else None,
+                        subplot_titles=(f"bound vs observed ({guaranteed} bound is guaranteed)",
+                                        "utilisation of the geometry-aware FP8 range"))
+    fig.add_scatter(x=layers, y=result.bound_rank_aware.max(axis=1), name="rank-aware bound", mode="lines+markers",
+                    row=1, col=1)
+    fig.add_scatter(x=layers, y=result.bound_rotation_safe.max(axis=1), name="rotation-safe bound",
+                    mode="lines+markers", line={"dash": "dash"}, row=1, col=1)
+    fig.add_hline(y=result.fp8_max, line_dash="dot", annotation_text=f"{result.fp8_format} max {result.fp8_max:g}",
+                  row=1, col=1)
+    fig.update_yaxes(type="log", title_text="|S_ij| (logits)", row=1, col=1)
+    if observed:
+        fig.add_scatter(x=layers, y=result.observed_layer, name="observed max |S|", mode="lines+markers", row=1, col=1)
+        fig.add_bar(x=layers, y=100 * result.utilisation, name="utilisation", showlegend=False, row=2, col=1,
+                    hovertemplate="layer %{x}: %{y:.2f} %<extra></extra>")
+        fig.update_yaxes(title_text="observed / bound (%)", row=2, col=1)
+    fig.update_xaxes(title_text="layer", row=2 if observed else 1, col=1)
+    return fig.update_layout(title=f"Per layer · {plot_label(result.model)}", height=620 if observed else 420)
 
 
 def transient_figure(sim) -> go.Figure:

@@ -24,46 +24,50 @@ def _head_map_traces(head_map: HeadMap, which: str, percent: float, colorbar: di
     if chosen:
         traces.append(go.Scatter(x=[h for _, h in chosen], y=[lay for lay, _ in chosen], mode="markers",
                                  marker=dict(symbol="circle-open", size=14, color=SELECTED_COLOR, line_width=2),
-                                 name=f"top {percent:g}%",
+                                 name=f"top {percent:g}%", showlegend=False,
                                  hovertemplate="selected: layer %{y}, head %{x}<extra></extra>"))
     return traces
 
 
 def head_heatmaps(head_map: HeadMap, percent: float, titles: tuple[str, str]) -> go.Figure:
-    """Patching and attribution side by side in one figure (one chart to draw instead of two), each map on its
-    own colour scale (their units differ); the selected heads are ringed in both."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.12)
+    """Patching and attribution side by side, each map on its own colour scale (their units differ) with the
+    selected heads ringed in both, and every head as a point of patching vs attribution in a third panel: one
+    chart to draw (a new browser tab pays for every Plotly chart) that reads left to right."""
+    rho, agree = head_map.rank_correlation, head_map.agreement(percent)
+    fig = make_subplots(rows=1, cols=3, column_widths=[0.3, 0.3, 0.4], horizontal_spacing=0.09,
+                        subplot_titles=(*titles, f"agreement: Spearman ρ = {rho:.2f}, "
+                                                 f"top-{percent:g}% overlap {agree:.0%}"))
     for col, which in enumerate(("patching", "attribution"), start=1):
-        colorbar = dict(x=0.44 if col == 1 else 1.0, len=0.9)
-        for trace in _head_map_traces(head_map, which, percent, colorbar):
+        domain_end = fig.layout[f"xaxis{'' if col == 1 else col}"].domain[1]
+        for trace in _head_map_traces(head_map, which, percent, dict(x=domain_end + 0.005, len=0.9, thickness=12)):
             fig.add_trace(trace, row=1, col=col)
         fig.update_xaxes(title_text="head", dtick=1, row=1, col=col)
+    for trace in _agreement_traces(head_map, percent):
+        fig.add_trace(trace, row=1, col=3)
+    fig.update_xaxes(title_text="activation patching (Δ log p, nats)", row=1, col=3)
+    fig.update_yaxes(title_text=f"attribution ({head_map.config.attribution})", row=1, col=3)
     fig.update_yaxes(title_text="layer", row=1, col=1)
-    return fig.update_layout(height=520, margin=dict(t=50, b=10), showlegend=False)
+    return fig.update_layout(height=520, margin=dict(t=50, b=10),
+                             legend=dict(orientation="h", x=1.0, xanchor="right", y=-0.12))
 
 
-def agreement_scatter(head_map: HeadMap, percent: float = 1.0) -> go.Figure:
-    """Every head as a point: activation-patching score vs gradient-attribution score."""
+def _agreement_traces(head_map: HeadMap, percent: float) -> list[go.Scatter]:
+    """Every head as a point: activation-patching score vs gradient-attribution score, the selected in red."""
     n_heads = head_map.patching.shape[1]
     chosen = set(head_map.selected(percent))
     frame = pd.DataFrame({"patching": head_map.patching.ravel(), "attribution": head_map.attribution.ravel(),
                           "layer": np.repeat(np.arange(head_map.patching.shape[0]), n_heads),
                           "head": np.tile(np.arange(n_heads), head_map.patching.shape[0])})
     frame["selected"] = [(lay, h) in chosen for lay, h in zip(frame["layer"], frame["head"])]
-    fig = go.Figure()
+    traces = []
     for flag, color, name in ((False, "#7f9cc4", "other heads"), (True, "#d1495b", f"top {percent:g}% (patching)")):
         part = frame[frame["selected"] == flag]
-        fig.add_trace(go.Scatter(x=part["patching"], y=part["attribution"], mode="markers", name=name,
+        traces.append(go.Scatter(x=part["patching"], y=part["attribution"], mode="markers", name=name,
                                  marker=dict(color=color, size=9 if flag else 6),
                                  customdata=part[["layer", "head"]].to_numpy(),
                                  hovertemplate="layer %{customdata[0]}, head %{customdata[1]}<br>patching %{x:.4f}"
                                                "<br>attribution %{y:.4f}<extra></extra>"))
-    rho = head_map.rank_correlation
-    agree = head_map.agreement(percent)
-    fig.update_layout(title=f"Patching vs {head_map.config.attribution}: Spearman ρ = {rho:.2f}, "
-                            f"top-{percent:g}% overlap {agree:.0%}", height=420, margin=dict(t=50, b=10),
-                      xaxis_title="activation patching (Δ log p, nats)", yaxis_title="attribution")
-    return fig
+    return traces
 
 
 def evaluation_bars(table: pd.DataFrame) -> go.Figure:

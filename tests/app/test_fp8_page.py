@@ -9,11 +9,11 @@ TRANSIENT = "Training transient: delayed vs geometry-aware scaling"
 def test_fp8_page_shows_bounds_and_scales_first_and_concentration_in_its_tab():
     at = run_page("fp8_bounds.py")
     assert not at.error, [e.value for e in at.error]
-    assert len(plotly_charts(at)) == 3, "heatmap, bounds and utilisation figures expected"
+    assert len(plotly_charts(at)) == 2, "the heatmap and the per-layer figure (bounds over utilisation) expected"
     assert any("tiny-llama" in c.value for c in at.caption), "the model's display name is shown"
     assert len(at.dataframe) == 1, "the scale factors table (the open tab) is missing"
     open_tab(at, "fp8-more", CONCENTRATION)
-    assert len(plotly_charts(at)) == 4 and not at.dataframe, "the concentration figure replaces the table"
+    assert len(plotly_charts(at)) == 3 and not at.dataframe, "the concentration figure replaces the table"
 
 
 def test_fp8_page_runs_the_simulation_in_its_tab_and_switches_heatmap():

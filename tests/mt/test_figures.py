@@ -2,7 +2,7 @@
 import numpy as np
 import pandas as pd
 
-from app.figures.mt import ablation_chart, agreement_scatter, evaluation_bars, head_heatmaps
+from app.figures.mt import ablation_chart, evaluation_bars, head_heatmaps
 from backend.mt.heads import HeadMap, HeadsConfig
 
 
@@ -17,7 +17,7 @@ def _head_map() -> HeadMap:
 def test_heatmaps_show_both_maps_mark_the_selected_heads_and_hover_layer_head_score():
     hm = _head_map()
     fig = head_heatmaps(hm, 1.0, ("patching", "attribution"))
-    patch, patch_ring, attr, attr_ring = fig.data
+    patch, patch_ring, attr, attr_ring, *_ = fig.data
     assert np.array_equal(np.asarray(patch.z), hm.patching) and np.array_equal(np.asarray(attr.z), hm.attribution)
     assert (patch.xaxis, attr.xaxis) == ("x", "x2"), "side by side, one subplot each"
     assert "layer" in patch.hovertemplate and "head" in patch.hovertemplate and "score" in patch.hovertemplate
@@ -25,10 +25,13 @@ def test_heatmaps_show_both_maps_mark_the_selected_heads_and_hover_layer_head_sc
         assert list(zip(ring.y, ring.x)) == list(hm.selected(1.0)) and len(ring.x) == 3
 
 
-def test_agreement_scatter_reports_the_rank_correlation():
-    fig = agreement_scatter(_head_map(), 1.0)
-    assert "0.90" in fig.layout.title.text
-    assert sum(len(t.x) for t in fig.data) == 270
+def test_the_third_panel_plots_every_head_patching_vs_attribution_with_the_rank_correlation():
+    hm = _head_map()
+    fig = head_heatmaps(hm, 1.0, ("patching", "attribution"))
+    points = [t for t in fig.data if t.type == "scatter" and t.xaxis == "x3"]
+    assert sum(len(t.x) for t in points) == 270
+    assert sorted(x for t in points for x in t.x) == sorted(hm.patching.ravel())
+    assert "0.90" in fig.layout.annotations[2].text
 
 
 def test_evaluation_and_ablation_charts():
