@@ -242,8 +242,11 @@ def stored_view() -> None:
         st.info("No stored benchmark for this model: run a batch above (or `bench/decoding_accuracy.py`).")
         return
     sets = ", ".join(f"{n} {name}" for name, n in stored.sets.items())
+    budgets = ", ".join(map(str, stored.budgets))
+    if stored.mh_budgets != stored.budgets:
+        budgets += f" (MH: {', '.join(map(str, stored.mh_budgets))})"
     st.markdown(f"**Stored benchmark** of {literal(stored.model)}: {sets} problems, up to {stored.max_new_tokens} "
-                f"new tokens per sequence, budgets {', '.join(map(str, stored.budgets))} (`{stored.command}`).")
+                f"new tokens per sequence, budgets {budgets} (`{stored.command}`).")
     frame = pd.DataFrame(stored.summary)
     left, right = st.columns(2)
     left.plotly_chart(figs.accuracy_curves(frame), width="stretch", key="dec-stored-fig")

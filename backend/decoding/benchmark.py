@@ -19,6 +19,7 @@ class StoredBenchmark:
     fingerprint: str
     sets: dict[str, int]  # set name -> number of problems
     budgets: tuple[int, ...]
+    mh_budgets: tuple[int, ...]  # MH's own, when the run left its costliest budget out
     max_new_tokens: int
     summary: tuple[dict, ...]  # one row per setting: label, strategy, budget, accuracy, latency, tokens, ...
     command: str
@@ -33,5 +34,6 @@ def stored_benchmark(fingerprint: str, path: Path = RESULT) -> StoredBenchmark |
     if not isinstance(data, dict) or data.get("fingerprint") != fingerprint or not data.get("summary"):
         return None
     return StoredBenchmark(model=str(data.get("model", "")), fingerprint=fingerprint, sets=dict(data.get("sets", {})),
-                           budgets=tuple(data.get("budgets", ())), max_new_tokens=int(data.get("max_new_tokens", 0)),
+                           budgets=tuple(data.get("budgets", ())),
+                           mh_budgets=tuple(data.get("mh_budgets", data.get("budgets", ()))), max_new_tokens=int(data.get("max_new_tokens", 0)),
                            summary=tuple(data["summary"]), command=str(data.get("command", COMMAND)))

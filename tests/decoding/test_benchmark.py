@@ -11,7 +11,16 @@ def test_only_the_measured_model_gets_the_stored_benchmark(tmp_path):
                                 "max_new_tokens": 96, "summary": [row]}))
     found = stored_benchmark("abc", path)
     assert found is not None and found.summary == (row,) and found.budgets == (2, 4) and found.sets == {"handwritten": 60}
+    assert found.mh_budgets == (2, 4), "MH shares the budgets unless the run says otherwise"
     assert stored_benchmark("other", path) is None
+
+
+def test_mh_budgets_of_a_run_that_left_its_costliest_budget_out(tmp_path):
+    path = tmp_path / "decoding_accuracy.json"
+    path.write_text(json.dumps({"fingerprint": "abc", "budgets": [2, 4, 8, 16], "mh_budgets": [2, 4, 8],
+                                "summary": [{"label": "Greedy"}]}))
+    found = stored_benchmark("abc", path)
+    assert found.budgets == (2, 4, 8, 16) and found.mh_budgets == (2, 4, 8)
 
 
 def test_a_missing_or_broken_file_is_no_benchmark(tmp_path):
