@@ -73,6 +73,9 @@ def _concentration(part) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100, help="held-out problems")
+    parser.add_argument("--sweep-n", type=int, default=None,
+                        help="held-out problems of the intervention sweep (default: --n); each costs one batched "
+                             "decode per (policy, budget) cell, the longest part of the run")
     parser.add_argument("--cal-n", type=int, default=32, help="training problems for the gate calibration")
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--rates", default="2,5,10,20", help="budgets r in percent")
@@ -101,7 +104,8 @@ def main(argv: list[str] | None = None) -> dict:
                 for signal in ("ce", "kl_base_reason")}
     timings["analysis_s"] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
-    result = sweep(pair, SweepConfig(problems, rates, sweep_policies(), gate, calibration, opts.max_new_tokens), log)
+    sweep_problems = problems if opts.sweep_n is None else ProblemSet(opts.sweep_n, "heldout", 0)
+    result = sweep(pair, SweepConfig(sweep_problems, rates, sweep_policies(), gate, calibration, opts.max_new_tokens), log)
     timings["sweep_s"] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
     e = eopd(pair, EopdConfig(ProblemSet(opts.eopd_n, "heldout", 0), EopdParams(), opts.max_new_tokens, 1.0), log)
@@ -116,7 +120,7 @@ def main(argv: list[str] | None = None) -> dict:
     summary = e.value.summary
     out = {
         "pair": pair.label,
-        "problems": {"heldout": s.n_problems, "skipped": len(s.skipped), "calibration_train": opts.cal_n,
+        "problems": {"analysed": opts.n, "heldout": s.n_problems, "skipped": len(s.skipped), "calibration_train": opts.cal_n,
                      "max_new_tokens": opts.max_new_tokens, "decoding": "greedy"},
         "accuracy": {"base": _r(s.base_accuracy), "reasoning": _r(s.reasoning_accuracy), **by_policy},
         "gate": {"signal": gate.signal, "window": gate.window, "early_rule": gate.early, "capped": gate.capped},
