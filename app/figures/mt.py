@@ -35,8 +35,8 @@ def head_heatmaps(head_map: HeadMap, percent: float, titles: tuple[str, str]) ->
     chart to draw (a new browser tab pays for every Plotly chart) that reads left to right."""
     rho, agree = head_map.rank_correlation, head_map.agreement(percent)
     fig = make_subplots(rows=1, cols=3, column_widths=[0.3, 0.3, 0.4], horizontal_spacing=0.09,
-                        subplot_titles=(*titles, f"agreement: Spearman ρ = {rho:.2f}, "
-                                                 f"top-{percent:g}% overlap {agree:.0%}"))
+                        subplot_titles=(*titles, f"Spearman ρ = {rho:.2f} · top-{percent:g}% overlap "
+                                                 f"{agree:.0%}"))
     for col, which in enumerate(("patching", "attribution"), start=1):
         domain_end = fig.layout[f"xaxis{'' if col == 1 else col}"].domain[1]
         for trace in _head_map_traces(head_map, which, percent, dict(x=domain_end + 0.005, len=0.9, thickness=12)):
@@ -45,7 +45,8 @@ def head_heatmaps(head_map: HeadMap, percent: float, titles: tuple[str, str]) ->
     for trace in _agreement_traces(head_map, percent):
         fig.add_trace(trace, row=1, col=3)
     fig.update_xaxes(title_text="activation patching (Δ log p, nats)", row=1, col=3)
-    fig.update_yaxes(title_text=f"attribution ({head_map.config.attribution})", row=1, col=3)
+    # the scatter's axis on its right: the gap to its left holds the attribution map's colour bar
+    fig.update_yaxes(title_text=f"attribution ({head_map.config.attribution})", side="right", row=1, col=3)
     fig.update_yaxes(title_text="layer", row=1, col=1)
     return fig.update_layout(height=520, margin=dict(t=50, b=10),
                              legend=dict(orientation="h", x=1.0, xanchor="right", y=-0.12))
