@@ -45,8 +45,10 @@ def layer_bounds_figure(result) -> go.Figure:
                     row=1, col=1)
     fig.add_scatter(x=layers, y=result.bound_rotation_safe.max(axis=1), name="rotation-safe bound",
                     mode="lines+markers", line={"dash": "dash"}, row=1, col=1)
-    fig.add_hline(y=result.fp8_max, line_dash="dot", annotation_text=f"{result.fp8_format} max {result.fp8_max:g}",
-                  row=1, col=1)
+    fig.add_hline(y=result.fp8_max, line_dash="dot", row=1, col=1)
+    # by hand: add_hline's own label is placed at y in log space on a log axis, i.e. off the chart
+    fig.add_annotation(text=f"{result.fp8_format} max {result.fp8_max:g}", x=0, xref="x domain",
+                       y=float(np.log10(result.fp8_max)), yref="y", xanchor="left", yanchor="bottom", showarrow=False)
     fig.update_yaxes(type="log", title_text="|S_ij| (logits)", row=1, col=1)
     if observed:
         fig.add_scatter(x=layers, y=result.observed_layer, name="observed max |S|", mode="lines+markers", row=1, col=1)
