@@ -27,14 +27,14 @@ def test_a_long_computation_waits_for_the_button_that_says_how_long(monkeypatch,
     button = next(b for b in at.button if b.label.startswith("Compute (about 2 min"))
     button.click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert len(plotly_charts(at)) == 3, "the click computes the page's figures (heatmap, bounds, utilisation)"
+    assert len(plotly_charts(at)) == 2, "the click computes the page's figures (heatmap, per-layer bounds)"
     at.run()  # now stored: shown at once, no button
-    assert len(plotly_charts(at)) == 3 and not any(b.label.startswith("Compute (") for b in at.button)
+    assert len(plotly_charts(at)) == 2 and not any(b.label.startswith("Compute (") for b in at.button)
 
 
 def test_work_never_measured_here_computes_with_progress(monkeypatch, tmp_path):
     monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
     at = run_page("fp8_bounds.py")
-    assert len(plotly_charts(at)) == 3 and not any(b.label.startswith("Compute (") for b in at.button)
+    assert len(plotly_charts(at)) == 2 and not any(b.label.startswith("Compute (") for b in at.button)
     with duckdb.connect(str(tmp_path / "store.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM artifacts WHERE feature = 'fp8'").fetchone()[0] == 1
