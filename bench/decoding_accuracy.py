@@ -121,6 +121,11 @@ def summarise(rows, set_of: dict[str, str]) -> list[dict]:
     return out
 
 
+def budget_list(text: str) -> list[int]:
+    """"2,4,8" -> [2, 4, 8]."""
+    return [int(b) for b in text.split(",") if b.strip()]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m-arith-reasoner")
@@ -156,8 +161,8 @@ def main() -> None:
         sets["handwritten"] = evenly_spread(handwritten_problems(), args.handwritten)
     problems = [p for part in sets.values() for p in part]
     set_of = {p.id: name for name, part in sets.items() for p in part}
-    budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
-    mh_budgets = budgets if args.mh_budgets is None else [int(b) for b in args.mh_budgets.split(",") if b.strip()]
+    budgets = budget_list(args.budgets)
+    mh_budgets = budgets if args.mh_budgets is None else budget_list(args.mh_budgets)
     base = DecodeConfig(max_new_tokens=args.tokens, alpha=args.alpha, n=4, block_size=16, mh_steps=1, temperature=1.0)
     settings = (settings_for([base.replace(strategy=s) for s in ("greedy", "sampling", "low_temp")])
                 + settings_for([base.replace(strategy="best_of_n")], budgets)

@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> dict:
     timings["analysis_s"] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
     sweep_problems = problems if opts.sweep_n is None else ProblemSet(opts.sweep_n, "heldout", 0)
-    result = sweep(pair, SweepConfig(sweep_problems, rates, sweep_policies(), gate, calibration, opts.max_new_tokens), log)
+    result = sweep(pair, SweepConfig(sweep_problems, rates, sweep_policies(), gate, calibration,
+                                     opts.max_new_tokens), log)
     timings["sweep_s"] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
     e = eopd(pair, EopdConfig(ProblemSet(opts.eopd_n, "heldout", 0), EopdParams(), opts.max_new_tokens, 1.0), log)
@@ -120,8 +121,8 @@ def main(argv: list[str] | None = None) -> dict:
     summary = e.value.summary
     out = {
         "pair": pair.label,
-        "problems": {"analysed": opts.n, "heldout": s.n_problems, "skipped": len(s.skipped), "calibration_train": opts.cal_n,
-                     "max_new_tokens": opts.max_new_tokens, "decoding": "greedy"},
+        "problems": {"analysed": opts.n, "heldout": s.n_problems, "skipped": len(s.skipped),
+                     "calibration_train": opts.cal_n, "max_new_tokens": opts.max_new_tokens, "decoding": "greedy"},
         "accuracy": {"base": _r(s.base_accuracy), "reasoning": _r(s.reasoning_accuracy), **by_policy},
         "gate": {"signal": gate.signal, "window": gate.window, "early_rule": gate.early, "capped": gate.capped},
         "concentration": {signal: {part.source: _concentration(part) for part in a.per_source}

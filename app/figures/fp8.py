@@ -37,10 +37,10 @@ def layer_bounds_figure(result) -> go.Figure:
     layers = np.arange(len(result.layer_bound))
     observed = bool(np.isfinite(result.observed).any())
     guaranteed = "rotation-safe" if result.rope else "rank-aware"
-    fig = make_subplots(rows=2 if observed else 1, cols=1, shared_xaxes=True, vertical_spacing=0.1,
-                        row_heights=[0.62, 0.38] if observed else None,
-                        subplot_titles=(f"bound vs observed ({guaranteed} bound is guaranteed)",
-                                        "utilisation of the geometry-aware FP8 range"))
+    titles = (f"bound vs observed ({guaranteed} bound is guaranteed)", "utilisation of the geometry-aware FP8 range")
+    rows = 2 if observed else 1
+    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.1,
+                        row_heights=[0.62, 0.38] if observed else None, subplot_titles=titles[:rows])
     fig.add_scatter(x=layers, y=result.bound_rank_aware.max(axis=1), name="rank-aware bound", mode="lines+markers",
                     row=1, col=1)
     fig.add_scatter(x=layers, y=result.bound_rotation_safe.max(axis=1), name="rotation-safe bound",
@@ -55,7 +55,7 @@ def layer_bounds_figure(result) -> go.Figure:
         fig.add_bar(x=layers, y=100 * result.utilisation, name="utilisation", showlegend=False, row=2, col=1,
                     hovertemplate="layer %{x}: %{y:.2f} %<extra></extra>")
         fig.update_yaxes(title_text="observed / bound (%)", row=2, col=1)
-    fig.update_xaxes(title_text="layer", row=2 if observed else 1, col=1)
+    fig.update_xaxes(title_text="layer", row=rows, col=1)
     return fig.update_layout(title=f"Per layer · {plot_label(result.model)}", height=620 if observed else 420)
 
 

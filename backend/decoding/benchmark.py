@@ -33,7 +33,8 @@ def stored_benchmark(fingerprint: str, path: Path = RESULT) -> StoredBenchmark |
         return None
     if not isinstance(data, dict) or data.get("fingerprint") != fingerprint or not data.get("summary"):
         return None
+    budgets = tuple(data.get("budgets", ()))
     return StoredBenchmark(model=str(data.get("model", "")), fingerprint=fingerprint, sets=dict(data.get("sets", {})),
-                           budgets=tuple(data.get("budgets", ())),
-                           mh_budgets=tuple(data.get("mh_budgets", data.get("budgets", ()))), max_new_tokens=int(data.get("max_new_tokens", 0)),
-                           summary=tuple(data["summary"]), command=str(data.get("command", COMMAND)))
+                           budgets=budgets, mh_budgets=tuple(data.get("mh_budgets", budgets)),
+                           max_new_tokens=int(data.get("max_new_tokens", 0)), summary=tuple(data["summary"]),
+                           command=str(data.get("command", COMMAND)))
