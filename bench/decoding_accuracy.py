@@ -121,6 +121,30 @@ def summarise(rows, set_of: dict[str, str]) -> list[dict]:
     return out
 
 
+STRATEGIES = ("greedy", "sampling", "low_temp", "best_of_n", "mh", "asmc")
+
+
+def merged(earlier: dict, added: dict) -> dict:
+    """`added`'s settings over `earlier`'s (same model, problems and token limit): rows and comparisons of a
+    re-run label are replaced, the rest kept; the summary is ordered by strategy, then budget."""
+    for key in ("model_id", "fingerprint", "sets", "heldout_family", "max_new_tokens", "alpha"):
+        if earlier[key] != added[key]:
+            raise SystemExit(f"--merge: {key} differs ({earlier[key]!r} vs {added[key]!r})")
+    labels = {row["label"] for row in added["summary"]}
+    rank = {s: i for i, s in enumerate(STRATEGIES)}
+    summary = sorted([r for r in earlier["summary"] if r["label"] not in labels] + added["summary"],
+                     key=lambda r: (rank[r["strategy"]], r["budget"]))
+    kept = [c for c in earlier["comparisons"] if c["label"] not in labels]
+    return {**earlier, "settings": {**earlier["settings"], **added["settings"]},
+            "budgets": sorted(set(earlier["budgets"]) | set(added["budgets"])),
+            "mh_budgets": sorted({r["budget"] for r in summary if r["strategy"] == "mh"}),
+            "commands": [*earlier.get("commands", [earlier["command"]]), added["command"]],
+            "command": added["command"], "provenance": added["provenance"],
+            "wall_seconds": round(earlier["wall_seconds"] + added["wall_seconds"], 1),
+            "summary": summary, "comparisons": sorted(kept + added["comparisons"],
+                                                      key=lambda c: [r["label"] for r in summary].index(c["label"]))}
+
+
 def budget_list(text: str) -> list[int]:
     """"2,4,8" -> [2, 4, 8]."""
     return [int(b) for b in text.split(",") if b.strip()]
@@ -140,6 +164,11 @@ def main() -> None:
     ap.add_argument("--mh-budgets", default=None,
                     help="budgets for MH alone (default: --budgets); MH costs about 4x ASMC per budget, so a long "
                          "grid can add its largest MH budget later, resuming from the stored runs")
+    ap.add_argument("--strategies", default=",".join(STRATEGIES),
+                    help="comma-separated subset of the strategies to run (with --merge: the settings to add)")
+    ap.add_argument("--merge", default=None,
+                    help="an earlier result of the same model and problems: its settings that this run does not "
+                         "repeat are kept, so one expensive setting can be added without the stored runs")
     ap.add_argument("--tokens", type=int, default=96, help="max new tokens per sequence")
     ap.add_argument("--alpha", type=float, default=4.0)
     ap.add_argument("--threads", type=int, default=2)
@@ -164,10 +193,9 @@ def main() -> None:
     budgets = budget_list(args.budgets)
     mh_budgets = budgets if args.mh_budgets is None else budget_list(args.mh_budgets)
     base = DecodeConfig(max_new_tokens=args.tokens, alpha=args.alpha, n=4, block_size=16, mh_steps=1, temperature=1.0)
-    settings = (settings_for([base.replace(strategy=s) for s in ("greedy", "sampling", "low_temp")])
-                + settings_for([base.replace(strategy="best_of_n")], budgets)
-                + settings_for([base.replace(strategy="mh")], mh_budgets)
-                + settings_for([base.replace(strategy="asmc")], budgets))
+    chosen = [s for s in STRATEGIES if s in args.strategies.split(",")]
+    settings = [setting for strategy in chosen for setting in settings_for(
+        [base.replace(strategy=strategy)], {"mh": mh_budgets, "best_of_n": budgets, "asmc": budgets}.get(strategy, ()))]
     start = time.perf_counter()
 
     def progress(fraction: float, message: str) -> None:
@@ -182,6 +210,8 @@ def main() -> None:
               "provenance": done.provenance, "wall_seconds": round(time.perf_counter() - start, 1),
               "summary": summarise(done.value.rows, set_of)}
     result["comparisons"] = comparisons(done.value.rows, result["summary"])
+    if args.merge:
+        result = merged(json.loads(Path(args.merge).read_text()), result)
     Path(args.out).write_text(json.dumps(result, indent=1, default=str) + "\n")
     print(markdown(result))
 

@@ -29,3 +29,43 @@ def test_a_missing_or_broken_file_is_no_benchmark(tmp_path):
     assert stored_benchmark("abc", tmp_path / "broken.json") is None
     (tmp_path / "list.json").write_text("[1, 2]")
     assert stored_benchmark("abc", tmp_path / "list.json") is None
+
+
+def _bench_module():
+    """bench/decoding_accuracy.py, loaded from its path (bench/ is scripts, not a package)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "decoding_accuracy.py"
+    spec = importlib.util.spec_from_file_location("decoding_accuracy_bench", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _result(rows, comparisons, **extra):
+    return {"model_id": "m", "fingerprint": "f", "sets": {"heldout": 2}, "heldout_family": "broad",
+            "max_new_tokens": 96, "alpha": 4.0, "budgets": [2], "mh_budgets": [2], "command": "first",
+            "provenance": "computed", "wall_seconds": 1.0, "settings": {r["label"]: {} for r in rows},
+            "summary": rows, "comparisons": comparisons, **extra}
+
+
+def test_merging_adds_a_setting_and_replaces_the_rerun_ones():
+    bench = _bench_module()
+    row = lambda label, strategy, budget, acc: {"label": label, "strategy": strategy, "budget": budget,
+                                                "accuracy": acc}
+    versus = lambda label, against: {"label": label, "against": against, "mcnemar_p": 0.5}
+    earlier = _result([row("Greedy", "greedy", 1, 0.4), row("MH power sampling x2", "mh", 2, 0.3),
+                       row("ASMC x2", "asmc", 2, 0.45)],
+                      [versus("MH power sampling x2", "Greedy"), versus("ASMC x2", "Greedy")])
+    added = _result([row("Greedy", "greedy", 1, 0.4), row("MH power sampling x16", "mh", 16, 0.5)],
+                    [versus("MH power sampling x16", "Greedy")], command="second", mh_budgets=[16])
+    out = bench.merged(earlier, added)
+    assert [r["label"] for r in out["summary"]] == ["Greedy", "MH power sampling x2", "MH power sampling x16",
+                                                    "ASMC x2"]
+    assert [c["label"] for c in out["comparisons"]] == ["MH power sampling x2", "MH power sampling x16", "ASMC x2"]
+    assert out["mh_budgets"] == [2, 16] and out["commands"] == ["first", "second"]
+    import pytest
+
+    with pytest.raises(SystemExit, match="fingerprint"):
+        bench.merged(earlier, {**added, "fingerprint": "other"})
