@@ -88,6 +88,12 @@ def main(argv: list[str] | None = None) -> dict:
                         help="gate window W: 0 (threshold only) is the page's default for the embedded pair, "
                              "8 the paper's spike rule (the setting of the attempt-1 figures in the README)")
     parser.add_argument("--capped", action="store_true", help="online budget cap on the guided policy")
+    parser.add_argument("--decisive", action="store_true",
+                        help="take over (and count) only steps where the two greedy tokens differ; the controls too")
+    parser.add_argument("--signal", default="ce", help="gate signal of the guided policy")
+    parser.add_argument("--sweep-only", action="store_true",
+                        help="the intervention sweep alone (no concentration analysis, no EOPD): for a gate "
+                             "variant, written to its own --out")
     opts = parser.parse_args(argv)
     load_all()
     if opts.threads:
@@ -95,13 +101,14 @@ def main(argv: list[str] | None = None) -> dict:
     pair = load_pair(opts.base, opts.reasoning, log)
     problems = ProblemSet(opts.n, "heldout", 0)
     rates = tuple(float(r) / 100 for r in opts.rates.split(","))
-    gate = GateConfig("ce", opts.window, "partial", opts.capped)
+    gate = GateConfig(opts.signal, opts.window, "partial", opts.capped, opts.decisive)
     calibration = CalibrationConfig(ProblemSet(opts.cal_n, "train", 1), opts.max_new_tokens)
     timings = {}
 
     t = time.perf_counter()
-    analyses = {signal: analyze(pair, AnalysisConfig(problems, opts.max_new_tokens, signal), log).value
-                for signal in ("ce", "kl_base_reason")}
+    analyses = {} if opts.sweep_only else {
+        signal: analyze(pair, AnalysisConfig(problems, opts.max_new_tokens, signal), log).value
+        for signal in ("ce", "kl_base_reason")}
     timings["analysis_s"] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
     sweep_problems = problems if opts.sweep_n is None else ProblemSet(opts.sweep_n, "heldout", 0)
@@ -109,7 +116,8 @@ def main(argv: list[str] | None = None) -> dict:
                                      opts.max_new_tokens), log)
     timings["sweep_s"] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
-    e = eopd(pair, EopdConfig(ProblemSet(opts.eopd_n, "heldout", 0), EopdParams(), opts.max_new_tokens, 1.0), log)
+    e = None if opts.sweep_only else eopd(
+        pair, EopdConfig(ProblemSet(opts.eopd_n, "heldout", 0), EopdParams(), opts.max_new_tokens, 1.0), log)
     timings["eopd_s"] = round(time.perf_counter() - t, 1)
 
     s = result.value
@@ -118,24 +126,27 @@ def main(argv: list[str] | None = None) -> dict:
         by_policy.setdefault(p.policy, []).append({"budget": p.budget, "accuracy": _r(p.accuracy),
                                                    "realised_rate": _r(p.rate), "mean_tokens": _r(p.mean_length, 1),
                                                    "tau": _r(p.tau), "lambda": _r(p.lam)})
-    summary = e.value.summary
     out = {
         "pair": pair.label,
         "problems": {"analysed": opts.n, "heldout": s.n_problems, "skipped": len(s.skipped),
                      "calibration_train": opts.cal_n, "max_new_tokens": opts.max_new_tokens, "decoding": "greedy"},
         "accuracy": {"base": _r(s.base_accuracy), "reasoning": _r(s.reasoning_accuracy), **by_policy},
-        "gate": {"signal": gate.signal, "window": gate.window, "early_rule": gate.early, "capped": gate.capped},
-        "concentration": {signal: {part.source: _concentration(part) for part in a.per_source}
-                          for signal, a in analyses.items()},
-        "eopd": {"rollouts": len(e.value.problem_ids), "temperature": 1.0, "tau": 0.8, "top_k": 16, "alpha": 1.0,
-                 "tokens": summary.n_tokens, "gated_share": _r(summary.gated_share),
-                 "mean_teacher_entropy": _r(summary.mean_teacher_entropy),
-                 "mean_reverse_kl": _r(summary.mean_reverse_kl),
-                 "mean_forward_kl_topk_gated": _r(summary.mean_forward_kl_topk_gated),
-                 "loss_eopd": _r(summary.loss_eopd), "loss_plain_reverse_kl": _r(summary.loss_plain)},
-        "timings": {**timings, "cached": {"sweep": result.cached, "eopd": e.cached}},
+        "gate": {"signal": gate.signal, "window": gate.window, "early_rule": gate.early, "capped": gate.capped,
+                 "decisive": gate.decisive},
+        "timings": {**timings, "cached": {"sweep": result.cached, "eopd": None if e is None else e.cached}},
         "torch_threads": torch.get_num_threads(),
+        "command": " ".join([".venv/bin/python bench/disagreement_accuracy.py", *(argv or sys.argv[1:])]),
     }
+    if not opts.sweep_only:
+        summary = e.value.summary
+        out["concentration"] = {signal: {part.source: _concentration(part) for part in a.per_source}
+                                for signal, a in analyses.items()}
+        out["eopd"] = {"rollouts": len(e.value.problem_ids), "temperature": 1.0, "tau": 0.8, "top_k": 16,
+                       "alpha": 1.0, "tokens": summary.n_tokens, "gated_share": _r(summary.gated_share),
+                       "mean_teacher_entropy": _r(summary.mean_teacher_entropy),
+                       "mean_reverse_kl": _r(summary.mean_reverse_kl),
+                       "mean_forward_kl_topk_gated": _r(summary.mean_forward_kl_topk_gated),
+                       "loss_eopd": _r(summary.loss_eopd), "loss_plain_reverse_kl": _r(summary.loss_plain)}
     path = Path(opts.out)
     path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps(out, indent=1) + "\n")

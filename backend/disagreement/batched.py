@@ -37,13 +37,14 @@ def decode_rows(pair: Pair, prompt: torch.Tensor, policies: list, max_new_tokens
         logp_b, logp_r = log_probs(logits_b), log_probs(logits_r)
         needed = {p.signal for p in policies if p.signal is not None}
         values = {name: signal_value(name, logp_b, logp_r).tolist() for name in needed}
+        differs = (logits_b.argmax(-1) != logits_r.argmax(-1)).tolist()
         feed = []
         for i, policy in enumerate(policies):
             if done[i]:
                 feed.append(pad)
                 continue
             s = values[policy.signal][i] if policy.signal is not None else float("nan")
-            take = policy.decide(step, s)
+            take = policy.decide(step, s, differs[i])
             token = int((logits_r[i] if take else logits_b[i]).argmax())
             feed.append(token)
             if token in stops:

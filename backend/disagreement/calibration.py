@@ -28,6 +28,10 @@ class GateConfig(Config):
                                 "(the first is always allowed), so the realised rate stays at or under r "
                                 "(or one takeover) even where the calibrated gate fires more often than on "
                                 "base rollouts")
+    decisive: bool = param(False, "take over only where the two models' greedy tokens differ: a takeover that "
+                                  "writes the base's own token changes nothing, so it is neither made nor counted, "
+                                  "and τ is calibrated so that such changes are a share r of base-rollout tokens "
+                                  "(the matched controls' takeovers wait for such steps too)")
 
 
 @dataclass(frozen=True)
@@ -42,12 +46,13 @@ class Calibration:
     n_rollouts: int
     signals: dict[str, np.ndarray]  # signal -> pooled values over all base-rollout tokens [N]
 
-    def threshold(self, signal: str, budget: float) -> Threshold:
-        return calibrate(self.signals[signal], budget)
+    def threshold(self, signal: str, budget: float, decisive: bool = False) -> Threshold:
+        return calibrate(self.signals[signal], budget, self.signals["differs"] > 0.5 if decisive else None)
 
 
 def calibration(pair: Pair, config: CalibrationConfig, progress: Progress = silent) -> Calibration:
     """Pool every signal over the (cached) base rollouts of the calibration problems."""
     batch = rollouts(pair, RolloutConfig(config.problems, "base", config.max_new_tokens), progress).value
-    pooled = {name: np.concatenate([r.signals[name] for r in batch.rollouts]) for name in SIGNALS.names()}
+    pooled = {name: np.concatenate([r.signals[name] for r in batch.rollouts])
+              for name in (*SIGNALS.names(), "differs")}
     return Calibration(len(batch.rollouts), pooled)

@@ -41,7 +41,7 @@ def _calibration(args) -> CalibrationConfig:
 
 
 def _gate(args) -> GateConfig:
-    return GateConfig(args.signal, args.window, args.early, args.capped)
+    return GateConfig(args.signal, args.window, args.early, args.capped, args.decisive)
 
 
 def _budgets(text: str) -> tuple[float, ...]:
@@ -138,7 +138,7 @@ def _common(sub, batch: bool = True) -> None:
 
 
 def _gate_args(sub) -> None:
-    add_flags(sub, GateConfig, ["signal", "window", "early", "capped"])
+    add_flags(sub, GateConfig, ["signal", "window", "early", "capped", "decisive"])
     sub.add_argument("--cal-n", type=int, default=default_of(CalibrationConfig, "problems").n,
                      help=help_of(CalibrationConfig, "problems") + " (default: %(default)s)")
 

@@ -3,7 +3,9 @@
 tau is the (1 - r) quantile of the signal over base rollouts (budget r) and lambda = E[s | s > tau] / E[s],
 so a token must be both globally rare and a local spike. The first W steps have fewer than W previous
 values; EARLY_RULES makes that choice explicit. W = 0 drops the local condition (threshold only), an
-ablation of the spike rule.
+ablation of the spike rule. A decisive gate also requires the two models' greedy tokens to differ: a
+takeover that writes the base's own token changes nothing under greedy decoding, so it is not counted
+as an intervention and spends no budget.
 """
 from __future__ import annotations
 
@@ -56,15 +58,31 @@ class Threshold:
         return self.tau == float("-inf")
 
 
-def calibrate(values: np.ndarray, budget: float) -> Threshold:
-    """tau = quantile_{1-r}(s), lambda = E[s | s > tau] / E[s] over pooled base-rollout signals `[N]`."""
+def calibrate(values: np.ndarray, budget: float, eligible: np.ndarray | None = None) -> Threshold:
+    """tau = quantile_{1-r}(s), lambda = E[s | s > tau] / E[s] over pooled base-rollout signals `[N]`.
+
+    eligible `[N]` bool: only these positions may fire (the decisive gate: the two greedy tokens differ
+    there). tau is then the quantile of s over them that makes eligible-and-above a share r of all
+    tokens; with r at or over the eligible share every eligible position fires (tau = -inf is not used,
+    as it means "every step" for the gate).
+    """
     if not 0.0 <= budget <= 1.0:
         raise ValueError("budget must lie in [0, 1]")
     values = np.asarray(values, dtype=np.float64)
     if budget == 0.0 or values.size == 0:
         return Threshold.never()
-    tau = float(np.quantile(values, 1.0 - budget))
-    above = values[values > tau]
+    pool = values
+    quantile = 1.0 - budget
+    if eligible is not None:
+        pool = values[np.asarray(eligible, dtype=bool)]
+        if pool.size == 0:
+            return Threshold.never()
+        quantile = max(0.0, 1.0 - budget * values.size / pool.size)
+    if eligible is not None and quantile == 0.0:  # every eligible position, its smallest value included
+        tau = float(np.nextafter(pool.min(), -np.inf))
+    else:
+        tau = float(np.quantile(pool, quantile))
+    above = pool[pool > tau]
     mean = float(values.mean())
     lam = float(above.mean() / mean) if above.size and mean > 0 else 1.0
     return Threshold(budget, tau, lam)

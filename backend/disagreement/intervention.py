@@ -5,6 +5,10 @@ Both models always see the same prefix. The base decoder steps every token. The 
 step, e.g. cross-entropy) or left behind and caught up in one chunk only when it is asked for a
 token (base-entropy gate, random and earliest-position controls): its first query prefills prompt
 and generated text together, later ones `extend` by the tokens it missed.
+
+A decisive policy takes over only where the two models' greedy tokens differ (`differs`): a takeover
+that writes the base's own token changes nothing, so it is neither made nor counted. Such a policy
+needs the reasoning model's token at every step, so its follower is kept in step.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from backend.disagreement.divergences import entropy, log_probs, signal_value
+from backend.disagreement.divergences import log_probs, signal_value
 from backend.disagreement.gate import Threshold, gate
 from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import room
@@ -30,15 +34,16 @@ class SignalGate:
     window: int = 8
     early: str = "partial"
     capped: bool = False  # at most max(1, r·(t+1)) takeovers by step t, r = threshold.budget
+    decisive: bool = False  # fire only where the two greedy tokens differ
     history: list[float] = field(default_factory=list)
     taken: int = 0
 
     @property
     def eager(self) -> bool:
-        return self.signal != "entropy_base"
+        return self.decisive or self.signal != "entropy_base"
 
-    def decide(self, t: int, s: float) -> bool:
-        passes = gate(s, self.history, self.threshold, self.window, self.early)
+    def decide(self, t: int, s: float, differs: bool = True) -> bool:
+        passes = gate(s, self.history, self.threshold, self.window, self.early) and (differs or not self.decisive)
         self.history.append(s)
         if passes and self.capped and not self.threshold.is_always:
             passes = self.taken + 1 <= max(1.0, self.threshold.budget * (t + 1))
@@ -48,15 +53,33 @@ class SignalGate:
 
 @dataclass
 class FixedPositions:
-    """Takes over exactly at the given step indices (controls and the two references)."""
+    """Takes over exactly at the given step indices (controls and the two references).
+
+    decisive: a takeover due at a step where the two greedy tokens agree waits for the next step where
+    they differ, so the control changes as many tokens as it is given positions (while the output lasts),
+    like a decisive guided gate with that count.
+    """
 
     positions: frozenset[int]
     every: bool = False  # True: every step (the reasoning model alone)
+    decisive: bool = False
     signal: str | None = None
-    eager: bool = False
+    pending: int = 0
 
-    def decide(self, t: int, s: float) -> bool:
-        return self.every or t in self.positions
+    @property
+    def eager(self) -> bool:
+        return self.decisive
+
+    def decide(self, t: int, s: float, differs: bool = True) -> bool:
+        if self.every:
+            return True
+        if not self.decisive:
+            return t in self.positions
+        self.pending += t in self.positions
+        if self.pending and differs:
+            self.pending -= 1
+            return True
+        return False
 
 
 class Follower:
@@ -100,7 +123,7 @@ class Decoded:
 @torch.no_grad()
 def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops: Sequence[int] | None = None,
            fixed_length: bool = False) -> Decoded:
-    """Greedy decoding where `policy.decide(t, s_t)` picks the model that writes token t.
+    """Greedy decoding where `policy.decide(t, s_t, differs_t)` picks the model that writes token t.
 
     stops: token ids that end the sequence (default: either model's EOS); fixed_length: never stop early
     (benchmarks compare costs at the same output length).
@@ -115,13 +138,13 @@ def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops:
     signals: list[float] = []
     while len(out) < n:
         s = float("nan")
-        if policy.signal is not None:
-            logp_base = log_probs(base_logits)
-            if policy.eager:
-                s = float(signal_value(policy.signal, logp_base, log_probs(follower.logits(out))))
-            else:
-                s = float(entropy(logp_base))
-        take = policy.decide(len(out), s)
+        reason_logits = follower.logits(out) if policy.eager else None
+        if policy.signal is not None:  # a lazy follower's policy gates on base entropy alone
+            s = float(signal_value(policy.signal, log_probs(base_logits),
+                                   None if reason_logits is None else log_probs(reason_logits)))
+        # unknown (lazy follower): treated as differing, so a non-decisive policy decides as before
+        differs = True if reason_logits is None else bool(reason_logits.argmax() != base_logits.argmax())
+        take = policy.decide(len(out), s, differs)
         token = int((follower.logits(out) if take else base_logits).argmax())
         if token in stop:
             break

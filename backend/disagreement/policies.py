@@ -3,7 +3,8 @@
 A policy decides, step by step, which model writes the next token. `run(PolicyInputs)` builds a fresh
 policy object (they keep per-sequence state). Flags say how a caller must prepare it:
   matched:   a control that takes over exactly as many tokens as guided did on the same problem, so
-             the caller decodes guided first (`MATCHED_TO`) and passes its count and length;
+             the caller decodes guided first (`MATCHED_TO`) and passes its count and length (with a
+             decisive gate, the control's takeovers also wait for steps where the greedy tokens differ);
   reference: one model alone, with no budget; the sweep reports references from plain rollouts.
 """
 from __future__ import annotations
@@ -53,8 +54,8 @@ def earliest_positions(count: int, length: int) -> frozenset[int]:
 def _signal_gate(signal_of):
     def build(x: PolicyInputs) -> SignalGate:
         signal = signal_of(x.gate)
-        return SignalGate(signal, x.calibration.threshold(signal, x.budget), x.gate.window, x.gate.early,
-                          x.gate.capped)
+        return SignalGate(signal, x.calibration.threshold(signal, x.budget, x.gate.decisive), x.gate.window,
+                          x.gate.early, x.gate.capped, x.gate.decisive)
     return build
 
 
@@ -65,10 +66,12 @@ for _spec in (
                "gate on base entropy only; the reasoning model is queried only at gated positions",
                _signal_gate(lambda gate: "entropy_base"), GateConfig),
     PolicySpec("random", "Random (matched)", "control: the same number of takeovers at uniformly random positions",
-               lambda x: FixedPositions(random_positions(x.count, x.length, x.rng or np.random.default_rng(0))),
+               lambda x: FixedPositions(random_positions(x.count, x.length, x.rng or np.random.default_rng(0)),
+                                        decisive=x.gate.decisive),
                matched=True),
     PolicySpec("early", "Earliest (matched)", "control: the same number of takeovers at the earliest positions",
-               lambda x: FixedPositions(earliest_positions(x.count, x.length)), matched=True),
+               lambda x: FixedPositions(earliest_positions(x.count, x.length), decisive=x.gate.decisive),
+               matched=True),
     PolicySpec("base", "Base alone", "reference: the base model alone",
                lambda x: FixedPositions(frozenset()), reference=True),
     PolicySpec("reasoning", "Reasoning alone", "reference: the reasoning model alone",

@@ -23,14 +23,15 @@ from backend.progress import Progress, silent
 from backend.store import Computed, cached
 from backend.tasks.arithmetic import Problem
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"  # 2: rollouts carry `differs`
 SOURCES = ("base", "reasoning")
 
 
 @dataclass(frozen=True)
 class ScoredRollout:
     """One rollout and, per generated token, every divergence signal `{name: [L]}` (nats) plus the
-    log-probability of the generated token under each model (`logp_base`, `logp_reason`, `[L]`)."""
+    log-probability of the generated token under each model (`logp_base`, `logp_reason`, `[L]`) and
+    `differs` (1.0 where the two models' greedy tokens on that prefix differ, else 0.0)."""
 
     problem_id: str
     question: str
@@ -75,6 +76,7 @@ def score(pair: Pair, problem: Problem, prompt: torch.Tensor, tokens: list[int],
     index = torch.tensor(tokens, dtype=torch.long).view(-1, 1)
     signals["logp_base"] = logp_base.gather(1, index).view(-1).numpy().astype(np.float32)
     signals["logp_reason"] = logp_reason.gather(1, index).view(-1).numpy().astype(np.float32)
+    signals["differs"] = (logp_base.argmax(-1) != logp_reason.argmax(-1)).numpy().astype(np.float32)
     text, pieces = decode_tokens(pair.base, tokens)
     return ScoredRollout(problem.id, problem.question, problem.answer, source, tuple(tokens), pieces, text,
                          answer_correct(problem, text), signals)

@@ -51,3 +51,17 @@ def test_control_positions():
     assert len(random) == 3 and all(0 <= p < 10 for p in random)
     assert random_positions(5, 2, rng) == frozenset({0, 1})  # never more than the length
     assert random_positions(0, 10, rng) == frozenset()
+
+
+def test_decisive_calibration_counts_only_positions_where_the_tokens_differ():
+    rng = np.random.default_rng(0)
+    values = rng.exponential(1.0, 10_000)
+    differs = rng.random(10_000) < 0.3
+    t = calibrate(values, 0.1, differs)
+    fired = (values > t.tau) & differs
+    assert abs(fired.mean() - 0.1) < 0.002, "eligible and above tau: a share r of all tokens"
+    assert t.tau < calibrate(values, 0.1).tau, "fewer eligible positions: a lower threshold for the same budget"
+    every = calibrate(values, 0.5, differs)  # r above the eligible share (30%): every eligible position fires
+    assert ((values > every.tau) & differs).sum() == differs.sum() and np.isfinite(every.tau)
+    assert not every.is_always, "not the 'every step' gate: the agreeing steps stay with the base"
+    assert calibrate(values, 0.1, np.zeros(10_000, bool)).tau == float("inf")

@@ -136,3 +136,51 @@ def test_capped_gate_keeps_the_realised_rate_within_one_takeover_of_the_budget(b
     assert sum(taken) >= budget * steps - 1  # the cap limits, it does not starve
     assert not any(SignalGate("ce", Threshold(budget, 2.0, 0.0), window=0, capped=True).decide(t, 1.0)
                    for t in range(steps)), "the cap never adds a takeover the gate did not pass"
+
+
+def _base_argmax_along(pair, prompt, tokens):
+    """The base model's greedy token at every step of `tokens` (teacher-forced)."""
+    ids = torch.cat([prompt, torch.tensor([list(tokens)])], 1)
+    return pair.base.model(input_ids=ids).logits[0, prompt.shape[1] - 1:-1].argmax(-1).tolist()
+
+
+def test_a_decisive_gate_counts_only_the_tokens_it_changes(pair):
+    """Every step passes the threshold: the output is the reasoning model's, as with the plain gate, but only
+    the steps where the base would have written another token count as takeovers."""
+    prompt = prompt_ids(pair.base, PROBLEM)
+    fires = Threshold(1.0, -1.0, 0.0)  # every signal >= 0 passes, yet not the 'always' gate
+    plain = decode(pair, prompt, SignalGate("ce", fires, window=0), N)
+    decisive = decode(pair, prompt, SignalGate("ce", fires, window=0, decisive=True), N)
+    assert decisive.token_ids == plain.token_ids == tuple(_reference(pair.reasoning))
+    base_picks = _base_argmax_along(pair, prompt, decisive.token_ids)
+    changed = [b != y for b, y in zip(base_picks, decisive.token_ids)]
+    assert decisive.intervened.tolist() == changed
+    assert plain.n_interventions == len(plain.token_ids)
+    same = check_pair(pair.base, pair.base)  # a model against itself never writes another token
+    assert decode(same, prompt, SignalGate("ce", fires, window=0), N).n_interventions == N
+    assert decode(same, prompt, SignalGate("ce", fires, window=0, decisive=True), N).n_interventions == 0
+
+
+def test_decisive_controls_wait_for_a_step_where_the_tokens_differ():
+    control = FixedPositions(frozenset({1, 2}), decisive=True)
+    differs = [False, False, False, True, False, True, True]
+    assert [control.decide(t, float("nan"), d) for t, d in enumerate(differs)] == [
+        False, False, False, True, False, True, False]
+    plain = FixedPositions(frozenset({1, 2}))
+    assert [plain.decide(t, float("nan"), d) for t, d in enumerate(differs)] == [
+        False, True, True, False, False, False, False]
+
+
+def test_decisive_rows_equal_one_by_one_decoding(pair):
+    from backend.disagreement.batched import decode_rows
+
+    prompt = prompt_ids(pair.base, PROBLEM)
+    make = lambda: [SignalGate("ce", Threshold(0.3, 5.0, 1.0), window=0, decisive=True),  # noqa: E731
+                    SignalGate("entropy_base", Threshold(0.3, 1.0, 1.0), window=0, decisive=True),
+                    FixedPositions(frozenset({0, 4, 9}), decisive=True)]
+    rows = decode_rows(pair, prompt, make(), 16)
+    for policy, row in zip(make(), rows):
+        single = decode(pair, prompt, policy, 16)
+        assert row.token_ids == single.token_ids
+        assert (row.intervened == single.intervened).all()
+    assert rows[2].n_interventions == 3

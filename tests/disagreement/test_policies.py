@@ -69,3 +69,19 @@ def test_controls_are_matched_to_guided_and_early_takes_the_first_positions(runs
 def test_unknown_policy_is_a_user_error_listing_the_known_ones():
     with pytest.raises(UserError, match="Unknown policy 'bogus'; choose one of guided, entropy"):
         policy_for("bogus", GATE, CAL, 0.1)
+
+
+def test_a_decisive_gate_reaches_every_policy(pair):
+    """With `decisive`, the gated policies and the matched controls all carry the flag (the calibration then
+    needs the base rollouts' `differs` flags)."""
+    cal = Calibration(1, {**CAL.signals, "differs": (np.arange(401) % 2).astype(np.float32)})
+    gate = GateConfig(window=0, decisive=True)
+    for spec in POLICIES:
+        policy = spec.run(PolicyInputs(gate, cal, 0.3, COUNT, N, np.random.default_rng(0)))
+        assert getattr(policy, "decisive", False) == (not spec.reference), spec.name
+    guided = policy_for("guided", gate, cal, 0.3)
+    assert guided.threshold.tau < CAL.threshold("ce", 0.3).tau, "half the positions eligible: a lower threshold"
+    prompt = prompt_ids(pair.base, PROBLEM)
+    for name in ("random", "early"):  # the tiny pair's greedy tokens differ at every step: the count is kept
+        out = decode(pair, prompt, policy_for(name, gate, cal, 0.3, COUNT, N, np.random.default_rng(0)), N)
+        assert out.n_interventions == min(COUNT, len(out.token_ids))
