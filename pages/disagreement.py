@@ -157,7 +157,7 @@ def batch_tab() -> None:
 def intervene_tab() -> None:
     st.caption("Greedy decoding by the base model; at gated steps the reasoning model writes one token. The gate is "
                "calibrated on base rollouts of training problems: τ = quantile₁₋ᵣ(s), λ = E[s | s > τ] / E[s].")
-    presets = [(g.label, {"dis-window": g.window, "dis-capped": g.capped}, g.evidence)
+    presets = [(g.label, {"dis-window": g.window, "dis-capped": g.capped, "dis-decisive": g.decisive}, g.evidence)
                for g in gate_presets(base_id, reason_id)]
     preset_choice("Gate", presets, key="dis-gate-preset", scope=f"{base_id}|{reason_id}")
     i1, i2, i3, i4 = st.columns(4)
@@ -171,14 +171,17 @@ def intervene_tab() -> None:
                              persist_state="page")
     window = number_for(GateConfig, "window", "Window W (0: threshold only)", container=i4, max_value=64,
                         key="dis-window", persist_state="page")
+    c1, c2 = st.columns(2)
     capped = checkbox_for(GateConfig, "capped", "Online budget cap (realised rate ≈ r)", key="dis-capped",
-                          persist_state="page")
+                          container=c1, persist_state="page")
+    decisive = checkbox_for(GateConfig, "decisive", "Only where the greedy tokens differ", key="dis-decisive",
+                            container=c2, persist_state="page")
     st.caption(f"**{POLICIES.get(policy).label}**: {POLICIES.get(policy).help}")
     cal_set = default_of(CalibrationConfig, "problems")
     cal_n = number_for(ProblemSet, "n", "Calibration problems (train split)", min_value=2, max_value=500,
                        value=cal_set.n, help=help_of(CalibrationConfig, "problems"), key="dis-cal-n",
                        persist_state="page")
-    gate_config = GateConfig(gate_signal, int(window), capped=bool(capped))
+    gate_config = GateConfig(gate_signal, int(window), capped=bool(capped), decisive=bool(decisive))
     calibration = CalibrationConfig(ProblemSet(int(cal_n), cal_set.split, cal_set.seed), max_new)
     one = InterveneConfig(question, answer, policy, budget, gate_config, calibration, max_new)
     if st.button("Decode this problem", key="dis-intervene-run"):
@@ -215,7 +218,8 @@ def intervene_tab() -> None:
             shown = stored.value
             st.caption(f"Latest stored sweep of this pair: {shown.n_problems} held-out problems, gate "
                        f"{stored.params['gate']['signal']} with W = {stored.params['gate']['window']}"
-                       f"{' and the online cap' if stored.params['gate'].get('capped') else ''}, computed in "
+                       f"{' and the online cap' if stored.params['gate'].get('capped') else ''}"
+                       f"{', decisive' if stored.params['gate'].get('decisive') else ''}, computed in "
                        f"{stored.compute_seconds / 60:.0f} min. Run the sweep for the settings above.")
     if shown is not None:
         st.plotly_chart(figs.sweep_figure(shown), width="stretch", key="dis-sweep-fig")

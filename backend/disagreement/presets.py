@@ -20,6 +20,7 @@ class GatePreset:
     evidence: str
     window: int
     capped: bool = False
+    decisive: bool = False
 
 
 PAPER = GatePreset("Paper's spike rule (W = 8)", "The paper's rule: a token fires when its signal is over τ and λ "

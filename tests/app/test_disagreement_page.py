@@ -41,6 +41,9 @@ def test_batch_sweep_and_eopd_buttons():
     at.multiselect(key="dis-sweep-rates").set_value([0.1])
     click("dis-intervene-run")
     assert "dis-sweep-fig" in click("dis-sweep-run")
+    at.checkbox(key="dis-decisive").check()  # the decisive gate: calibrated on the steps where the tokens differ
+    click("dis-intervene-run")
+    assert any("tokens taken over" in m.value for m in at.markdown)
     open_tab(at, "dis-tab", "Entropy-aware distillation").number_input(key="dis-eopd-n").set_value(2)
     assert "dis-eopd-summary" in click("dis-eopd-run")
     assert any(m.label == "Gated tokens" for m in at.metric)
