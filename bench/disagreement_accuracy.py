@@ -131,6 +131,8 @@ def main(argv: list[str] | None = None) -> dict:
         "problems": {"analysed": opts.n, "heldout": s.n_problems, "skipped": len(s.skipped),
                      "calibration_train": opts.cal_n, "max_new_tokens": opts.max_new_tokens, "decoding": "greedy"},
         "accuracy": {"base": _r(s.base_accuracy), "reasoning": _r(s.reasoning_accuracy), **by_policy},
+        # the decisive rate at which guided reproduces the reasoning model: its path's tokens the base would change
+        "reasoning_differs_share": _r(s.reasoning_differs),
         "gate": {"signal": gate.signal, "window": gate.window, "early_rule": gate.early, "capped": gate.capped,
                  "decisive": gate.decisive},
         "timings": {**timings, "cached": {"sweep": result.cached, "eopd": None if e is None else e.cached}},

@@ -24,7 +24,8 @@ from backend.progress import Progress, scaled, silent
 from backend.store import Computed, Stored, cached, latest
 from backend.tasks.arithmetic import Problem
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"  # 2: the result carries reasoning_differs
+CELLS_VERSION = "1"  # the per-problem cells, unchanged by 2
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,9 @@ class SweepResult:
     points: tuple[SweepPoint, ...]
     records: tuple[SweepRecord, ...]
     skipped: tuple[str, ...]
+    # share of the reasoning model's own greedy tokens that the base would have written otherwise: the rate at
+    # which a decisive gate that fires at every such step reproduces the reasoning model (NaN: not recorded)
+    reasoning_differs: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -118,7 +122,7 @@ def problem_cells(pair: Pair, config: ProblemCells, cal) -> tuple[SweepRecord, .
                                        out.base_passes, out.reasoning_passes))
         return tuple(records)
 
-    return cached("disagreement", "sweep-problem", pair.ref, config, compute, code_version=CODE_VERSION).value
+    return cached("disagreement", "sweep-problem", pair.ref, config, compute, code_version=CELLS_VERSION).value
 
 
 def aggregate(records: list[SweepRecord], policy: str, budget: float, threshold) -> SweepPoint:
@@ -152,8 +156,9 @@ def sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> Compu
                 threshold = getattr(policy_for(policy, config.gate, cal, budget), "threshold", None)
                 points.append(aggregate(records, policy, budget, threshold))
         progress(1.0, "sweep done")
+        differs = np.concatenate([r.signals["differs"] for r in refs[1].rollouts])
         return SweepResult(len(problems), refs[0].accuracy, refs[1].accuracy, tuple(points), tuple(records),
-                           refs[0].skipped)
+                           refs[0].skipped, float(differs.mean()) if differs.size else float("nan"))
 
     return cached("disagreement", "sweep", pair.ref, config, compute, code_version=CODE_VERSION)
 

@@ -11,6 +11,7 @@ from backend.disagreement.eopd import EOPD_SIGNALS, EopdConfig, eopd
 from backend.disagreement.guided import InterveneConfig, intervene
 from backend.disagreement.pair import load_pair
 from backend.disagreement.rollout import ProblemSet
+from backend.disagreement.calibration import GateConfig
 from backend.disagreement.sweep import SweepConfig, sweep
 
 QUESTION = "Ava has 3 apples and gets 4 more. How many now?"
@@ -57,6 +58,13 @@ def test_intervene_and_sweep(pair):
     assert result.n_problems == 3 and len(result.points) == 8
     zero = [p for p in result.points if p.budget == 0.0]
     assert all(p.rate == 0.0 for p in zero)  # budget 0: nobody takes over
+    assert 0.0 < result.reasoning_differs <= 1.0  # the tiny pair's greedy tokens differ on the reasoning path
+    decisive = sweep(pair, SweepConfig(SMALL, (0.3,), gate=GateConfig(window=0, decisive=True), calibration=CAL,
+                                       max_new_tokens=12)).value
+    at = {(r.policy, r.problem_id): r for r in decisive.records}
+    for (policy, pid), r in at.items():  # decisive controls change as many tokens as guided (within the output)
+        if policy in ("random", "early"):
+            assert r.n_interventions == min(at["guided", pid].n_interventions, r.length)
     by = {(r.policy, r.budget, r.problem_id): r for r in result.records}
     for (policy, budget, pid), r in by.items():
         if policy in ("random", "early"):
