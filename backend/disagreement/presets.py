@@ -2,8 +2,9 @@
 
 On the embedded pair (SmolLM2-135M-Instruct and its arithmetic adapter) the paper's spike rule (W = 8) kept
 takeovers under 10% and guided intervention at the random control's level (1-4%, first adapter); threshold
-only (W = 0) recovers most of the gap: 46% at r = 20% (realised rate 37%) against 4% for random positions
-(README; bench/results/disagreement_threshold_only.json). Any other pair opens on the paper's rule.
+only (W = 0) recovers most of the gap, and the decisive gate (only steps where the greedy tokens differ)
+reaches it with the takeovers that change a token: 46% at r = 20% (realised rate 22%) against 14% for as
+many random ones (README; bench/results/disagreement_decisive.json). Any other pair opens on the paper's rule.
 """
 from __future__ import annotations
 
@@ -32,6 +33,16 @@ THRESHOLD_ONLY = GatePreset(
     "takeovers. With the online cap (realised rate at most r) guided gets 8% at a realised 17%.", 0)
 
 
+DECISIVE = GatePreset(
+    "Measured on this pair (W = 0, decisive)", "Threshold only, and only at steps where the two greedy tokens "
+    "differ (a takeover that writes the base's own token is neither made nor counted). On 50 held-out problems "
+    "(base 0%, reasoning 66%) guided reaches 46% at r = 20% (realised rate 22.5%) and 32% at r = 15% (21.5%); as "
+    "many takeovers at random positions give 14% and 8%, at the first differing positions 46% and 36%.", 0,
+    decisive=True)
+
+
 def gate_presets(base_id: str, reasoning_id: str) -> list[GatePreset]:
     """The presets offered for a pair, the one to open on first."""
-    return [THRESHOLD_ONLY, PAPER] if (base_id, reasoning_id) == EMBEDDED_PAIR else [PAPER, THRESHOLD_ONLY]
+    if (base_id, reasoning_id) == EMBEDDED_PAIR:
+        return [DECISIVE, THRESHOLD_ONLY, PAPER]
+    return [PAPER, THRESHOLD_ONLY, DECISIVE]

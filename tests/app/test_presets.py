@@ -29,22 +29,23 @@ def test_an_unmeasured_model_opens_on_the_papers_setting():
     assert at.slider(key="mt-percent").value == mt.PAPER.percent
 
 
-def test_disagreement_gate_opens_on_threshold_only_for_the_measured_pair(monkeypatch):
+def test_disagreement_gate_opens_on_the_decisive_threshold_for_the_measured_pair(monkeypatch):
     at = open_tab(run_page("disagreement.py"), "dis-tab", "Intervention")
     pair = (at.selectbox(key="dis-base").value, at.selectbox(key="dis-reason-tiny-llama").value)
     assert at.radio(key="dis-gate-preset").value == gate.PAPER.label  # not measured: the paper's rule
     assert at.number_input(key="dis-window").value == 8
     monkeypatch.setattr(gate, "EMBEDDED_PAIR", pair)
     at = open_tab(run_page("disagreement.py"), "dis-tab", "Intervention")
-    assert at.radio(key="dis-gate-preset").value == gate.THRESHOLD_ONLY.label
-    assert at.number_input(key="dis-window").value == 0
+    assert at.radio(key="dis-gate-preset").value == gate.DECISIVE.label
+    assert at.number_input(key="dis-window").value == 0 and at.checkbox(key="dis-decisive").value
     at.radio(key="dis-gate-preset").set_value(gate.PAPER.label).run()
     assert not at.exception and at.number_input(key="dis-window").value == 8
+    assert not at.checkbox(key="dis-decisive").value
 
 
 def test_the_embedded_models_open_on_their_measured_presets():
     assert mt.steering_presets("gemma-3-270m")[0].steer_layers == "first-half"
     assert mt.steering_presets("smollm2-135m-instruct")[0].percent == 5.0
     assert mt.steering_presets("some/other-model") == [mt.PAPER]
-    assert gate.gate_presets(*gate.EMBEDDED_PAIR)[0].window == 0
+    assert gate.gate_presets(*gate.EMBEDDED_PAIR)[0] == gate.DECISIVE and gate.DECISIVE.window == 0
     assert gate.gate_presets("a", "b")[0] is gate.PAPER
