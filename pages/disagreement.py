@@ -191,8 +191,9 @@ def intervene_tab() -> None:
         if done is not None:
             v = done.value
             verdict = "" if v.correct is None else (" · :green[correct]" if v.correct else " · :red[wrong]")
+            ending = " · the reasoning model also wrote the stop (not in the rate)" if v.stop_taken else ""
             st.markdown(f"**{v.policy}** · {int(v.intervened.sum())} of {len(v.token_ids)} tokens taken over "
-                        f"({v.rate:.1%}){verdict}" + (f" · τ = {v.threshold.tau:.3f}, λ = {v.threshold.lam:.2f}"
+                        f"({v.rate:.1%}){ending}{verdict}" + (f" · τ = {v.threshold.tau:.3f}, λ = {v.threshold.lam:.2f}"
                                                       if v.threshold and np.isfinite(v.threshold.tau) else ""))
             st.markdown(figs.intervention_html(v), unsafe_allow_html=True)
             st.caption(f"Forward passes: base {v.base_passes}, reasoning {v.reasoning_passes}.")

@@ -33,6 +33,7 @@ def decode_rows(pair: Pair, prompt: torch.Tensor, policies: list, max_new_tokens
     taken: list[list[bool]] = [[] for _ in policies]
     signals: list[list[float]] = [[] for _ in policies]
     done = [False] * rows
+    stop_taken = [False] * rows
     for step in range(n):
         logp_b, logp_r = log_probs(logits_b), log_probs(logits_r)
         needed = {p.signal for p in policies if p.signal is not None}
@@ -49,6 +50,7 @@ def decode_rows(pair: Pair, prompt: torch.Tensor, policies: list, max_new_tokens
             feed.append(token)
             if token in stops:
                 done[i] = True
+                stop_taken[i] = take and int(logits_b[i].argmax()) != token
                 continue
             out[i].append(token)
             taken[i].append(take)
@@ -58,4 +60,4 @@ def decode_rows(pair: Pair, prompt: torch.Tensor, policies: list, max_new_tokens
         tokens = torch.tensor(feed)
         logits_b, logits_r = base.step(tokens), reason.step(tokens)
     return [Decoded(tuple(o), np.array(t, dtype=bool), np.array(s, dtype=np.float32), base.forward_passes,
-                    reason.forward_passes) for o, t, s in zip(out, taken, signals)]
+                    reason.forward_passes, st) for o, t, s, st in zip(out, taken, signals, stop_taken)]

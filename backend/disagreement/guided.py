@@ -16,7 +16,7 @@ from backend.params import Config, param, same_as
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, cached
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"  # 2: stop_taken
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class InterveneResult:
     signal: np.ndarray  # [L] the gate's signal (NaN when the policy computes none)
     base_passes: int
     reasoning_passes: int
+    stop_taken: bool = False  # the reasoning model ended the answer at a takeover (not in the rate)
 
     @property
     def rate(self) -> float:
@@ -69,6 +70,6 @@ def intervene(pair: Pair, config: InterveneConfig, progress: Progress = silent) 
         text, pieces = decode_tokens(pair.base, list(out.token_ids))
         return InterveneResult(config.policy, config.budget, getattr(policy, "threshold", None), out.token_ids,
                                pieces, text, answer_correct(problem, text), out.intervened, out.signal,
-                               out.base_passes, out.reasoning_passes)
+                               out.base_passes, out.reasoning_passes, out.stop_taken)
 
     return cached("disagreement", "intervene", pair.ref, config, compute, code_version=CODE_VERSION)

@@ -110,6 +110,9 @@ class Decoded:
     signal: np.ndarray  # the gate's signal at each step, NaN where none was computed
     base_passes: int
     reasoning_passes: int
+    # the sequence ended at a takeover: the reasoning model wrote the stop token where the base would have
+    # written something else. Not in `intervened` (which covers generated tokens), so not in the rate.
+    stop_taken: bool = False
 
     @property
     def n_interventions(self) -> int:
@@ -136,6 +139,7 @@ def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops:
     out: list[int] = []
     taken: list[bool] = []
     signals: list[float] = []
+    stop_taken = False
     while len(out) < n:
         s = float("nan")
         reason_logits = follower.logits(out) if policy.eager else None
@@ -147,6 +151,7 @@ def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops:
         take = policy.decide(len(out), s, differs)
         token = int((follower.logits(out) if take else base_logits).argmax())
         if token in stop:
+            stop_taken = take and int(base_logits.argmax()) != token
             break
         out.append(token)
         taken.append(take)
@@ -154,5 +159,5 @@ def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops:
         if len(out) < n:
             base_logits = base.step(torch.tensor([token]))[0]
     return Decoded(tuple(out), np.array(taken, dtype=bool), np.array(signals, dtype=np.float32),
-                   base.forward_passes, follower.decoder.forward_passes)
+                   base.forward_passes, follower.decoder.forward_passes, stop_taken)
 

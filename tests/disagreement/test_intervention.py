@@ -181,6 +181,17 @@ def test_decisive_rows_equal_one_by_one_decoding(pair):
     rows = decode_rows(pair, prompt, make(), 16)
     for policy, row in zip(make(), rows):
         single = decode(pair, prompt, policy, 16)
-        assert row.token_ids == single.token_ids
+        assert row.token_ids == single.token_ids and row.stop_taken == single.stop_taken
         assert (row.intervened == single.intervened).all()
     assert rows[2].n_interventions == 3
+
+
+def test_a_stop_written_at_a_takeover_is_flagged_not_counted(pair):
+    """The reasoning model's first token made a stop: taking over ends the output there, flagged as a takeover
+    of the stop; the base alone, whose pick differs, does not stop and flags nothing."""
+    prompt = prompt_ids(pair.base, PROBLEM)
+    first = _reference(pair.reasoning)[0]
+    ended = decode(pair, prompt, FixedPositions(frozenset(), every=True), N, stops=[first])
+    assert ended.token_ids == () and ended.stop_taken and ended.n_interventions == 0
+    alone = decode(pair, prompt, FixedPositions(frozenset()), N, stops=[first])
+    assert not alone.stop_taken and len(alone.token_ids) > 0
