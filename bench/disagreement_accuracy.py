@@ -33,6 +33,7 @@ import torch  # noqa: E402
 from backend.disagreement.analysis import AnalysisConfig, analyze  # noqa: E402
 from backend.disagreement.calibration import CalibrationConfig, GateConfig  # noqa: E402
 from backend.disagreement.eopd import EopdConfig, EopdParams, eopd  # noqa: E402
+from backend.disagreement.guided import InterveneConfig, intervene  # noqa: E402
 from backend.disagreement.pair import load_pair  # noqa: E402
 from backend.disagreement.rollout import ProblemSet  # noqa: E402
 from backend.disagreement.policies import sweep_policies  # noqa: E402
@@ -70,6 +71,22 @@ def _concentration(part) -> dict:
                 **{k: _r(v) for k, v in part.failure.auroc.items()}}}
 
 
+def _stop_takeovers(pair, problems, rates, gate, calibration, max_new_tokens) -> dict[float, dict]:
+    """Per budget: guided decoded problem by problem; how many outputs end because the reasoning model wrote the
+    stop token at a takeover, and the realised rate with each such ending counted as one more takeover and token."""
+    out = {}
+    for r in rates:
+        done = [intervene(pair, InterveneConfig(p.question, p.answer, "guided", r, gate, calibration,
+                                                max_new_tokens)).value for p in problems.problems()]
+        taken, tokens, ended = (sum(int(v.intervened.sum()) for v in done), sum(len(v.token_ids) for v in done),
+                                sum(v.stop_taken for v in done))
+        log(0.0, f"stops at r = {r}: {ended} of {len(done)} outputs")
+        out[r] = {"one_by_one_accuracy": _r(np.mean([bool(v.correct) for v in done])),
+                  "one_by_one_rate": _r(taken / tokens), "stop_takeovers": ended, "outputs": len(done),
+                  "realised_rate_counting_stops": _r((taken + ended) / (tokens + ended))}
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100, help="held-out problems")
@@ -91,6 +108,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--decisive", action="store_true",
                         help="take over (and count) only steps where the two greedy tokens differ; the controls too")
     parser.add_argument("--signal", default="ce", help="gate signal of the guided policy")
+    parser.add_argument("--stops", action="store_true",
+                        help="also decode guided one problem at a time (the `intervene` verb, stored) to count the "
+                             "outputs that end at a takeover of the stop token, which the sweep's rate leaves out")
     parser.add_argument("--sweep-only", action="store_true",
                         help="the intervention sweep alone (no concentration analysis, no EOPD): for a gate "
                              "variant, written to its own --out")
@@ -115,6 +135,7 @@ def main(argv: list[str] | None = None) -> dict:
     result = sweep(pair, SweepConfig(sweep_problems, rates, sweep_policies(), gate, calibration,
                                      opts.max_new_tokens), log)
     timings["sweep_s"] = round(time.perf_counter() - t, 1)
+    stops = _stop_takeovers(pair, sweep_problems, rates, gate, calibration, opts.max_new_tokens) if opts.stops else {}
     t = time.perf_counter()
     e = None if opts.sweep_only else eopd(
         pair, EopdConfig(ProblemSet(opts.eopd_n, "heldout", 0), EopdParams(), opts.max_new_tokens, 1.0), log)
@@ -125,7 +146,8 @@ def main(argv: list[str] | None = None) -> dict:
     for p in s.points:
         by_policy.setdefault(p.policy, []).append({"budget": p.budget, "accuracy": _r(p.accuracy),
                                                    "realised_rate": _r(p.rate), "mean_tokens": _r(p.mean_length, 1),
-                                                   "tau": _r(p.tau), "lambda": _r(p.lam)})
+                                                   "tau": _r(p.tau), "lambda": _r(p.lam),
+                                                   **(stops.get(p.budget, {}) if p.policy == "guided" else {})})
     out = {
         "pair": pair.label,
         "problems": {"analysed": opts.n, "heldout": s.n_problems, "skipped": len(s.skipped),
