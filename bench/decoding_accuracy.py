@@ -135,14 +135,14 @@ def merged(earlier: dict, added: dict) -> dict:
     summary = sorted([r for r in earlier["summary"] if r["label"] not in labels] + added["summary"],
                      key=lambda r: (rank[r["strategy"]], r["budget"]))
     kept = [c for c in earlier["comparisons"] if c["label"] not in labels]
+    order = {row["label"]: i for i, row in enumerate(summary)}
     return {**earlier, "settings": {**earlier["settings"], **added["settings"]},
             "budgets": sorted(set(earlier["budgets"]) | set(added["budgets"])),
             "mh_budgets": sorted({r["budget"] for r in summary if r["strategy"] == "mh"}),
             "commands": [*earlier.get("commands", [earlier["command"]]), added["command"]],
             "command": added["command"], "provenance": added["provenance"],
             "wall_seconds": round(earlier["wall_seconds"] + added["wall_seconds"], 1),
-            "summary": summary, "comparisons": sorted(kept + added["comparisons"],
-                                                      key=lambda c: [r["label"] for r in summary].index(c["label"]))}
+            "summary": summary, "comparisons": sorted(kept + added["comparisons"], key=lambda c: order[c["label"]])}
 
 
 def budget_list(text: str) -> list[int]:

@@ -157,8 +157,8 @@ def batch_tab() -> None:
 def intervene_tab() -> None:
     st.caption("Greedy decoding by the base model; at gated steps the reasoning model writes one token. The gate is "
                "calibrated on base rollouts of training problems: τ = quantile₁₋ᵣ(s), λ = E[s | s > τ] / E[s].")
-    presets = [(g.label, {"dis-window": g.window, "dis-capped": g.capped, "dis-decisive": g.decisive}, g.evidence)
-               for g in gate_presets(base_id, reason_id)]
+    presets = [(g.label, {"dis-window": g.window, "dis-capped": g.capped, "dis-decisive": g.decisive},
+                g.evidence) for g in gate_presets(base_id, reason_id)]
     preset_choice("Gate", presets, key="dis-gate-preset", scope=f"{base_id}|{reason_id}")
     i1, i2, i3, i4 = st.columns(4)
     policy = select_for(InterveneConfig, "policy", "Policy", labels=POLICIES.labels(), container=i1,
@@ -192,9 +192,10 @@ def intervene_tab() -> None:
             v = done.value
             verdict = "" if v.correct is None else (" · :green[correct]" if v.correct else " · :red[wrong]")
             ending = " · the reasoning model also wrote the stop (not in the rate)" if v.stop_taken else ""
+            gate_text = (f" · τ = {v.threshold.tau:.3f}, λ = {v.threshold.lam:.2f}"
+                         if v.threshold and np.isfinite(v.threshold.tau) else "")
             st.markdown(f"**{v.policy}** · {int(v.intervened.sum())} of {len(v.token_ids)} tokens taken over "
-                        f"({v.rate:.1%}){ending}{verdict}" + (f" · τ = {v.threshold.tau:.3f}, λ = {v.threshold.lam:.2f}"
-                                                      if v.threshold and np.isfinite(v.threshold.tau) else ""))
+                        f"({v.rate:.1%}){ending}{verdict}{gate_text}")
             st.markdown(figs.intervention_html(v), unsafe_allow_html=True)
             st.caption(f"Forward passes: base {v.base_passes}, reasoning {v.reasoning_passes}.")
     st.subheader("Budget sweep")

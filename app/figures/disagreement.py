@@ -133,7 +133,7 @@ def sweep_figure(result) -> go.Figure:
                                       ("reasoning alone", result.reasoning_accuracy, "#9467bd", "top left")):
         fig.add_hline(y=100 * value, line_dash="dash", line_color=color, annotation_text=f"{name} {value:.0%}",
                       annotation_position=where)
-    floor = getattr(result, "reasoning_differs", float("nan"))
+    floor = result.reasoning_differs  # NaN for a sweep stored before it was recorded
     if np.isfinite(floor):  # the rate at which handing over every differing token reproduces the reasoning model
         fig.add_vline(x=100 * floor, line_dash="dot", line_color="#9467bd",
                       annotation_text=f"reasoning path: {floor:.0%} of its tokens differ from the base's pick",

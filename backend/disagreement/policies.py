@@ -63,7 +63,8 @@ for _spec in (
     PolicySpec("guided", "Guided", "gate on the per-token disagreement signal (both models every step)",
                _signal_gate(lambda gate: gate.signal), GateConfig),
     PolicySpec("entropy", "Entropy-gated",
-               "gate on base entropy only; the reasoning model is queried only at gated positions",
+               "gate on base entropy only; the reasoning model is queried only at gated positions (decisive: at "
+               "every step, to know where the greedy tokens differ)",
                _signal_gate(lambda gate: "entropy_base"), GateConfig),
     PolicySpec("random", "Random (matched)", "control: the same number of takeovers at uniformly random positions",
                lambda x: FixedPositions(random_positions(x.count, x.length, x.rng or np.random.default_rng(0)),
