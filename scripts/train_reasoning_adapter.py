@@ -56,6 +56,8 @@ def parse_config(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespac
     parser.add_argument("--note", default="", help="what this attempt changes (recorded in the card)")
     parser.add_argument("--previous-card", type=Path, default=None,
                         help="the directory whose eval.json holds earlier attempts (default: --output-dir)")
+    parser.add_argument("--card-only", action="store_true",
+                        help="only re-write MODEL_CARD.md from --output-dir's eval.json (with --notes-file: new notes)")
     parser.add_argument("--train-only", action="store_true",
                         help="train (or resume) and write the adapter, without evaluating (re-run without it to evaluate)")
     args = parser.parse_args(argv)
@@ -235,8 +237,21 @@ re-writes this card and eval.json, from the cached evaluations):
 {notes}"""
 
 
+def rewrite_card(out: Path, notes_file: Path | None) -> None:
+    """The card again from a finished run's eval.json, e.g. after its notes were revised; no model is loaded."""
+    record = json.loads((out / "eval.json").read_text())
+    if notes_file is not None:
+        record["notes"] = notes_file.read_text()
+        write_json(out / "eval.json", record)
+    values = {**record["config"], "target_modules": tuple(record["config"]["target_modules"])}
+    (out / "MODEL_CARD.md").write_text(model_card(TrainConfig(**values), record))
+
+
 def main(argv: list[str] | None = None) -> None:
     cfg, args = parse_config(argv)
+    if args.card_only:
+        rewrite_card(Path(cfg.output_dir), args.notes_file)
+        return
     handle = load(MODEL_ID)
     sets = eval_sets(cfg)
     tag = f"n{cfg.eval_n}_seed{cfg.eval_seed}_tok{cfg.max_new_tokens}"
