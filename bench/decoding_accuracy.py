@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
 import sys
 import time
@@ -30,6 +29,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from backend.significance import mcnemar_exact  # noqa: E402
+
 
 def auroc(scores: list[float], positive: list[bool]) -> float | None:
     """P(score of a positive > score of a negative), ties counted half; None without both classes."""
@@ -39,15 +40,6 @@ def auroc(scores: list[float], positive: list[bool]) -> float | None:
         return None
     greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
     return float(greater / (len(pos) * len(neg)))
-
-
-def mcnemar_exact(wins: int, losses: int) -> float:
-    """Two-sided exact McNemar p-value: under "no difference" each discordant problem is a fair coin."""
-    n = wins + losses
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, k) for k in range(min(wins, losses) + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
 
 
 def paired(rows, label: str, against: str) -> dict:

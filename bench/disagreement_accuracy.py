@@ -38,6 +38,7 @@ from backend.disagreement.pair import load_pair  # noqa: E402
 from backend.disagreement.rollout import ProblemSet  # noqa: E402
 from backend.disagreement.policies import sweep_policies  # noqa: E402
 from backend.disagreement.sweep import SweepConfig, sweep  # noqa: E402
+from backend.disagreement.sweep_stats import cell_stats  # noqa: E402
 from backend.features import load_all  # noqa: E402
 
 BASE, REASONER = "smollm2-135m-instruct", "smollm2-135m-arith-reasoner"
@@ -143,10 +144,15 @@ def main(argv: list[str] | None = None) -> dict:
 
     s = result.value
     by_policy: dict[str, list] = {}
-    for p in s.points:
+    for p, c in zip(s.points, cell_stats(s)):
         by_policy.setdefault(p.policy, []).append({"budget": p.budget, "accuracy": _r(p.accuracy),
+                                                   "right": c.right, "scored": c.scored,
+                                                   "wilson95": [_r(c.low), _r(c.high)], "gap_share": _r(c.gap_share),
                                                    "realised_rate": _r(p.rate), "mean_tokens": _r(p.mean_length, 1),
                                                    "tau": _r(p.tau), "lambda": _r(p.lam),
+                                                   **({} if math.isnan(c.p_value) else {"vs_random": {
+                                                       "only_this": c.only_policy, "only_random": c.only_control,
+                                                       "mcnemar_p": float(f"{c.p_value:.3g}")}}),
                                                    **(stops.get(p.budget, {}) if p.policy == "guided" else {})})
     out = {
         "pair": pair.label,

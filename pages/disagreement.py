@@ -225,8 +225,12 @@ def intervene_tab() -> None:
                        f"{stored.compute_seconds / 60:.0f} min. Run the sweep for the settings above.")
     if shown is not None:
         st.plotly_chart(figs.sweep_figure(shown), width="stretch", key="dis-sweep-fig")
-        points = pd.DataFrame([p.__dict__ for p in shown.points])
+        points = figs.sweep_table(shown)
         st.dataframe(points, hide_index=True, width="stretch")
+        st.caption("CI: Wilson 95% interval of the accuracy. Gap: share of the base-to-reasoning accuracy gap "
+                   "recovered. vs random: the problems only this policy / only the random control gets right at "
+                   "the same budget, and the exact McNemar p on them. The random control takes over as many "
+                   "tokens per problem as guided, so for guided and earliest the comparison is at equal count.")
         table_downloads(points, "disagreement-sweep", key="dis-sweep-export")
 
 

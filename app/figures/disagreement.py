@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from app.ui.text import literal_html, plot_label
 from backend.disagreement.divergences import SIGNALS
+from backend.disagreement.sweep_stats import cell_stats
 
 SIGNAL_LABELS = SIGNALS.labels()
 POLICY_COLORS = {"guided": "#d62728", "entropy": "#ff7f0e", "random": "#7f7f7f", "early": "#2ca02c"}
@@ -120,15 +122,18 @@ def roc_figure(part) -> go.Figure:
 
 
 def sweep_figure(result) -> go.Figure:
-    """Accuracy vs realised intervention rate per policy, base and reasoning alone as lines."""
+    """Accuracy (with its Wilson 95% interval) vs realised intervention rate per policy, base and reasoning
+    alone as lines."""
     fig = go.Figure()
+    stats = {(c.policy, c.budget): c for c in cell_stats(result)}
     for policy in dict.fromkeys(p.policy for p in result.points):
-        pts = sorted((p for p in result.points if p.policy == policy), key=lambda p: p.rate)
-        fig.add_scatter(x=[100 * p.rate for p in pts], y=[100 * p.accuracy for p in pts], mode="lines+markers",
+        cells = sorted((c for c in stats.values() if c.policy == policy), key=lambda c: c.rate)
+        fig.add_scatter(x=[100 * c.rate for c in cells], y=[100 * c.accuracy for c in cells], mode="lines+markers",
                         name=policy, line_color=POLICY_COLORS.get(policy),
-                        customdata=[f"budget {p.budget:.0%}" for p in pts],
-                        hovertemplate="%{customdata}: rate %{x:.1f}%, accuracy %{y:.1f}%<extra>" + policy +
-                        "</extra>")
+                        error_y=dict(type="data", symmetric=False, array=[100 * (c.high - c.accuracy) for c in cells],
+                                     arrayminus=[100 * (c.accuracy - c.low) for c in cells], thickness=1),
+                        customdata=[_sweep_hover(c) for c in cells],
+                        hovertemplate="%{customdata}<extra>" + policy + "</extra>")
     for name, value, color, where in (("base alone", result.base_accuracy, "#555", "bottom left"),
                                       ("reasoning alone", result.reasoning_accuracy, "#9467bd", "top left")):
         fig.add_hline(y=100 * value, line_dash="dash", line_color=color, annotation_text=f"{name} {value:.0%}",
@@ -140,7 +145,32 @@ def sweep_figure(result) -> go.Figure:
                       annotation_position="bottom right", annotation_font_size=10)
     return fig.update_layout(height=380, margin=dict(t=30, b=10), xaxis_title="intervention rate ρ (% of tokens)",
                              yaxis_title="exact-match accuracy (%)",
-                             title=f"Budget sweep on {result.n_problems} problems")
+                             title=f"Budget sweep on {result.n_problems} problems (bars: Wilson 95% intervals)")
+
+
+def sweep_table(result) -> pd.DataFrame:
+    """One row per sweep cell: the budget, what it realised, the accuracy with its interval and the paired test."""
+    points = {(p.policy, p.budget): p for p in result.points}
+    rows = []
+    for c in cell_stats(result):
+        point = points[(c.policy, c.budget)]
+        rows.append({"policy": c.policy, "budget r": c.budget, "realised rate": round(c.rate, 4),
+                     "accuracy": round(c.accuracy, 4), "right": f"{c.right}/{c.scored}",
+                     "95% CI": f"{c.low:.0%}-{c.high:.0%}", "gap recovered": round(c.gap_share, 3),
+                     "vs random (only this / only random)": f"{c.only_policy} / {c.only_control}"
+                     if np.isfinite(c.p_value) else "", "McNemar p": round(c.p_value, 4),
+                     "mean length": round(point.mean_length, 1), "tau": point.tau, "lambda": point.lam})
+    return pd.DataFrame(rows)
+
+
+def _sweep_hover(c) -> str:
+    text = (f"budget {c.budget:.0%}: rate {100 * c.rate:.1f}%, accuracy {c.right}/{c.scored} = "
+            f"{100 * c.accuracy:.0f}% (95% CI {100 * c.low:.0f}-{100 * c.high:.0f}%)")
+    if np.isfinite(c.gap_share):
+        text += f"<br>{100 * c.gap_share:.0f}% of the base-to-reasoning gap"
+    if np.isfinite(c.p_value):
+        text += f"<br>vs random at this budget: {c.only_policy} only here, {c.only_control} only random, p = {c.p_value:.2g}"
+    return text
 
 
 def eopd_trace_figure(signals: dict, tokens, tau: float) -> go.Figure:

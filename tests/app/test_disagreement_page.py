@@ -41,6 +41,7 @@ def test_batch_sweep_and_eopd_buttons():
     at.multiselect(key="dis-sweep-rates").set_value([0.1])
     click("dis-intervene-run")
     assert "dis-sweep-fig" in click("dis-sweep-run")
+    assert {"95% CI", "McNemar p"} <= set(at.dataframe[-1].value.columns)  # intervals and the paired test
     at.checkbox(key="dis-decisive").check()  # the decisive gate: calibrated on the steps where the tokens differ
     click("dis-intervene-run")
     assert any("tokens taken over" in m.value for m in at.markdown)
