@@ -12,6 +12,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from backend.decoding import BatchResult, DecodeResult
+from backend.significance import wilson_interval
 
 
 def _empty(text: str, height: int = 280) -> go.Figure:
@@ -159,12 +160,30 @@ def accuracy_vs_budget(batch: BatchResult) -> go.Figure:
     return accuracy_curves(batch_table(batch))
 
 
+def _wilson_columns(frame: pd.DataFrame) -> dict[str, list]:
+    """Error-bar lengths and a label from each row's accuracy and scored count ("checked", else "problems")."""
+    counts = frame["checked"] if "checked" in frame else frame["problems"]
+    above, below, label = [], [], []
+    for accuracy, n in zip(frame["accuracy"], counts):
+        if accuracy is None or pd.isna(accuracy) or not n:
+            above.append(None), below.append(None), label.append("")
+            continue
+        low, high = wilson_interval(round(accuracy * n), int(n))
+        above.append(high - accuracy), below.append(accuracy - low), label.append(f"{low:.0%}-{high:.0%}")
+    return {"ci_above": above, "ci_below": below, "95% CI": label}
+
+
 def accuracy_curves(frame: pd.DataFrame, y: str = "accuracy") -> go.Figure:
     """`y` against mean generated tokens per problem from a batch summary (run here or a stored benchmark)."""
     if frame.empty or frame[y].isna().all():
         return _empty("Needs problems with a checker.")
-    fig = px.line(frame.sort_values("mean_tokens"), x="mean_tokens", y=y, color="strategy",
-                  markers=True, hover_data=["label", "budget", "p95_latency_s"], log_x=True,
-                  labels={"mean_tokens": "generated tokens per problem (log)", y: y.replace("_", " ")})
+    frame = frame.sort_values("mean_tokens")
+    bars = {}
+    if y == "accuracy":  # Wilson 95% intervals: a few dozen problems leave wide ones
+        frame = frame.assign(**_wilson_columns(frame))
+        bars = dict(error_y="ci_above", error_y_minus="ci_below")
+    fig = px.line(frame, x="mean_tokens", y=y, color="strategy", markers=True,
+                  hover_data=["label", "budget", "p95_latency_s", *(["95% CI"] if bars else [])], log_x=True,
+                  labels={"mean_tokens": "generated tokens per problem (log)", y: y.replace("_", " ")}, **bars)
     fig.update_layout(height=340, margin=dict(t=30, b=10), legend_title_text="")
     return fig.update_layout(yaxis_range=[0, 1.05]) if y.startswith("accuracy") else fig

@@ -160,7 +160,7 @@ class BatchResult:
             checked = [r.correct for r in rows if r.correct is not None]
             lat = np.array([r.wall_seconds for r in rows])
             out.append({"label": label, "strategy": rows[0].strategy, "budget": rows[0].budget,
-                        "problems": len(rows),
+                        "problems": len(rows), "checked": len(checked),
                         "accuracy": float(np.mean(checked)) if checked else None,
                         "mean_latency_s": float(lat.mean()), "p95_latency_s": float(np.percentile(lat, 95)),
                         "mean_tokens": float(np.mean([r.tokens_generated for r in rows]))})
