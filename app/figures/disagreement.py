@@ -158,7 +158,7 @@ def sweep_table(result) -> pd.DataFrame:
                      "accuracy": round(c.accuracy, 4), "right": f"{c.right}/{c.scored}",
                      "95% CI": f"{c.low:.0%}-{c.high:.0%}", "gap recovered": round(c.gap_share, 3),
                      "vs random (only this / only random)": f"{c.only_policy} / {c.only_control}"
-                     if np.isfinite(c.p_value) else "", "McNemar p": round(c.p_value, 4),
+                     if np.isfinite(c.p_value) else "", "McNemar p": float(f"{c.p_value:.3g}"),
                      "mean length": round(point.mean_length, 1), "tau": point.tau, "lambda": point.lam})
     return pd.DataFrame(rows)
 
