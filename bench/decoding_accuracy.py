@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -166,25 +165,18 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "decoding_accuracy.json"))
     args = ap.parse_args()
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
+    from loading import loaded_model  # bench/, beside this script
 
-    torch.set_num_threads(args.threads)
-    from backend.decoding import DecodeConfig, run_batch, settings_for
-    from backend.features import load_all
-    from backend.models import load
-    from backend.tasks.problem_sets import evenly_spread, handwritten_problems, problem_set
+    handle = loaded_model(args.model, args.threads)
+    from backend.decoding import run_batch, settings_for
+    from backend.decoding.benchmark import benchmark_config, benchmark_sets
 
-    load_all()
-    handle = load(args.model)
-    sets = {"heldout": problem_set(args.family, args.heldout)[args.heldout_skip:]}
-    if args.handwritten:
-        sets["handwritten"] = evenly_spread(handwritten_problems(), args.handwritten)
+    sets = benchmark_sets(args.family, args.heldout, args.handwritten, args.heldout_skip)
     problems = [p for part in sets.values() for p in part]
     set_of = {p.id: name for name, part in sets.items() for p in part}
     budgets = budget_list(args.budgets)
     mh_budgets = budgets if args.mh_budgets is None else budget_list(args.mh_budgets)
-    base = DecodeConfig(max_new_tokens=args.tokens, alpha=args.alpha, n=4, block_size=16, mh_steps=1, temperature=1.0)
+    base = benchmark_config(args.tokens, args.alpha)
     chosen = [s for s in STRATEGIES if s in args.strategies.split(",")]
     settings = [setting for strategy in chosen for setting in settings_for(
         [base.replace(strategy=strategy)], {"mh": mh_budgets, "best_of_n": budgets, "asmc": budgets}.get(strategy, ()))]

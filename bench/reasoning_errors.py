@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from loading import ROOT, loaded_model  # bench/, beside this script
 
 
 def main() -> None:
@@ -30,27 +28,15 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "reasoning_errors.json"))
     args = ap.parse_args()
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
-
-    torch.set_num_threads(args.threads)
-    from backend.decoding import DecodeConfig
-    from backend.decoding.run import decode, settings_for
-    from backend.features import load_all
-    from backend.models import load
-    from backend.tasks.problem_sets import evenly_spread, handwritten_problems, problem_set
+    handle = loaded_model(args.model, args.threads)
+    from backend.decoding.benchmark import benchmark_config, benchmark_sets
+    from backend.decoding.run import decode
     from backend.tasks.solution_errors import MISS_KINDS, classify, tally
 
-    load_all()
-    handle = load(args.model)
-    # the decoding benchmark's greedy setting, so its stored runs are found
-    base = DecodeConfig(max_new_tokens=args.tokens, alpha=4.0, n=4, block_size=16, mh_steps=1, temperature=1.0)
-    greedy = settings_for([base.replace(strategy="greedy")])[0].config
-    sets = {"broad held-out": problem_set("broad", args.heldout),
-            "hand-written": evenly_spread(handwritten_problems(), args.handwritten)}
+    greedy = benchmark_config(args.tokens).replace(strategy="greedy")  # the benchmark's run, read from the store
     result: dict = {"model": handle.display_name, "model_id": args.model, "fingerprint": handle.fingerprint,
                     "command": " ".join([".venv/bin/python bench/reasoning_errors.py", *sys.argv[1:]]), "sets": {}}
-    for name, problems in sets.items():
+    for name, problems in benchmark_sets("broad", args.heldout, args.handwritten).items():
         kinds, examples = [], {}
         for i, problem in enumerate(problems):
             reply = decode(handle, problem, greedy).value.output
@@ -58,10 +44,9 @@ def main() -> None:
             kinds.append((problem.difficulty, kind))
             examples.setdefault(kind, {"question": problem.question, "answer": problem.answer, "reply": reply})
             print(f"{name} {i + 1}/{len(problems)}: {kind}", file=sys.stderr, flush=True)
-        steps = sorted({d for d, _ in kinds})
         result["sets"][name] = {
             "n": len(problems), "all": tally([k for _, k in kinds]),
-            "by_steps": {str(d): tally([k for s, k in kinds if s == d]) for d in steps},
+            "by_steps": {str(d): tally([k for s, k in kinds if s == d]) for d in sorted({d for d, _ in kinds})},
             "examples": {k: examples[k] for k in MISS_KINDS if k in examples}}
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print(markdown(result))

@@ -1,7 +1,9 @@
-"""The decoding-accuracy benchmark's stored result (bench/decoding_accuracy.py), for showing before any run.
+"""The decoding-accuracy benchmark (bench/decoding_accuracy.py): its shared settings and problem sets, and
+its stored result, for showing before any run.
 
 The result file is committed with the code; it is shown only for the model it was measured on (same
-fingerprint), so a page never presents one model's benchmark as another's.
+fingerprint), so a page never presents one model's benchmark as another's. Other benchmarks that read the
+same stored decodes (bench/reasoning_errors.py) build their settings and sets here too.
 """
 from __future__ import annotations
 
@@ -9,8 +11,26 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from backend.decoding.config import DecodeConfig
+from backend.tasks.arithmetic import Problem
+from backend.tasks.problem_sets import evenly_spread, handwritten_problems, problem_set
+
 RESULT = Path(__file__).resolve().parents[2] / "bench" / "results" / "decoding_accuracy.json"
 COMMAND = ".venv/bin/python bench/decoding_accuracy.py"
+
+
+def benchmark_config(max_new_tokens: int = 96, alpha: float = 4.0) -> DecodeConfig:
+    """What every setting of the benchmark shares; each run sets its strategy (and budget)."""
+    return DecodeConfig(max_new_tokens=max_new_tokens, alpha=alpha, n=4, block_size=16, mh_steps=1, temperature=1.0)
+
+
+def benchmark_sets(family: str, heldout: int, handwritten: int, heldout_skip: int = 0) -> dict[str, list[Problem]]:
+    """"heldout": the first `heldout` problems of the generator's family (less the first `heldout_skip`, to
+    shard a run); "handwritten" (when asked): that many of the hand-written set, evenly spread over it."""
+    sets = {"heldout": problem_set(family, heldout)[heldout_skip:]}
+    if handwritten:
+        sets["handwritten"] = evenly_spread(handwritten_problems(), handwritten)
+    return sets
 
 
 @dataclass(frozen=True)
