@@ -7,7 +7,8 @@ A reply in the adapter's format writes one equation per step ("Step 1: 48 - 31 =
 - too few steps: every equation is true but there are fewer than the problem's steps;
 - wrong plan: every equation is true and there are enough of them, yet the answer is wrong
   (wrong numbers or operations, a misread question).
-The split says whether more training should aim at calculation or at reading the problem.
+The split says whether more training should aim at calculation or at reading the problem;
+`right_if_computed` tells, for a slip, whether the plan itself was right.
 """
 from __future__ import annotations
 
@@ -21,23 +22,41 @@ from backend.tasks.arithmetic import Problem, check_answer, extract_answer
 MISS_KINDS = ("no answer", "arithmetic slip", "too few steps", "wrong plan")
 KINDS = ("right", *MISS_KINDS)
 
-_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "x": lambda a, b: a * b,
-        "×": lambda a, b: a * b, "/": lambda a, b: a / b if b else None, "÷": lambda a, b: a / b if b else None}
-_NUMBER = r"(-?\d[\d,]*(?:\.\d+)?)"
-_EQUATION = re.compile(_NUMBER + r"\s*([-+*/x×÷])\s*" + _NUMBER + r"\s*=\s*" + _NUMBER)
+_MULTIPLY, _DIVIDE = {"*", "x", "×"}, {"/", "÷"}
+_NUMBER = r"-?\d[\d,]*(?:\.\d+)?"
+_OP = r"[-+*/x×÷]"
+# a chain of numbers joined by operators, "=", a number: "28 * 3 = 84", "5 + 3 + 2 = 10"
+_EQUATION = re.compile(rf"((?:{_NUMBER}\s*{_OP}\s*)+{_NUMBER})\s*=\s*({_NUMBER})")
+_TERM = re.compile(rf"({_NUMBER})\s*({_OP})?\s*")
 
 
 @dataclass(frozen=True)
 class Equation:
-    left: Fraction
-    op: str
-    right: Fraction
+    terms: tuple[Fraction, ...]
+    ops: tuple[str, ...]  # one fewer than terms
     written: Fraction
 
     @property
+    def value(self) -> Fraction | None:
+        """The left side with the usual precedence (* and / before + and -); None on a division by zero."""
+        sums, signs, current = [], ["+"], self.terms[0]
+        for op, term in zip(self.ops, self.terms[1:]):
+            if op in _MULTIPLY:
+                current *= term
+            elif op in _DIVIDE:
+                if term == 0:
+                    return None
+                current /= term
+            else:
+                sums.append(current)
+                signs.append(op)
+                current = term
+        sums.append(current)
+        return sum((t if sign == "+" else -t for sign, t in zip(signs, sums)), Fraction(0))
+
+    @property
     def holds(self) -> bool:
-        value = _OPS[self.op](self.left, self.right)
-        return value is not None and value == self.written
+        return self.value == self.written
 
 
 def _number(text: str) -> Fraction:
@@ -45,8 +64,13 @@ def _number(text: str) -> Fraction:
 
 
 def equations(reply: str) -> list[Equation]:
-    """Every 'a op b = c' in the reply, in order (numbers with commas or decimals read exactly)."""
-    return [Equation(_number(a), op, _number(b), _number(c)) for a, op, b, c in _EQUATION.findall(reply)]
+    """Every 'a op b [op c ...] = d' in the reply, in order (numbers with commas or decimals read exactly)."""
+    found = []
+    for left, written in _EQUATION.findall(reply):
+        pairs = _TERM.findall(left)
+        found.append(Equation(tuple(_number(n) for n, _ in pairs), tuple(op for _, op in pairs[:-1]),
+                              _number(written)))
+    return found
 
 
 def classify(problem: Problem, reply: str) -> str:
@@ -61,6 +85,21 @@ def classify(problem: Problem, reply: str) -> str:
     if problem.difficulty and len(written) < problem.difficulty:
         return "too few steps"
     return "wrong plan"
+
+
+def right_if_computed(problem: Problem, reply: str) -> bool:
+    """Whether the reply's plan reaches the answer once every equation is computed correctly: each result
+    is recomputed, and a later step that used a wrong result as an operand gets the corrected one."""
+    corrected: dict[Fraction, Fraction] = {}
+    last = None
+    for e in equations(reply):
+        terms = tuple(corrected.get(t, t) for t in e.terms)
+        last = Equation(terms, e.ops, e.written).value
+        if last is None:
+            return False
+        if last != e.written:
+            corrected[e.written] = last
+    return last is not None and last == problem.answer
 
 
 def tally(kinds: list[str]) -> dict[str, int]:
