@@ -246,7 +246,8 @@ def stored_view() -> None:
     if stored.mh_budgets != stored.budgets:
         budgets += f" (MH: {', '.join(map(str, stored.mh_budgets))})"
     st.markdown(f"**Stored benchmark** of {literal(stored.model)}: {sets} problems, up to {stored.max_new_tokens} "
-                f"new tokens per sequence, budgets {budgets} (`{stored.command}`).")
+                f"new tokens per sequence, budgets {budgets} ("
+                + ", then ".join(f"`{c}`" for c in stored.commands) + ").")
     frame = pd.DataFrame(stored.summary)
     left, right = st.columns(2)
     left.plotly_chart(figs.accuracy_curves(frame), width="stretch", key="dec-stored-fig")

@@ -42,7 +42,7 @@ class StoredBenchmark:
     mh_budgets: tuple[int, ...]  # MH's own, when the run left its costliest budget out
     max_new_tokens: int
     summary: tuple[dict, ...]  # one row per setting: label, strategy, budget, accuracy, latency, tokens, ...
-    command: str
+    commands: tuple[str, ...]  # the run that made it, then each run merged into it (--merge)
 
 
 def stored_benchmark(fingerprint: str, path: Path = RESULT) -> StoredBenchmark | None:
@@ -57,4 +57,4 @@ def stored_benchmark(fingerprint: str, path: Path = RESULT) -> StoredBenchmark |
     return StoredBenchmark(model=str(data.get("model", "")), fingerprint=fingerprint, sets=dict(data.get("sets", {})),
                            budgets=budgets, mh_budgets=tuple(data.get("mh_budgets", budgets)),
                            max_new_tokens=int(data.get("max_new_tokens", 0)), summary=tuple(data["summary"]),
-                           command=str(data.get("command", COMMAND)))
+                           commands=tuple(str(c) for c in data.get("commands", [data.get("command", COMMAND)])))

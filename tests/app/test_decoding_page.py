@@ -89,13 +89,14 @@ def test_batch_tab_shows_the_stored_benchmark_of_this_model_only(monkeypatch, tm
            "mean_latency_s": 1.0, "p95_latency_s": 2.0, "mean_tokens": 40.0}
     path = tmp_path / "decoding_accuracy.json"
     path.write_text(json.dumps({"model": "Tiny", "fingerprint": load("tiny-llama").fingerprint, "sets": {"heldout": 3},
-                                "budgets": [2], "max_new_tokens": 8, "summary": [row]}))
+                                "budgets": [2], "max_new_tokens": 8, "summary": [row],
+                                "commands": ["bench grid", "bench merge"]}))
     real = benchmark.stored_benchmark
     monkeypatch.setattr(benchmark, "stored_benchmark", lambda fingerprint: real(fingerprint, path))
     at = run_page("decoding.py")
     open_tab(at, "dec-tab", "Batch & budgets")
     assert "dec-stored-fig" in {chart.key for chart in plotly_charts(at)}
-    assert any("Stored benchmark" in m.value for m in at.markdown)
+    assert any("Stored benchmark" in m.value and "`bench grid`, then `bench merge`" in m.value for m in at.markdown)
     path.write_text(path.read_text().replace(load("tiny-llama").fingerprint, "another model"))
     at.run()
     assert "dec-stored-fig" not in {chart.key for chart in plotly_charts(at)}

@@ -21,6 +21,14 @@ def test_mh_budgets_of_a_run_that_left_its_costliest_budget_out(tmp_path):
                                 "summary": [{"label": "Greedy"}]}))
     found = stored_benchmark("abc", path)
     assert found.budgets == (2, 4, 8, 16) and found.mh_budgets == (2, 4, 8)
+    assert found.commands == (".venv/bin/python bench/decoding_accuracy.py",), "no command stored: the script's"
+
+
+def test_a_merged_result_names_every_run_that_made_it(tmp_path):
+    path = tmp_path / "decoding_accuracy.json"
+    path.write_text(json.dumps({"fingerprint": "abc", "command": "second", "commands": ["first", "second"],
+                                "summary": [{"label": "Greedy"}]}))
+    assert stored_benchmark("abc", path).commands == ("first", "second")
 
 
 def test_a_missing_or_broken_file_is_no_benchmark(tmp_path):
