@@ -142,6 +142,8 @@ def budget_list(text: str) -> list[int]:
 
 
 def main() -> None:
+    from loading import add_run_flags, loaded_model  # bench/, beside this script
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m-arith-reasoner")
     ap.add_argument("--heldout", type=int, default=40, help="problems from the generator's held-out split")
@@ -160,13 +162,9 @@ def main() -> None:
     ap.add_argument("--merge", default=None,
                     help="an earlier result of the same model and problems: its settings that this run does not "
                          "repeat are kept, so one expensive setting can be added without the stored runs")
-    ap.add_argument("--tokens", type=int, default=96, help="max new tokens per sequence")
     ap.add_argument("--alpha", type=float, default=4.0)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "decoding_accuracy.json"))
+    add_run_flags(ap, "decoding_accuracy")
     args = ap.parse_args()
-    from loading import loaded_model  # bench/, beside this script
-
     handle = loaded_model(args.model, args.threads)
     from backend.decoding import run_batch, settings_for
     from backend.decoding.benchmark import benchmark_config, benchmark_sets

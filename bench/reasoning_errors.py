@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from loading import ROOT, loaded_model  # bench/, beside this script
+from loading import add_run_flags, loaded_model  # bench/, beside this script
 
 
 def main() -> None:
@@ -25,9 +25,7 @@ def main() -> None:
     ap.add_argument("--model", default="smollm2-135m-arith-reasoner")
     ap.add_argument("--heldout", type=int, default=100, help="problems from the generator's broad held-out split")
     ap.add_argument("--handwritten", type=int, default=60, help="problems of the hand-written set, evenly spread")
-    ap.add_argument("--tokens", type=int, default=96)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "reasoning_errors.json"))
+    add_run_flags(ap, "reasoning_errors")
     args = ap.parse_args()
     handle = loaded_model(args.model, args.threads)
     from backend.decoding.benchmark import benchmark_config, benchmark_sets
