@@ -8,6 +8,7 @@ counts the problems where they disagree.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -29,3 +30,9 @@ def mcnemar_exact(wins: int, losses: int) -> float:
         return 1.0
     tail = sum(math.comb(n, k) for k in range(min(wins, losses) + 1)) / 2 ** n
     return min(1.0, 2 * tail)
+
+
+def discordant(a: Mapping[str, bool], b: Mapping[str, bool]) -> tuple[int, int]:
+    """(only a right, only b right) over the problems both scored: what McNemar's test counts."""
+    shared = a.keys() & b.keys()
+    return sum(a[i] and not b[i] for i in shared), sum(b[i] and not a[i] for i in shared)

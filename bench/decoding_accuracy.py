@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend.significance import mcnemar_exact  # noqa: E402
+from backend.significance import discordant, mcnemar_exact  # noqa: E402
 
 
 def auroc(scores: list[float], positive: list[bool]) -> float | None:
@@ -44,10 +44,10 @@ def auroc(scores: list[float], positive: list[bool]) -> float | None:
 def paired(rows, label: str, against: str) -> dict:
     """`label` against `against` on the same problems: accuracy difference, the discordant counts and McNemar's
     exact p (the honest test for two strategies scored on one problem set)."""
-    right = {(r.label, r.problem_id): bool(r.correct) for r in rows}
-    shared = sorted({pid for lab, pid in right if lab == label} & {pid for lab, pid in right if lab == against})
-    wins = sum(right[label, pid] and not right[against, pid] for pid in shared)
-    losses = sum(right[against, pid] and not right[label, pid] for pid in shared)
+    ours = {r.problem_id: bool(r.correct) for r in rows if r.label == label}
+    theirs = {r.problem_id: bool(r.correct) for r in rows if r.label == against}
+    shared = ours.keys() & theirs.keys()
+    wins, losses = discordant(ours, theirs)
     return {"label": label, "against": against, "problems": len(shared),
             "accuracy_difference": round((wins - losses) / len(shared), 4) if shared else None,
             "only_label_right": wins, "only_against_right": losses, "mcnemar_p": round(mcnemar_exact(wins, losses), 4)}

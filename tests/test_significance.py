@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from backend.significance import mcnemar_exact, wilson_interval
+from backend.significance import discordant, mcnemar_exact, wilson_interval
 
 
 def test_wilson_matches_the_closed_form_and_stays_inside_zero_one():
@@ -29,3 +29,10 @@ def test_mcnemar_exact_is_the_two_sided_binomial_tail():
     assert mcnemar_exact(9, 3) == pytest.approx(2 * sum(math.comb(12, k) for k in range(4)) / 2 ** 12)
     assert mcnemar_exact(3, 9) == mcnemar_exact(9, 3)
     assert mcnemar_exact(4, 4) == 1.0
+
+
+def test_discordant_counts_only_the_problems_both_scored():
+    a = {"p1": True, "p2": True, "p3": False, "p4": True}
+    b = {"p1": False, "p2": True, "p3": True, "p5": False}  # p4 and p5 are scored by one side only
+    assert discordant(a, b) == (1, 1) and discordant(b, a) == (1, 1)
+    assert discordant({"p1": True, "p2": True}, {"p1": False, "p2": False}) == (2, 0)

@@ -125,9 +125,9 @@ def sweep_figure(result) -> go.Figure:
     """Accuracy (with its Wilson 95% interval) vs realised intervention rate per policy, base and reasoning
     alone as lines."""
     fig = go.Figure()
-    stats = {(c.policy, c.budget): c for c in cell_stats(result)}
-    for policy in dict.fromkeys(p.policy for p in result.points):
-        cells = sorted((c for c in stats.values() if c.policy == policy), key=lambda c: c.rate)
+    stats = cell_stats(result)
+    for policy in dict.fromkeys(c.policy for c in stats):
+        cells = sorted((c for c in stats if c.policy == policy), key=lambda c: c.rate)
         fig.add_scatter(x=[100 * c.rate for c in cells], y=[100 * c.accuracy for c in cells], mode="lines+markers",
                         name=policy, line_color=POLICY_COLORS.get(policy),
                         error_y=dict(type="data", symmetric=False, array=[100 * (c.high - c.accuracy) for c in cells],

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from backend.disagreement.sweep import SweepResult
-from backend.significance import mcnemar_exact, wilson_interval
+from backend.significance import discordant, mcnemar_exact, wilson_interval
 
 CONTROL = "random"
 
@@ -47,16 +47,14 @@ def cell_stats(result: SweepResult, control: str = CONTROL) -> tuple[CellStats, 
     for point in result.points:
         mine = right.get((point.policy, point.budget), {})
         k, n = sum(mine.values()), len(mine)
+        accuracy = k / n if n else float("nan")
         low, high = wilson_interval(k, n)
         theirs = right.get((control, point.budget))
         wins = losses = 0
         p = float("nan")
         if theirs is not None and point.policy != control:
-            shared = mine.keys() & theirs.keys()
-            wins = sum(mine[i] and not theirs[i] for i in shared)
-            losses = sum(theirs[i] and not mine[i] for i in shared)
+            wins, losses = discordant(mine, theirs)
             p = mcnemar_exact(wins, losses)
-        rows.append(CellStats(point.policy, point.budget, point.rate, n, k, k / n if n else float("nan"), low, high,
-                              gap_share(k / n if n else float("nan"), result.base_accuracy,
-                                        result.reasoning_accuracy), wins, losses, p))
+        rows.append(CellStats(point.policy, point.budget, point.rate, n, k, accuracy, low, high,
+                              gap_share(accuracy, result.base_accuracy, result.reasoning_accuracy), wins, losses, p))
     return tuple(rows)
