@@ -30,8 +30,9 @@ from safetensors.torch import save_file  # noqa: E402
 from backend.disagreement.adapter_training import (TrainConfig, greedy_completions, print_flush,  # noqa: E402
                                                    score_report, train)
 from backend.models import load  # noqa: E402
-from backend.tasks.arithmetic import generate_problems  # noqa: E402
+from backend.tasks.arithmetic import FAMILIES, generate_problems  # noqa: E402
 from backend.tasks.problem_sets import handwritten_problems  # noqa: E402
+from backend.tasks.worked_arithmetic import SOLUTION_STYLES  # noqa: E402
 from peft import get_peft_model_state_dict  # noqa: E402
 
 MODEL_ID = "smollm2-135m-instruct"
@@ -44,7 +45,9 @@ def parse_config(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespac
         if field.name == "target_modules":
             parser.add_argument(flag, nargs="+", default=list(default))
         elif field.name == "family":
-            parser.add_argument(flag, choices=("classic", "broad", "mixed"), default=default)
+            parser.add_argument(flag, choices=FAMILIES, default=default)
+        elif field.name == "solution_style":
+            parser.add_argument(flag, choices=SOLUTION_STYLES, default=default)
         elif field.name == "difficulty":
             parser.add_argument(flag, type=int, choices=(1, 2, 3), default=None)
         else:
@@ -285,7 +288,8 @@ def main(argv: list[str] | None = None) -> None:
         correct[name] = {"ids": [p.id for p in problems], "base": base["correct"], "reasoning": tuned["correct"]}
         eval_seconds += base["eval_seconds"] + tuned["eval_seconds"]
 
-    train_problems = generate_problems(cfg.n_train, "train", seed=cfg.seed, difficulty=cfg.difficulty, family=cfg.family)
+    train_problems = generate_problems(cfg.n_train, "train", seed=cfg.seed, difficulty=cfg.difficulty, family=cfg.family,
+                                       style=cfg.solution_style)
     losses = state["losses"]
     given = list(argv if argv is not None else sys.argv[1:])
     if "--notes-file" in given:  # card text, not part of the recipe

@@ -35,7 +35,8 @@ class TrainConfig:
     seed: int = 0
     n_train: int = 3000
     difficulty: int | None = None  # None: a uniform mix of 1-3 steps
-    family: str = "classic"  # generate_problems' family: classic (12 templates), broad, or mixed
+    family: str = "classic"  # generate_problems' family: classic (12 templates), broad, mixed or extended
+    solution_style: str = "plain"  # how the target solutions write each step (worked_arithmetic.SOLUTION_STYLES)
     init_adapter: str = ""  # warm start: an adapter directory whose weights the LoRA starts from
     lora_r: int = 16
     lora_alpha: int = 32
@@ -175,7 +176,8 @@ def train(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, cfg: Train
     """Attach LoRA to `model` (in place), train or resume up to cfg.max_steps; returns (model, run state)."""
     torch.manual_seed(cfg.seed)
     random.seed(cfg.seed)
-    problems = generate_problems(cfg.n_train, "train", seed=cfg.seed, difficulty=cfg.difficulty, family=cfg.family)
+    problems = generate_problems(cfg.n_train, "train", seed=cfg.seed, difficulty=cfg.difficulty, family=cfg.family,
+                                 style=cfg.solution_style)
     examples = [build_example(tokenizer, p) for p in problems]
     peft_model = attach_lora(model, cfg)
     if cfg.init_adapter:  # a checkpoint below, when there is one, overrides this start

@@ -17,6 +17,7 @@ from backend.errors import UserError
 from backend.jsonlines import json_objects
 from backend.tasks.steps import worked_step
 from backend.tasks.word_problems import write_problem
+from backend.tasks.worked_arithmetic import SOLUTION_STYLES, format_step
 
 SPLITS = ("train", "heldout")
 HELDOUT_PERCENT = 20  # share of the canonical problem space reserved for evaluation
@@ -173,23 +174,29 @@ def split_of(problem_id: str) -> str:
     return "heldout" if h % 100 < HELDOUT_PERCENT else "train"
 
 
-def format_solution(steps: list[tuple[int, str, int, int]]) -> str:
-    lines = [f"Step {i}: {a} {op} {b} = {c}" for i, (a, op, b, c) in enumerate(steps, 1)]
+def format_solution(steps: list[tuple[int, str, int, int]], style: str = "plain") -> str:
+    """'Step i: ...' lines (style: worked_arithmetic.SOLUTION_STYLES) and 'Answer: n'."""
+    lines = [format_step(i, *step, style=style) for i, step in enumerate(steps, 1)]
     return "\n".join(lines + [f"Answer: {steps[-1][3]}"])
 
 
-FAMILIES = ("classic", "broad", "mixed")  # the 12 templates, word_problems' scenarios, or half of each
+# the 12 templates, word_problems' scenarios, half of each, or "mixed" with word_problems' extra scenarios
+FAMILIES = ("classic", "broad", "mixed", "extended")
 
 
-def generate_problems(n: int, split: str = "train", seed: int = 0,
-                      difficulty: int | None = None, family: str = "classic") -> list[Problem]:
-    """n distinct problems of one split; the same arguments always give the same list."""
+def generate_problems(n: int, split: str = "train", seed: int = 0, difficulty: int | None = None,
+                      family: str = "classic", style: str = "plain") -> list[Problem]:
+    """n distinct problems of one split; the same arguments always give the same list. `style` only changes
+    how each solution is written (the problems, answers and split stay the same)."""
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+    if style not in SOLUTION_STYLES:
+        raise ValueError(f"style must be one of {SOLUTION_STYLES}, got {style!r}")
     if family == "broad":
-        return _generate_broad(n, split, seed, difficulty)
-    if family == "mixed":  # interleaved so any prefix is half of each
-        broad, classic = _generate_broad(n - n // 2, split, seed, difficulty), generate_problems(n // 2, split, seed, difficulty)
+        return _generate_broad(n, split, seed, difficulty, style)
+    if family in ("mixed", "extended"):  # interleaved so any prefix is half of each
+        broad = _generate_broad(n - n // 2, split, seed, difficulty, style, extended=family == "extended")
+        classic = generate_problems(n // 2, split, seed, difficulty, style=style)
         return [p for i, b in enumerate(broad) for p in (b, *classic[i:i + 1])]
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
@@ -212,13 +219,14 @@ def generate_problems(n: int, split: str = "train", seed: int = 0,
         if not calc.ok or len(calc.steps) != level or pid in seen or split_of(pid) != split:
             continue
         seen.add(pid)
-        out.append(Problem(pid, question, calc.steps[-1][3], format_solution(calc.steps), split, level))
+        out.append(Problem(pid, question, calc.steps[-1][3], format_solution(calc.steps, style), split, level))
     if len(out) < n:
         raise ValueError(f"could only generate {len(out)} of {n} distinct {split} problems")
     return out
 
 
-def _generate_broad(n: int, split: str, seed: int, difficulty: int | None) -> list[Problem]:
+def _generate_broad(n: int, split: str, seed: int, difficulty: int | None, style: str,
+                    extended: bool = False) -> list[Problem]:
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     if difficulty is not None and difficulty not in (1, 2, 3):
@@ -230,7 +238,7 @@ def _generate_broad(n: int, split: str, seed: int, difficulty: int | None) -> li
         if len(out) >= n:
             break
         level = difficulty or rng.choice((1, 2, 3))
-        written = write_problem(rng, level)
+        written = write_problem(rng, level, extended)
         if written is None:
             continue
         # canonical parameters: scenario, operations and every number shown; wordings of them share a split
@@ -238,7 +246,8 @@ def _generate_broad(n: int, split: str, seed: int, difficulty: int | None) -> li
         if pid in seen or split_of(pid) != split:
             continue
         seen.add(pid)
-        out.append(Problem(pid, written.question, written.steps[-1][3], format_solution(list(written.steps)), split, level))
+        out.append(Problem(pid, written.question, written.steps[-1][3], format_solution(list(written.steps), style),
+                           split, level))
     if len(out) < n:
         raise ValueError(f"could only generate {len(out)} of {n} distinct broad {split} problems")
     return out

@@ -25,20 +25,22 @@ KINDS = ("right", *MISS_KINDS)
 _MULTIPLY, _DIVIDE = {"*", "x", "×"}, {"/", "÷"}
 _NUMBER = r"-?\d[\d,]*(?:\.\d+)?"
 _OP = r"[-+*/x×÷]"
-# a chain of numbers joined by operators, "=", a number: "28 * 3 = 84", "5 + 3 + 2 = 10"
-_EQUATION = re.compile(rf"((?:{_NUMBER}\s*{_OP}\s*)+{_NUMBER})\s*=\s*({_NUMBER})")
+_EXPRESSION = rf"{_NUMBER}(?:\s*{_OP}\s*{_NUMBER})*"
+# an expression with an operator, any worked sides, "=", a final number not continued by an operator:
+# "28 * 3 = 84", "5 + 3 + 2 = 10", "158 + 39 = 158 + 30 + 9 = 188 + 9 = 197"
+_EQUATION = re.compile(rf"({_NUMBER}\s*{_OP}\s*{_EXPRESSION}(?:\s*=\s*{_EXPRESSION})*?)\s*=\s*({_NUMBER})"
+                       rf"(?!\s*{_OP}\s*\d)(?![\d,])")
 _TERM = re.compile(rf"({_NUMBER})\s*({_OP})?\s*")
 
 
 @dataclass(frozen=True)
-class Equation:
+class Expression:
     terms: tuple[Fraction, ...]
     ops: tuple[str, ...]  # one fewer than terms
-    written: Fraction
 
     @property
     def value(self) -> Fraction | None:
-        """The left side with the usual precedence (* and / before + and -); None on a division by zero."""
+        """With the usual precedence (* and / before + and -); None on a division by zero."""
         sums, signs, current = [], ["+"], self.terms[0]
         for op, term in zip(self.ops, self.terms[1:]):
             if op in _MULTIPLY:
@@ -54,22 +56,41 @@ class Equation:
         sums.append(current)
         return sum((t if sign == "+" else -t for sign, t in zip(signs, sums)), Fraction(0))
 
+
+@dataclass(frozen=True)
+class Equation:
+    """'left = [worked sides =] written': left is the step's plan, the sides in between its working."""
+    terms: tuple[Fraction, ...]
+    ops: tuple[str, ...]  # one fewer than terms
+    written: Fraction
+    between: tuple[Expression, ...] = ()
+
+    @property
+    def value(self) -> Fraction | None:
+        return Expression(self.terms, self.ops).value
+
     @property
     def holds(self) -> bool:
-        return self.value == self.written
+        """Every equality of the chain is true."""
+        return self.value == self.written and all(side.value == self.written for side in self.between)
 
 
 def _number(text: str) -> Fraction:
     return Fraction(text.replace(",", ""))
 
 
+def _expression(text: str) -> Expression:
+    pairs = _TERM.findall(text)
+    return Expression(tuple(_number(n) for n, _ in pairs), tuple(op for _, op in pairs[:-1]))
+
+
 def equations(reply: str) -> list[Equation]:
-    """Every 'a op b [op c ...] = d' in the reply, in order (numbers with commas or decimals read exactly)."""
+    """Every 'a op b [op c ...] [= worked sides] = d' in the reply, in order (numbers with commas or decimals
+    read exactly)."""
     found = []
-    for left, written in _EQUATION.findall(reply):
-        pairs = _TERM.findall(left)
-        found.append(Equation(tuple(_number(n) for n, _ in pairs), tuple(op for _, op in pairs[:-1]),
-                              _number(written)))
+    for chain, written in _EQUATION.findall(reply):
+        left, *between = (_expression(side) for side in chain.split("="))
+        found.append(Equation(left.terms, left.ops, _number(written), tuple(between)))
     return found
 
 
@@ -94,7 +115,7 @@ def right_if_computed(problem: Problem, reply: str) -> bool:
     last = None
     for e in equations(reply):
         terms = tuple(corrected.get(t, t) for t in e.terms)
-        last = Equation(terms, e.ops, e.written).value
+        last = Expression(terms, e.ops).value
         if last is None:
             return False
         if last != e.written:

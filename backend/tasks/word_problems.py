@@ -331,10 +331,49 @@ def _ages(d: _Draft, n_steps: int) -> str:
     return d.ask("how old was {o} {c} years ago?", c=d.num(c), **v)
 
 
+# (larger unit, smaller unit, how many smaller in one larger): the factor is known, not shown
+CONVERSIONS = (("weeks", "days", 7), ("hours", "minutes", 60), ("days", "hours", 24), ("dollars", "cents", 100),
+               ("dozens", "eggs", 12), ("kilograms", "grams", 1000), ("metres", "centimetres", 100),
+               ("years", "months", 12), ("minutes", "seconds", 60))
+
+
+def _convert(d: _Draft, n_steps: int) -> str:
+    """A unit conversion whose factor the text never states (days in a week), alone or after a sum."""
+    big, small, factor = d.r.choice(CONVERSIONS)
+    name = _person(d.r)[0]
+    v = {"n": name, "big": big, "small": small}
+    d.shown.append(factor)  # not in the text, but it tells two unit pairs apart in the id
+    if d.r.random() < 0.5:  # larger to smaller: multiply, then perhaps add the leftover smaller units
+        a = d.r.randint(2, max(2, min(30, 1999 // factor)))
+        value = d.calc(a, "*", factor)
+        if n_steps == 1:
+            d.say("{n} has {a} {big}.", "the amount is {a} {big}.", "it comes to {a} {big}.", a=d.num(a), **v)
+            return d.ask("how many {small} is that?", "what is that in {small}?", **v)
+        extra = d.r.randint(1, factor - 1)
+        d.calc(value, "+", extra)
+        d.say("it comes to {a} {big} and {e} {small}.", "{n} has {a} {big} and another {e} {small}.",
+              a=d.num(a), e=d.num(extra), **v)
+        return d.ask("how many {small} is that altogether?", "what is the total in {small}?", **v)
+    # smaller to larger: divide, perhaps after adding two amounts
+    whole = d.r.randint(2, max(2, min(30, 1999 // factor)))
+    if n_steps == 1:
+        d.calc(whole * factor, "/", factor)
+        return d.ask("how many {big} are there in {x} {small}?", "{x} {small} make how many {big}?",
+                     x=d.num(whole * factor), **v)
+    first = d.r.randint(1, whole * factor - 1)
+    d.calc(d.calc(first, "+", whole * factor - first), "/", factor)
+    d.say("{n} has {x} {small}, and then {y} more {small}.", "first there are {x} {small}, then {y} more.",
+          x=d.num(first), y=d.num(whole * factor - first), **v)
+    return d.ask("how many {big} is that in all?", "what is the total, in {big}?", **v)
+
+
 SCENARIOS: dict[str, Callable[[_Draft, int], str]] = {
     "collection": _collection, "shopping": _shopping, "rate": _rate, "comparison": _comparison,
     "measure": _measure, "ages": _ages,
 }
+# Scenarios added after the benchmarks were drawn: only the "extended" family uses them, so the "broad"
+# family (and every stored held-out set drawn from it) stays exactly as it was.
+EXTRA_SCENARIOS: dict[str, Callable[[_Draft, int], str]] = {"convert": _convert}
 
 
 def _distractor(d: _Draft) -> str:
@@ -356,16 +395,18 @@ class Written:
     shown: tuple[int, ...]  # every number of the text, in the order they were drawn
 
 
-def write_problem(r: random.Random, n_steps: int) -> Written | None:
-    """One problem of n_steps operations, or None when the drawn numbers break a rule (the caller redraws)."""
-    name = r.choice(sorted(SCENARIOS))
+def write_problem(r: random.Random, n_steps: int, extended: bool = False) -> Written | None:
+    """One problem of n_steps operations, or None when the drawn numbers break a rule (the caller redraws).
+    extended: draw from EXTRA_SCENARIOS too."""
+    scenarios = {**SCENARIOS, **EXTRA_SCENARIOS} if extended else SCENARIOS
+    name = r.choice(sorted(scenarios))
     d = _Draft(r)
-    ask = SCENARIOS[name](d, n_steps)
+    ask = scenarios[name](d, n_steps)
     if not d.ok or len(d.steps) != n_steps:
         return None
     ask = ask[0].upper() + ask[1:]
     if r.random() < P_DISTRACTOR:
-        d.sentences.insert(r.randint(1, len(d.sentences)), _distractor(d))
+        d.sentences.insert(r.randint(min(1, len(d.sentences)), len(d.sentences)), _distractor(d))
     story = " ".join(d.sentences)
-    question = f"{ask} {story}" if r.random() < P_QUESTION_FIRST else f"{story} {ask}"
+    question = (f"{ask} {story}" if r.random() < P_QUESTION_FIRST else f"{story} {ask}").strip()
     return Written(name, question, tuple(d.steps), tuple(d.shown))

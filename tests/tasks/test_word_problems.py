@@ -6,7 +6,8 @@ from collections import Counter
 import pytest
 
 from backend.tasks.arithmetic import extract_answer, generate_problems, split_of
-from backend.tasks.word_problems import SCENARIOS, number_words, write_problem
+from backend.tasks.solution_errors import classify
+from backend.tasks.word_problems import CONVERSIONS, EXTRA_SCENARIOS, SCENARIOS, number_words, write_problem
 
 STEP = re.compile(r"Step (\d+): (\d+) ([-+*/]) (\d+) = (\d+)")
 
@@ -80,3 +81,17 @@ def test_write_problem_redraws_rather_than_breaking_a_rule():
             results.append(written)
             assert all(0 <= v <= 2000 for s in written.steps for v in (s[0], s[2], s[3]))
     assert len(results) > 400
+
+
+def test_extended_adds_conversions_without_changing_the_broad_family():
+    """The stored benchmarks were drawn from "broad" and "mixed": the extra scenarios must not move them."""
+    extended = generate_problems(600, "train", seed=9, family="extended")
+    broad_part = [p for p in extended if p.id.startswith("broad-")]
+    assert {p.id.split("-")[1] for p in broad_part} == set(SCENARIOS) | set(EXTRA_SCENARIOS)
+    mixed = generate_problems(600, "train", seed=9, family="mixed")
+    assert all(p.id.split("-")[1] in SCENARIOS for p in mixed if p.id.startswith("broad-"))
+    for p in (p for p in broad_part if p.id.split("-")[1] == "convert"):
+        assert any(big in p.question and small in p.question and str(factor) in p.id.split("-")
+                   for big, small, factor in CONVERSIONS)
+        assert not p.question[0].islower() and p.question == p.question.strip()
+        assert classify(p, p.solution) == "right" and 1 <= p.difficulty <= 2

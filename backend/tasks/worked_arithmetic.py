@@ -1,0 +1,52 @@
+"""One arithmetic step written out in place-value pieces, for a small model that slips on one-shot sums.
+
+The embedded tokenizer writes every digit as its own token, most significant first, so a one-shot
+"158 + 39 = 197" needs the carry before it has written the digits that cause it. Splitting the second
+operand into its tens-and-above part and its ones leaves each equality a smaller job:
+
+    158 + 39 = 158 + 30 + 9 = 188 + 9 = 197
+    48 - 31 = 48 - 30 - 1 = 18 - 1 = 17
+    7 * 17 = 7 * 10 + 7 * 7 = 70 + 49 = 119
+    158 / 2 = 140 / 2 + 18 / 2 = 70 + 9 = 79
+
+Every side of a chain has the same value under the usual precedence, so `solution_errors` can check each
+equality of it. A step with nothing to split (a one-digit operand, a round number, a one-digit quotient)
+stays "a op b = c".
+"""
+from __future__ import annotations
+
+SOLUTION_STYLES = ("plain", "worked")  # "Step i: a op b = c", or the chain above
+
+
+def _split(n: int) -> tuple[int, int]:
+    """n as (its tens-and-above part, its ones): 158 -> (150, 8)."""
+    return n - n % 10, n % 10
+
+
+def worked_equation(a: int, op: str, b: int, c: int) -> str:
+    """'a op b = ... = c', the pieces in between when there is something to split."""
+    head = f"{a} {op} {b}"
+    if op in "+-":
+        tens, ones = _split(b)
+        if tens == 0 or ones == 0:
+            return f"{head} = {c}"
+        partial = a + tens if op == "+" else a - tens
+        return f"{head} = {a} {op} {tens} {op} {ones} = {partial} {op} {ones} = {c}"
+    if op == "*":
+        small, big = (a, b) if a <= b else (b, a)  # split the larger factor: 7 * 17 = 7 * 10 + 7 * 7
+        tens, ones = _split(big)
+        if tens == 0 or ones == 0:
+            return f"{head} = {c}"
+        return f"{head} = {small} * {tens} + {small} * {ones} = {small * tens} + {small * ones} = {c}"
+    if op == "/":
+        tens, ones = _split(c)  # the quotient's pieces: 158 / 2 = 140 / 2 + 18 / 2
+        if tens == 0 or ones == 0:
+            return f"{head} = {c}"
+        return f"{head} = {b * tens} / {b} + {b * ones} / {b} = {tens} + {ones} = {c}"
+    raise ValueError(f"unknown operation {op!r}")
+
+
+def format_step(i: int, a: int, op: str, b: int, c: int, style: str) -> str:
+    if style not in SOLUTION_STYLES:
+        raise ValueError(f"style must be one of {SOLUTION_STYLES}, got {style!r}")
+    return f"Step {i}: " + (worked_equation(a, op, b, c) if style == "worked" else f"{a} {op} {b} = {c}")
