@@ -26,6 +26,7 @@ from backend.features import load_all  # noqa: E402
 from backend.disagreement.pair import arithmetic_reasoner  # noqa: E402
 from backend.mt.model_choice import recommended_model  # noqa: E402
 from backend.store.db import store_notice  # noqa: E402
+from backend.store.reference import ensure_reference  # noqa: E402
 
 load_all()  # every feature's variants registered before any page lists them
 if _FIRST_RUN:
@@ -49,6 +50,7 @@ RECOMMENDED = {"mt_heads": recommended_model, "decoding": arithmetic_reasoner}
 recommend = RECOMMENDED.get(navigation.url_path)
 open_page_on(guarded(recommend) if recommend else None)
 model_picker()
+ensure_reference()  # the shipped first views, whichever store this server was pointed at
 notice = store_notice()
 if notice:
     st.warning(notice, icon=":material/database:")

@@ -1,5 +1,6 @@
 """Reference artifacts: results this code computed on the embedded models, shipped in the repository and
-imported into the store by `models prepare` (so by `make run`), so a newcomer's first view of a heavy page is
+imported into the store by `models prepare` (so by `make run`) and by the app when it first opens a store
+(`ensure_reference`: a store made by hand, or pointed to by DASH_STORE, gets them too), so a newcomer's first view of a heavy page is
 served from the store instead of minutes of CPU.
 
 They are ordinary artifacts, keyed exactly like computed ones (feature, action, model fingerprint, canonical
@@ -18,7 +19,7 @@ from pathlib import Path
 from backend.config import REPO_ROOT
 from backend.errors import UserError
 from backend.store.artifacts import artifact_key
-from backend.store.db import connect
+from backend.store.db import StoreUnavailable, connect, store_path
 
 REFERENCE_DIR = REPO_ROOT / "data" / "reference"
 COLUMNS = ("key", "feature", "action", "fingerprint", "params", "code_version", "payload", "compute_seconds")
@@ -77,3 +78,20 @@ def import_reference(directory: Path = REFERENCE_DIR, store: Path | None = None)
                         "ON CONFLICT (key) DO NOTHING", [row[c] for c in COLUMNS])
         after = con.execute("SELECT count(*) FROM artifacts").fetchone()[0]
     return ReferenceImport(len(files), len(rows), after - before, len(rows) - len(genuine))
+
+
+_ensured: set[Path] = set()
+
+
+def ensure_reference(store: Path | None = None, directory: Path = REFERENCE_DIR) -> ReferenceImport | None:
+    """import_reference once per process and store (about a second the first time, nothing after); None when
+    the store cannot take them (a locked or read-only store is the store notice's business, not an error)."""
+    path = Path(store or store_path())
+    if path in _ensured:
+        return None
+    try:
+        done = import_reference(directory, store=path)
+    except StoreUnavailable:
+        return None
+    _ensured.add(path)
+    return done

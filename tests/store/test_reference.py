@@ -130,3 +130,28 @@ def test_export_can_keep_only_some_kinds_of_artifact(tmp_path, monkeypatch):
     out = tmp_path / "ref" / "sweep.jsonl.gz"
     assert export_reference([MODEL.fingerprint], out, actions=["demo:other"]) == 1
     assert [row["action"] for row in read_reference(out)] == ["other"]
+
+
+def test_the_app_imports_the_shipped_artifacts_once_per_store(tmp_path, monkeypatch):
+    from backend.store import reference
+
+    _compute_in(tmp_path / "a.duckdb", monkeypatch, MODEL, 3)
+    out = tmp_path / "ref" / "embedded.jsonl.gz"
+    export_reference([MODEL.fingerprint], out)
+    fresh = tmp_path / "fresh.duckdb"
+    monkeypatch.setenv("DASH_STORE", str(fresh))
+    assert reference.ensure_reference(directory=out.parent).imported == 1
+    assert reference.ensure_reference(directory=out.parent) is None  # once per process and store
+    assert cached("demo", "run", MODEL, Config(3), lambda: {"values": "computed"}).cached
+
+
+def test_a_store_that_cannot_take_them_is_left_to_the_store_notice(tmp_path, monkeypatch):
+    from backend.store import reference
+    from backend.store.db import StoreUnavailable
+
+    def locked(*args, **kwargs):
+        raise StoreUnavailable("locked by another process")
+
+    monkeypatch.setattr(reference, "import_reference", locked)
+    assert reference.ensure_reference(tmp_path / "locked.duckdb") is None
+    assert tmp_path / "locked.duckdb" not in reference._ensured  # tried again on the next page view
