@@ -12,10 +12,14 @@ operand into its tens-and-above part and its ones leaves each equality a smaller
 Every side of a chain has the same value under the usual precedence, so `solution_errors` can check each
 equality of it. A step with nothing to split (a one-digit operand, a round number, a one-digit quotient)
 stays "a op b = c".
+
+Style "worked" splits +, - and * only; "worked+division" splits divisions too. Adapter attempt 4 trained on
+the latter and learnt to write "= 10" for one-digit quotients (45 / 5 = 10): the split form must guess the
+quotient's tens before writing anything, which is the hard part of the division itself.
 """
 from __future__ import annotations
 
-SOLUTION_STYLES = ("plain", "worked")  # "Step i: a op b = c", or the chain above
+SOLUTION_STYLES = ("plain", "worked", "worked+division")  # "Step i: a op b = c", or the chains above
 
 
 def _split(n: int) -> tuple[int, int]:
@@ -23,9 +27,11 @@ def _split(n: int) -> tuple[int, int]:
     return n - n % 10, n % 10
 
 
-def worked_equation(a: int, op: str, b: int, c: int) -> str:
+def worked_equation(a: int, op: str, b: int, c: int, split_division: bool = True) -> str:
     """'a op b = ... = c', the pieces in between when there is something to split."""
     head = f"{a} {op} {b}"
+    if op == "/" and not split_division:
+        return f"{head} = {c}"
     if op in "+-":
         tens, ones = _split(b)
         if tens == 0 or ones == 0:
@@ -49,4 +55,6 @@ def worked_equation(a: int, op: str, b: int, c: int) -> str:
 def format_step(i: int, a: int, op: str, b: int, c: int, style: str) -> str:
     if style not in SOLUTION_STYLES:
         raise ValueError(f"style must be one of {SOLUTION_STYLES}, got {style!r}")
-    return f"Step {i}: " + (worked_equation(a, op, b, c) if style == "worked" else f"{a} {op} {b} = {c}")
+    if style == "plain":
+        return f"Step {i}: {a} {op} {b} = {c}"
+    return f"Step {i}: " + worked_equation(a, op, b, c, split_division=style == "worked+division")

@@ -30,8 +30,15 @@ def test_every_worked_step_reads_back_as_a_true_chain_of_the_same_step():
         if op == "/":
             a -= a % b
         c = {"+": a + b, "-": a - b, "*": a * b, "/": a // b}[op]
-        (eq,) = equations(format_step(1, a, op, b, c, "worked"))
-        assert eq.holds and (eq.terms, eq.ops, eq.written) == ((a, b), (op,), c)
+        for style in ("worked", "worked+division"):
+            (eq,) = equations(format_step(1, a, op, b, c, style))
+            assert eq.holds and (eq.terms, eq.ops, eq.written) == ((a, b), (op,), c)
+
+
+def test_only_worked_plus_division_splits_a_division():
+    assert format_step(2, 158, "/", 2, 79, "worked") == "Step 2: 158 / 2 = 79"
+    assert format_step(2, 158, "/", 2, 79, "worked+division") == "Step 2: 158 / 2 = 140 / 2 + 18 / 2 = 70 + 9 = 79"
+    assert format_step(2, 158, "+", 2, 160, "worked") == format_step(2, 158, "+", 2, 160, "worked+division")
 
 
 def test_a_wrong_piece_is_a_slip_in_a_right_plan():
