@@ -61,6 +61,9 @@ def parse_config(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespac
                         help="the directory whose eval.json holds earlier attempts (default: --output-dir)")
     parser.add_argument("--card-only", action="store_true",
                         help="only re-write MODEL_CARD.md from --output-dir's eval.json (with --notes-file: new notes)")
+    parser.add_argument("--record-attempts-from", type=Path, nargs="+", default=[],
+                        help="with --card-only: add the latest attempt of these output dirs (later attempts that were "
+                             "not shipped) to the card's attempts table")
     parser.add_argument("--train-only", action="store_true",
                         help="train (or resume) and write the adapter, without evaluating (re-run without it to evaluate)")
     args = parser.parse_args(argv)
@@ -137,18 +140,19 @@ def pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def attempt_row(i: int, a: dict) -> str:
+def attempt_row(i: int, a: dict, shipped: bool) -> str:
     em = a["reasoning_exact_match"]
     em = {"classic held-out": em} if isinstance(em, float) else em  # attempt 1 was scored on the classic split only
     cells = " | ".join(pct(em[name]) if name in em else "-" for name in EVAL_SETS)
     c = a["config"]
     recipe = (f"r={c['lora_r']}, lr={c['lr']}, batch={c['batch_size']}x{c['grad_accum']}, steps={a['steps']}, "
               f"n_train={c['n_train']}, family={c.get('family', 'classic')}"
+              + (f", solutions={c['solution_style']}" if c.get("solution_style", "plain") != "plain" else "")
               + (", warm start" if c.get("init_adapter") else ""))
-    return f"| {i} | {a['note'] or '-'} | {recipe} | {a['train_minutes']:.0f} min | {cells} |"
+    return f"| {i}{' (this adapter)' if shipped else ''} | {a['note'] or '-'} | {recipe} | {a['train_minutes']:.0f} min | {cells} |"
 
 
-def model_card(cfg: TrainConfig, record: dict) -> str:
+def model_card(cfg: TrainConfig, record: dict, adapter_dir: Path) -> str:
     evals = record["evaluations"]
     mix = ", ".join(f"{n} of difficulty {d}" for d, n in sorted(record["train_difficulty_counts"].items()))
     summary = "\n".join(f"| {name} | {evals[name]['n']} | {pct(evals[name]['base']['exact_match'])} | "
@@ -158,11 +162,12 @@ def model_card(cfg: TrainConfig, record: dict) -> str:
         f"{pct(evals[name]['base']['by_difficulty'][d]['exact_match'])} | "
         f"{pct(evals[name]['reasoning']['by_difficulty'][d]['exact_match'])} |"
         for name in EVAL_SETS for d in sorted(evals[name]["base"]["by_difficulty"]))
-    attempts = "\n".join(attempt_row(i, a) for i, a in enumerate(record["attempts"], 1))
+    attempts = "\n".join(attempt_row(i, a, (a["run_dir"], a["steps"]) == (cfg.run_dir, record["steps"]))
+                         for i, a in enumerate(record["attempts"], 1))
     hp = "\n".join(f"| `{k}` | `{v}` |" for k, v in cfg.to_dict().items() if k not in ("run_dir", "output_dir"))
     example = evals["hand-written"]["reasoning"]["examples"][0]
     notes = f"\n## Notes\n\n{record['notes'].strip()}\n" if record.get("notes") else ""
-    return f"""# smollm2-135m-arith-lora: the dashboard's "reasoning model"
+    return f"""# {adapter_dir.name}: an arithmetic reasoning adapter
 
 A LoRA adapter for **SmolLM2-135M-Instruct** (the dashboard's embedded `{MODEL_ID}`, Q4_1 weights dequantised to
 fp32), trained by this project on its own arithmetic word problems (`backend/tasks/arithmetic.py`,
@@ -228,7 +233,7 @@ Reasoning-model exact match per set ("-": not measured for that attempt).
 ```python
 from peft import PeftModel
 from backend.models import load
-model = PeftModel.from_pretrained(load("{MODEL_ID}").model, "data/models/smollm2-135m-arith-lora")
+model = PeftModel.from_pretrained(load("{MODEL_ID}").model, "{_shown(adapter_dir)}")
 ```
 
 Reproduce (re-running the same command after a kill resumes from the last checkpoint; a finished run only
@@ -240,20 +245,38 @@ re-writes this card and eval.json, from the cached evaluations):
 {notes}"""
 
 
-def rewrite_card(out: Path, notes_file: Path | None) -> None:
-    """The card again from a finished run's eval.json, e.g. after its notes were revised; no model is loaded."""
+def merge_attempts(attempts: list[dict], more: list[dict]) -> list[dict]:
+    """attempts + more, one entry per (run_dir, steps), the later one kept, in order of first appearance."""
+    merged: dict[tuple[str, int], dict] = {}
+    for a in [*attempts, *more]:
+        merged[(a["run_dir"], a["steps"])] = a
+    return list(merged.values())
+
+
+def _shown(path: Path) -> str:
+    """The adapter directory as the card shows it: relative to the repository when inside it."""
+    path = path.resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def rewrite_card(out: Path, notes_file: Path | None, attempts_from: list[Path] = ()) -> None:
+    """The card again from a finished run's eval.json, e.g. after its notes were revised or later attempts
+    (not shipped) were added to its table; no model is loaded."""
     record = json.loads((out / "eval.json").read_text())
     if notes_file is not None:
         record["notes"] = notes_file.read_text()
+    later = [json.loads((d / "eval.json").read_text())["attempts"][-1] for d in attempts_from]
+    record["attempts"] = merge_attempts(record["attempts"], later)
+    if notes_file is not None or later:
         write_json(out / "eval.json", record)
     values = {**record["config"], "target_modules": tuple(record["config"]["target_modules"])}
-    (out / "MODEL_CARD.md").write_text(model_card(TrainConfig(**values), record))
+    (out / "MODEL_CARD.md").write_text(model_card(TrainConfig(**values), record, out))
 
 
 def main(argv: list[str] | None = None) -> None:
     cfg, args = parse_config(argv)
     if args.card_only:
-        rewrite_card(Path(cfg.output_dir), args.notes_file)
+        rewrite_card(Path(cfg.output_dir), args.notes_file, args.record_attempts_from)
         return
     handle = load(MODEL_ID)
     sets = eval_sets(cfg)
@@ -303,8 +326,7 @@ def main(argv: list[str] | None = None) -> None:
     previous_path = Path(args.previous_card or out) / "eval.json"
     previous = json.loads(previous_path.read_text()) if previous_path.exists() else {}
     notes = args.notes_file.read_text() if args.notes_file else previous.get("notes", "")
-    attempts = [a for a in previous.get("attempts", [])
-                if (a["run_dir"], a["steps"]) != (cfg.run_dir, state["step"])] + [attempt]
+    attempts = merge_attempts(previous.get("attempts", []), [attempt])
     record = {
         "model": MODEL_ID, "base_fingerprint": handle.fingerprint, "config": cfg.to_dict(), "steps": state["step"],
         "epochs": state["step"] * cfg.batch_size * cfg.grad_accum / cfg.n_train, "resumes": state["resumes"],
@@ -316,7 +338,7 @@ def main(argv: list[str] | None = None) -> None:
         "evaluations": evaluations, "correct": correct, "attempts": attempts, "command": command, "notes": notes,
     }
     write_json(out / "eval.json", record)
-    (out / "MODEL_CARD.md").write_text(model_card(cfg, record))
+    (out / "MODEL_CARD.md").write_text(model_card(cfg, record, out))
     print_flush("; ".join(f"{name}: base {e['base']['exact_match']:.3f} -> reasoning {e['reasoning']['exact_match']:.3f}"
                           for name, e in evaluations.items()) + f"; card in {out / 'MODEL_CARD.md'}")
 
