@@ -36,5 +36,7 @@ def test_work_never_measured_here_computes_with_progress(monkeypatch, tmp_path):
     monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
     at = run_page("fp8_bounds.py")
     assert len(plotly_charts(at)) == 2 and not any(b.label.startswith("Compute (") for b in at.button)
+    fingerprint = load(default_model_id()).fingerprint  # the store also holds the shipped rows of the embedded model
     with duckdb.connect(str(tmp_path / "store.duckdb"), read_only=True) as con:
-        assert con.execute("SELECT count(*) FROM artifacts WHERE feature = 'fp8'").fetchone()[0] == 1
+        assert con.execute("SELECT count(*) FROM artifacts WHERE feature = 'fp8' AND fingerprint = ?",
+                           [fingerprint]).fetchone()[0] == 1
