@@ -6,7 +6,8 @@ three operations, all four of them) and independent surface choices: names and p
 units, several phrasings per operation, numbers written as words, thousands with commas, distractor
 sentences carrying numbers that play no part, and the question first or last.
 
-Problems keep the classic contract: the solution is "Step i: a op b = c" lines and "Answer: n"; every
+Problems keep the classic contract: the solution is "Step i: a op b = c" lines (or their worked form,
+worked_arithmetic) and "Answer: n"; every
 number of the text is part of the id, and the train/held-out split is the same stable hash of the id.
 """
 from __future__ import annotations
