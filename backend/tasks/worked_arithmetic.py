@@ -29,27 +29,21 @@ def _split(n: int) -> tuple[int, int]:
 
 def worked_equation(a: int, op: str, b: int, c: int, split_division: bool = True) -> str:
     """'a op b = ... = c', the pieces in between when there is something to split."""
-    head = f"{a} {op} {b}"
-    if op == "/" and not split_division:
-        return f"{head} = {c}"
-    if op in "+-":
-        tens, ones = _split(b)
-        if tens == 0 or ones == 0:
-            return f"{head} = {c}"
+    if op not in ("+", "-", "*", "/"):
+        raise ValueError(f"unknown operation {op!r}")
+    # what is split: the second operand of a sum or difference, the larger factor, the quotient
+    tens, ones = _split({"+": b, "-": b, "*": max(a, b), "/": c}[op])
+    if tens == 0 or ones == 0 or (op == "/" and not split_division):
+        return f"{a} {op} {b} = {c}"
+    if op in ("+", "-"):
         partial = a + tens if op == "+" else a - tens
-        return f"{head} = {a} {op} {tens} {op} {ones} = {partial} {op} {ones} = {c}"
-    if op == "*":
-        small, big = (a, b) if a <= b else (b, a)  # split the larger factor: 7 * 17 = 7 * 10 + 7 * 7
-        tens, ones = _split(big)
-        if tens == 0 or ones == 0:
-            return f"{head} = {c}"
-        return f"{head} = {small} * {tens} + {small} * {ones} = {small * tens} + {small * ones} = {c}"
-    if op == "/":
-        tens, ones = _split(c)  # the quotient's pieces: 158 / 2 = 140 / 2 + 18 / 2
-        if tens == 0 or ones == 0:
-            return f"{head} = {c}"
-        return f"{head} = {b * tens} / {b} + {b * ones} / {b} = {tens} + {ones} = {c}"
-    raise ValueError(f"unknown operation {op!r}")
+        pieces = f"{a} {op} {tens} {op} {ones} = {partial} {op} {ones}"
+    elif op == "*":
+        k = min(a, b)  # 7 * 17 = 7 * 10 + 7 * 7
+        pieces = f"{k} * {tens} + {k} * {ones} = {k * tens} + {k * ones}"
+    else:
+        pieces = f"{b * tens} / {b} + {b * ones} / {b} = {tens} + {ones}"
+    return f"{a} {op} {b} = {pieces} = {c}"
 
 
 def format_step(i: int, a: int, op: str, b: int, c: int, style: str) -> str:
