@@ -10,13 +10,15 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 from backend.errors import UserError
 from backend.jsonlines import json_objects
+from backend.tasks.everyday_scenarios import EVERYDAY_SCENARIOS
 from backend.tasks.steps import worked_step
-from backend.tasks.word_problems import write_problem
+from backend.tasks.word_problems import EXTRA_SCENARIOS, SCENARIOS, write_problem
 from backend.tasks.worked_arithmetic import SOLUTION_STYLES, format_step
 
 SPLITS = ("train", "heldout")
@@ -180,8 +182,16 @@ def format_solution(steps: list[tuple[int, str, int, int]], style: str = "plain"
     return "\n".join(lines + [f"Answer: {steps[-1][3]}"])
 
 
-# the 12 templates, word_problems' scenarios, half of each, or "mixed" with word_problems' extra scenarios
-FAMILIES = ("classic", "broad", "mixed", "extended")
+# Which word_problems scenarios each composed family draws from. A family's set never changes once a benchmark
+# or an adapter's recipe uses it (the draws would move): new scenarios come in a new family.
+COMPOSED_SCENARIOS = {
+    "broad": SCENARIOS,
+    "mixed": SCENARIOS,
+    "extended": {**SCENARIOS, **EXTRA_SCENARIOS},
+    "everyday": {**SCENARIOS, **EXTRA_SCENARIOS, **EVERYDAY_SCENARIOS},
+}
+# the 12 templates, word_problems' scenarios alone ("broad"), or half of each (the others)
+FAMILIES = ("classic", *COMPOSED_SCENARIOS)
 
 
 def generate_problems(n: int, split: str = "train", seed: int = 0, difficulty: int | None = None,
@@ -194,8 +204,8 @@ def generate_problems(n: int, split: str = "train", seed: int = 0, difficulty: i
         raise ValueError(f"style must be one of {SOLUTION_STYLES}, got {style!r}")
     if family == "broad":
         return _generate_broad(n, split, seed, difficulty, style)
-    if family in ("mixed", "extended"):  # interleaved so any prefix is half of each
-        broad = _generate_broad(n - n // 2, split, seed, difficulty, style, extended=family == "extended")
+    if family != "classic":  # interleaved so any prefix is half of each
+        broad = _generate_broad(n - n // 2, split, seed, difficulty, style, COMPOSED_SCENARIOS[family])
         classic = generate_problems(n // 2, split, seed, difficulty, style=style)
         return [p for i, b in enumerate(broad) for p in (b, *classic[i:i + 1])]
     if split not in SPLITS:
@@ -226,7 +236,7 @@ def generate_problems(n: int, split: str = "train", seed: int = 0, difficulty: i
 
 
 def _generate_broad(n: int, split: str, seed: int, difficulty: int | None, style: str,
-                    extended: bool = False) -> list[Problem]:
+                    scenarios: Mapping[str, Callable] = SCENARIOS) -> list[Problem]:
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     if difficulty is not None and difficulty not in (1, 2, 3):
@@ -238,7 +248,7 @@ def _generate_broad(n: int, split: str, seed: int, difficulty: int | None, style
         if len(out) >= n:
             break
         level = difficulty or rng.choice((1, 2, 3))
-        written = write_problem(rng, level, extended)
+        written = write_problem(rng, level, scenarios)
         if written is None:
             continue
         # canonical parameters: scenario, operations and every number shown; wordings of them share a split

@@ -13,7 +13,7 @@ number of the text is part of the id, and the train/held-out split is the same s
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from backend.tasks.steps import worked_step
@@ -59,7 +59,7 @@ POSSESSIVE = {"she": "her", "he": "his", "they": "their"}
 
 
 @dataclass
-class _Draft:
+class Draft:
     """One problem being written: its sentences, its steps and every number the text shows."""
     r: random.Random
     sentences: list[str] = field(default_factory=list)
@@ -96,11 +96,11 @@ class _Draft:
         return self.r.choice(templates).format(**fields)
 
 
-def _person(r: random.Random, *exclude: str) -> tuple[str, str]:
+def pick_person(r: random.Random, *exclude: str) -> tuple[str, str]:
     return r.choice([p for p in PEOPLE if p[0] not in exclude])
 
 
-def _verb(pron: str, verb: str) -> str:
+def verb_form(pron: str, verb: str) -> str:
     """'finds' for he/she, 'find' for they."""
     if pron != "they":
         return verb
@@ -110,12 +110,12 @@ def _verb(pron: str, verb: str) -> str:
 # ---------------------------------------------------------------- scenarios
 # Each writes sentences and exactly `n_steps` operations into the draft and returns the question.
 
-def _collection(d: _Draft, n_steps: int) -> str:
+def _collection(d: Draft, n_steps: int) -> str:
     """A person's count of things changed by finding, giving, multiplying, sharing."""
-    (name, pron), t = _person(d.r), d.r.choice(OBJECTS)
-    other = _person(d.r, name)[0]
+    (name, pron), t = pick_person(d.r), d.r.choice(OBJECTS)
+    other = pick_person(d.r, name)[0]
     v = {"n": name, "p": pron, "t": t, "o": other, "obj": OBJECT_PRONOUN[pron]}
-    v.update({w: _verb(pron, w) for w in ("finds", "buys", "gives", "loses", "uses", "ends", "shares", "puts")})
+    v.update({w: verb_form(pron, w) for w in ("finds", "buys", "gives", "loses", "uses", "ends", "shares", "puts")})
     rest = n_steps
     if d.r.random() < 0.35:  # the start is itself a product: k containers of x
         k, x, box = d.r.randint(2, 12), d.r.randint(2, 25), d.r.choice(CONTAINERS)
@@ -163,12 +163,12 @@ def _collection(d: _Draft, n_steps: int) -> str:
                  "what is the number of {t} {n} has now?", **v)
 
 
-def _shopping(d: _Draft, n_steps: int) -> str:
+def _shopping(d: Draft, n_steps: int) -> str:
     """Prices times quantities, a second item, then change from a bill, money left, or a split bill."""
-    name, pron = _person(d.r)
+    name, pron = pick_person(d.r)
     (one, many), (one2, many2) = d.r.sample(GOODS, 2)
     v = {"n": name, "p": pron, "one": one, "many": many, "one2": one2, "many2": many2}
-    v.update({w: _verb(pron, w) for w in ("buys", "adds", "pays", "hands")})
+    v.update({w: verb_form(pron, w) for w in ("buys", "adds", "pays", "hands")})
     q, p = d.r.randint(2, 9), d.r.randint(2, 40)
     total = d.calc(q, "*", p)
     d.say("{n} buys {q} {many} at ${price} each.", "{n} buys {q} {many} for {price} dollars each.",
@@ -204,11 +204,11 @@ def _shopping(d: _Draft, n_steps: int) -> str:
     return d.ask("how many dollars does {n} have left?", "how much money is left, in dollars?", **v)
 
 
-def _rate(d: _Draft, n_steps: int) -> str:
+def _rate(d: Draft, n_steps: int) -> str:
     """A rate times a time, then something thrown away or added, then packed into equal groups."""
     if d.r.random() < 0.5:
-        (name, pron), (verb, unit, per, pers) = _person(d.r), d.r.choice(RATES)
-        subject, verb = name, _verb(pron, verb)
+        (name, pron), (verb, unit, per, pers) = pick_person(d.r), d.r.choice(RATES)
+        subject, verb = name, verb_form(pron, verb)
     else:
         subject, verb, unit = d.r.choice(MACHINES)
         subject = subject[0].lower() + subject[1:]  # say() capitalises a sentence's first letter
@@ -244,10 +244,10 @@ def _rate(d: _Draft, n_steps: int) -> str:
     return d.ask(*ask_total, **v)
 
 
-def _comparison(d: _Draft, n_steps: int) -> str:
+def _comparison(d: Draft, n_steps: int) -> str:
     """One person's count given relative to another's, their total, and what they give away."""
-    (name, pron), t = _person(d.r), d.r.choice(OBJECTS)
-    other, pron2 = _person(d.r, name)
+    (name, pron), t = pick_person(d.r), d.r.choice(OBJECTS)
+    other, pron2 = pick_person(d.r, name)
     v = {"n": name, "o": other, "t": t}
     a = d.r.randint(4, 120)
     d.say("{n} has {a} {t}.", a=d.num(a), **v)
@@ -275,7 +275,7 @@ def _comparison(d: _Draft, n_steps: int) -> str:
     return d.ask("how many {t} do they have left between them?", **v)
 
 
-def _measure(d: _Draft, n_steps: int) -> str:
+def _measure(d: Draft, n_steps: int) -> str:
     """An amount of liquid, rice or ribbon: used, refilled, then cut or poured into equal parts."""
     box, unit = d.r.choice(MEASURES)
     short = unit.split(" ")[0]
@@ -302,7 +302,7 @@ def _measure(d: _Draft, n_steps: int) -> str:
     return d.ask("how many {short} are left?", "how many {short} does the {box} hold now?", **v)
 
 
-def _ages(d: _Draft, n_steps: int) -> str:
+def _ages(d: Draft, n_steps: int) -> str:
     """Ages given relative to each other, some years from now or ago."""
     (name, _), (other, _), (third, _) = d.r.sample(PEOPLE, 3)
     v = {"n": name, "o": other, "x": third}
@@ -338,10 +338,10 @@ CONVERSIONS = (("weeks", "days", 7), ("hours", "minutes", 60), ("days", "hours",
                ("years", "months", 12), ("minutes", "seconds", 60))
 
 
-def _convert(d: _Draft, n_steps: int) -> str:
+def _convert(d: Draft, n_steps: int) -> str:
     """A unit conversion whose factor the text never states (days in a week), alone or after a sum."""
     big, small, factor = d.r.choice(CONVERSIONS)
-    name = _person(d.r)[0]
+    name = pick_person(d.r)[0]
     v = {"n": name, "big": big, "small": small}
     d.shown.append(factor)  # not in the text, but it tells two unit pairs apart in the id
     if d.r.random() < 0.5:  # larger to smaller: multiply, then perhaps add the leftover smaller units
@@ -368,18 +368,18 @@ def _convert(d: _Draft, n_steps: int) -> str:
     return d.ask("how many {big} is that in all?", "what is the total, in {big}?", **v)
 
 
-SCENARIOS: dict[str, Callable[[_Draft, int], str]] = {
+SCENARIOS: dict[str, Callable[[Draft, int], str]] = {
     "collection": _collection, "shopping": _shopping, "rate": _rate, "comparison": _comparison,
     "measure": _measure, "ages": _ages,
 }
 # Scenarios added after the benchmarks were drawn: only the "extended" family uses them, so the "broad"
 # family (and every stored held-out set drawn from it) stays exactly as it was.
-EXTRA_SCENARIOS: dict[str, Callable[[_Draft, int], str]] = {"convert": _convert}
+EXTRA_SCENARIOS: dict[str, Callable[[Draft, int], str]] = {"convert": _convert}
 
 
-def _distractor(d: _Draft) -> str:
+def _distractor(d: Draft) -> str:
     """A sentence whose number plays no part in the answer."""
-    name, x = _person(d.r)[0], d.r.randint(2, 60)
+    name, x = pick_person(d.r)[0], d.r.randint(2, 60)
     template = d.r.choice(("{n} is {x} years old.", "the shop opens at {h} o'clock.", "it is a {x}-minute walk from home.",
                            "{n} also owns {x} {t}."))
     fields = {"n": name, "t": d.r.choice(OBJECTS)}
@@ -396,12 +396,12 @@ class Written:
     shown: tuple[int, ...]  # every number of the text, in the order they were drawn
 
 
-def write_problem(r: random.Random, n_steps: int, extended: bool = False) -> Written | None:
-    """One problem of n_steps operations, or None when the drawn numbers break a rule (the caller redraws).
-    extended: draw from EXTRA_SCENARIOS too."""
-    scenarios = {**SCENARIOS, **EXTRA_SCENARIOS} if extended else SCENARIOS
+def write_problem(r: random.Random, n_steps: int,
+                  scenarios: Mapping[str, Callable[[Draft, int], str]] = SCENARIOS) -> Written | None:
+    """One problem of n_steps operations from one of `scenarios`, or None when the drawn numbers break a rule
+    (the caller redraws)."""
     name = r.choice(sorted(scenarios))
-    d = _Draft(r)
+    d = Draft(r)
     ask = scenarios[name](d, n_steps)
     if not d.ok or len(d.steps) != n_steps:
         return None
