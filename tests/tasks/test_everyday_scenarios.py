@@ -1,4 +1,4 @@
-"""The "everyday" family's scenarios, and the guarantee that adding a family never moves an older one."""
+"""The "everyday" family's scenarios, and the guarantee that no change moves a family's draws."""
 import hashlib
 import re
 from collections import Counter
@@ -9,12 +9,14 @@ from backend.tasks.arithmetic import COMPOSED_SCENARIOS, generate_problems
 from backend.tasks.everyday_scenarios import EVERYDAY_SCENARIOS
 from backend.tasks.solution_errors import classify
 
-# sha256 of the first 200 problems (id, question, worked solution) of each older family at seed 0, as drawn
-# when the "everyday" family was added: stored benchmarks and adapter recipes depend on these draws
-OLDER_DRAWS = {
+# sha256 of the first 200 problems (id, question, worked solution) of each composed family at seed 0: stored
+# benchmarks and adapter recipes (attempt 6 trained on "everyday") depend on these draws, so a change to a
+# scenario must come as a new family
+PINNED_DRAWS = {
     ("broad", "train"): "4705f12778e8c8cd", ("broad", "heldout"): "c93c11645b5c71b6",
     ("mixed", "train"): "a0a9bfa79a7034ff", ("mixed", "heldout"): "f21731db20970899",
     ("extended", "train"): "e09e3a7d1aec47a7", ("extended", "heldout"): "e0fd5023a60d7955",
+    ("everyday", "train"): "8f0def03f9f5db6f", ("everyday", "heldout"): "2d737c89ce73038f",
 }
 
 
@@ -24,11 +26,11 @@ def everyday():
     return [p for p in problems if p.id.split("-")[1] in EVERYDAY_SCENARIOS]
 
 
-@pytest.mark.parametrize("family, split", sorted(OLDER_DRAWS))
-def test_older_families_draw_exactly_as_before(family, split):
+@pytest.mark.parametrize("family, split", sorted(PINNED_DRAWS))
+def test_composed_families_draw_exactly_as_before(family, split):
     problems = generate_problems(200, split, seed=0, family=family, style="worked")
     text = "\n".join(p.id + p.question + p.solution for p in problems)
-    assert hashlib.sha256(text.encode()).hexdigest()[:16] == OLDER_DRAWS[(family, split)]
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == PINNED_DRAWS[(family, split)]
 
 
 def test_only_the_everyday_family_has_the_new_scenarios():
