@@ -120,7 +120,7 @@ def _share(d: Draft, n_steps: int) -> str:
         d.say("{a} {t} are shared equally among {k} {who}.", "{k} {who} split {a} {t} equally between them.",
               a=d.num(k * each), k=d.num(k), **v)
         value = total
-        for i in range(n_steps - 1):
+        for _ in range(n_steps - 1):
             if d.r.random() < 0.5:
                 m = d.r.randint(1, max(1, value - 1))
                 value = d.calc(value, "-", m)
