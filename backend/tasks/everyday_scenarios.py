@@ -80,6 +80,7 @@ def _tally(d: Draft, n_steps: int) -> str:
 def _level(d: Draft, n_steps: int) -> str:
     """A level given at one moment that rises, falls, doubles or halves by the next ones."""
     thing, unit, ups, downs, moments, (lo, hi), most = d.r.choice(LEVELS)
+    short = unit.split(" ")[0]  # "centimetres tall" -> "centimetres" after a number of them
     value = d.r.randint(lo, hi)
     d.say("{t} was {a} {u} {m}.", t=thing, a=d.num(value), u=unit, m=moments[0])
     for i in range(n_steps):
@@ -89,12 +90,12 @@ def _level(d: Draft, n_steps: int) -> str:
             b = d.r.randint(1, most)
             value = d.calc(value, "+", b)
             d.say("{m} it {up} by {b} {u}.", "then, {m}, it {up} by {b}.", m=moment, up=d.r.choice(ups), b=d.num(b),
-                  u=unit.split(" ")[0])
+                  u=short)
         elif op == "-":
             b = d.r.randint(1, max(1, min(most, value - 1)))
             value = d.calc(value, "-", b)
             d.say("{m} it {down} by {b} {u}.", "then, {m}, it {down} by {b}.", m=moment, down=d.r.choice(downs),
-                  b=d.num(b), u=unit.split(" ")[0])
+                  b=d.num(b), u=short)
         elif op == "*":
             value = d.calc(value, "*", 2)
             d.shown.append(2)
@@ -105,7 +106,7 @@ def _level(d: Draft, n_steps: int) -> str:
             d.shown.append(2)
             d.say("{m} it was only half as much.", "{m} it had halved.", m=moment)
     last = moments[n_steps]
-    return d.ask("what was {t} {m}?", "how many {u} was {t} {m}?", t=thing, m=last, u=unit.split(" ")[0])
+    return d.ask("what was {t} {m}?", "how many {u} was {t} {m}?", t=thing, m=last, u=short)
 
 
 def _share(d: Draft, n_steps: int) -> str:
@@ -116,10 +117,9 @@ def _share(d: Draft, n_steps: int) -> str:
     if d.r.random() < 0.5:  # divide, then each share changes
         k = d.r.randint(2, 9)
         each = d.r.randint(3, 40)
-        total = d.calc(k * each, "/", k)
+        value = d.calc(k * each, "/", k)
         d.say("{a} {t} are shared equally among {k} {who}.", "{k} {who} split {a} {t} equally between them.",
               a=d.num(k * each), k=d.num(k), **v)
-        value = total
         for _ in range(n_steps - 1):
             if d.r.random() < 0.5:
                 m = d.r.randint(1, max(1, value - 1))
