@@ -243,7 +243,9 @@ def stored_view() -> None:
         return
     sets = ", ".join(f"{n} {name}" for name, n in stored.sets.items())
     budgets = ", ".join(map(str, stored.budgets))
-    if stored.mh_budgets != stored.budgets:
+    if not stored.mh_budgets:
+        budgets += " (MH power sampling not in this run)"
+    elif stored.mh_budgets != stored.budgets:
         budgets += f" (MH: {', '.join(map(str, stored.mh_budgets))})"
     st.markdown(f"**Stored benchmark** of {literal(stored.model)}: {sets} problems, up to {stored.max_new_tokens} "
                 f"new tokens per sequence, budgets {budgets} ("

@@ -1,8 +1,9 @@
 """The decoding-accuracy benchmark (bench/decoding_accuracy.py): its shared settings and problem sets, and
 its stored result, for showing before any run.
 
-The result file is committed with the code; it is shown only for the model it was measured on (same
-fingerprint), so a page never presents one model's benchmark as another's. Other benchmarks that read the
+The result files (`bench/results/decoding_accuracy*.json`, one per model measured) are committed with the code;
+each is shown only for the model it was measured on (same fingerprint), so a page never presents one model's
+benchmark as another's. Other benchmarks that read the
 same stored decodes (bench/reasoning_errors.py) build their settings and sets here too.
 """
 from __future__ import annotations
@@ -15,7 +16,8 @@ from backend.decoding.config import DecodeConfig
 from backend.tasks.arithmetic import Problem
 from backend.tasks.problem_sets import evenly_spread, handwritten_problems, problem_set
 
-RESULT = Path(__file__).resolve().parents[2] / "bench" / "results" / "decoding_accuracy.json"
+RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
+RESULT_GLOB = "decoding_accuracy*.json"
 COMMAND = ".venv/bin/python bench/decoding_accuracy.py"
 
 
@@ -45,8 +47,19 @@ class StoredBenchmark:
     commands: tuple[str, ...]  # the run that made it, then each run merged into it (--merge)
 
 
-def stored_benchmark(fingerprint: str, path: Path = RESULT) -> StoredBenchmark | None:
-    """The stored benchmark of the model with this fingerprint, or None (absent, unreadable, another model)."""
+def stored_benchmark(fingerprint: str, where: Path = RESULTS) -> StoredBenchmark | None:
+    """The stored benchmark of the model with this fingerprint, or None (absent, unreadable, another model).
+    `where`: one result file, or a folder whose `decoding_accuracy*.json` files are searched (first match by
+    name wins)."""
+    paths = sorted(where.glob(RESULT_GLOB)) if where.is_dir() else [where]
+    for path in paths:
+        found = _read_benchmark(path, fingerprint)
+        if found is not None:
+            return found
+    return None
+
+
+def _read_benchmark(path: Path, fingerprint: str) -> StoredBenchmark | None:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):

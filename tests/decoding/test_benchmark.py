@@ -39,6 +39,25 @@ def test_a_missing_or_broken_file_is_no_benchmark(tmp_path):
     assert stored_benchmark("abc", tmp_path / "list.json") is None
 
 
+def test_a_folder_of_results_gives_each_model_its_own(tmp_path):
+    for name, fingerprint in (("decoding_accuracy.json", "abc"), ("decoding_accuracy_other.json", "def")):
+        (tmp_path / name).write_text(json.dumps({"model": name, "fingerprint": fingerprint,
+                                                 "summary": [{"label": "Greedy"}]}))
+    (tmp_path / "decoding.json").write_text(json.dumps({"fingerprint": "ghi", "summary": [{"label": "Greedy"}]}))
+    assert stored_benchmark("abc", tmp_path).model == "decoding_accuracy.json"
+    assert stored_benchmark("def", tmp_path).model == "decoding_accuracy_other.json"
+    assert stored_benchmark("ghi", tmp_path) is None, "only decoding_accuracy*.json files are benchmarks"
+
+
+def test_the_shipped_results_are_found_by_their_fingerprint():
+    from backend.decoding.benchmark import RESULTS
+
+    shipped = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("decoding_accuracy*.json"))]
+    assert shipped, "the reasoning model's benchmark is committed"
+    for data in shipped:
+        assert stored_benchmark(data["fingerprint"]).fingerprint == data["fingerprint"]
+
+
 def _bench_module():
     """bench/decoding_accuracy.py, loaded from its path (bench/ is scripts, not a package)."""
     import importlib.util
