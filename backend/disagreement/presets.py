@@ -4,7 +4,9 @@ On the embedded pair (SmolLM2-135M-Instruct and its arithmetic adapter) the pape
 takeovers under 10% and guided intervention at the random control's level (1-4%, first adapter); threshold
 only (W = 0) recovers most of the gap, and the decisive gate (only steps where the greedy tokens differ)
 reaches it with the takeovers that change a token: 46% at r = 20% (realised rate 22%) against 14% for as
-many random ones (README; bench/results/disagreement_decisive.json). Any other pair opens on the paper's rule.
+many random ones (README; bench/results/disagreement_decisive.json). The same decisive gate was measured on the
+base paired with adapter attempt 6 (bench/results/disagreement_decisive_everyday.json), which opens on it too.
+Any other pair opens on the paper's rule.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from backend.disagreement.pair import DEFAULT_REASONING_ID
 
 EMBEDDED_PAIR = ("smollm2-135m-instruct", DEFAULT_REASONING_ID)
+EVERYDAY_PAIR = ("smollm2-135m-instruct", "smollm2-135m-arith-reasoner-everyday")  # adapter attempt 6
 
 
 @dataclass(frozen=True)
@@ -41,8 +44,17 @@ DECISIVE = GatePreset(
     decisive=True)
 
 
+DECISIVE_EVERYDAY = GatePreset(
+    DECISIVE.label, "Threshold only, and only at steps where the two greedy tokens differ. On 50 held-out problems "
+    "(base 2%, reasoning 78%, 128 new tokens) guided reaches 44% at r = 20% (realised rate 30.7%) and 70% at "
+    "r = 30% (31.4%); as many takeovers at random positions give 10% and 6%. The realised rate stays above 25%: "
+    "along this adapter's own answers the base would write another token at 31% of the steps.", 0, decisive=True)
+
+
 def gate_presets(base_id: str, reasoning_id: str) -> list[GatePreset]:
     """The presets offered for a pair, the one to open on first."""
     if (base_id, reasoning_id) == EMBEDDED_PAIR:
         return [DECISIVE, THRESHOLD_ONLY, PAPER]
+    if (base_id, reasoning_id) == EVERYDAY_PAIR:
+        return [DECISIVE_EVERYDAY, PAPER]
     return [PAPER, THRESHOLD_ONLY, DECISIVE]

@@ -48,4 +48,7 @@ def test_the_embedded_models_open_on_their_measured_presets():
     assert mt.steering_presets("smollm2-135m-instruct")[0].percent == 5.0
     assert mt.steering_presets("some/other-model") == [mt.PAPER]
     assert gate.gate_presets(*gate.EMBEDDED_PAIR)[0] == gate.DECISIVE and gate.DECISIVE.window == 0
+    assert gate.gate_presets(*gate.EVERYDAY_PAIR)[0] == gate.DECISIVE_EVERYDAY
+    assert gate.DECISIVE_EVERYDAY.window == 0 and gate.DECISIVE_EVERYDAY.decisive
+    assert "31.4%" in gate.DECISIVE_EVERYDAY.evidence, "its own pair's measurement, not attempt 3's"
     assert gate.gate_presets("a", "b")[0] is gate.PAPER
