@@ -6,7 +6,11 @@ low temperature (one sequence each), and best-of-n, MH power sampling and ASMC a
 `--budgets` (generated tokens / max_new_tokens: n samples or particles, MH steps set to match).
 
 Every (setting, problem) run goes through the store, so an interrupted run resumes where it stopped and
-a larger budget list reuses the runs already made.
+a larger budget list reuses the runs already made. A run longer than one machine's life is carried over in
+git: export the decodes made so far (`python -m backend store reference-export --store S --fingerprint F
+--only decoding:run -o bench/runs/NAME.jsonl.gz`, F being the model's fingerprint), and on the next machine
+import them into the bench's store (`DASH_STORE=S python -m backend store reference-import --directory
+bench/runs`) before running the same command again.
 
 Usage: .venv/bin/python bench/decoding_accuracy.py [--model smollm2-135m-arith-reasoner] [--heldout 40]
            [--budgets 2,4,8] [--tokens 96]
