@@ -10,7 +10,7 @@ Any other pair opens on the paper's rule.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from backend.disagreement.pair import DEFAULT_REASONING_ID
 
@@ -44,11 +44,12 @@ DECISIVE = GatePreset(
     decisive=True)
 
 
-DECISIVE_EVERYDAY = GatePreset(
-    DECISIVE.label, "Threshold only, and only at steps where the two greedy tokens differ. On 50 held-out problems "
+# the same gate as DECISIVE, with the evidence measured on attempt 6's pair
+DECISIVE_EVERYDAY = replace(
+    DECISIVE, evidence="Threshold only, and only at steps where the two greedy tokens differ. On 50 held-out problems "
     "(base 2%, reasoning 78%, 128 new tokens) guided reaches 44% at r = 20% (realised rate 30.7%) and 70% at "
     "r = 30% (31.4%); as many takeovers at random positions give 10% and 6%. The realised rate stays above 25%: "
-    "along this adapter's own answers the base would write another token at 31% of the steps.", 0, decisive=True)
+    "along this adapter's own answers the base would write another token at 31% of the steps.")
 
 
 def gate_presets(base_id: str, reasoning_id: str) -> list[GatePreset]:
