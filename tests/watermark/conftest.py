@@ -20,6 +20,18 @@ def private_secret(tmp_path, monkeypatch):
     return path
 
 
+FIXED_SECRET = "a fixed secret for a reproducible test"
+
+
+@pytest.fixture
+def fixed_secret(monkeypatch):
+    """A fixed master secret, for tests whose text must carry a set number of sentences at each watermark
+    level: the level split depends on the secret, and a fresh random one leaves a level short now and then."""
+    from backend.watermark import keys
+
+    monkeypatch.setenv(keys.ENV_SECRET, FIXED_SECRET)
+
+
 @pytest.fixture(scope="session")
 def writer_handle(session_dir):
     """A tiny byte-level llama that writes word-like text with full stops (trained ~10 s on CPU)."""

@@ -22,7 +22,7 @@ def test_identity_commands(capsys):
     assert code == 2
 
 
-def test_detect_attack_and_generate(capsys, tmp_path, writer_handle):
+def test_detect_attack_and_generate(fixed_secret, capsys, tmp_path, writer_handle):
     run(capsys, "identity", "add-model", "--name", "m")
     run(capsys, "identity", "add-user", "--model", "1", "--label", "u")
     marked, _ = balanced_text(1, 1)

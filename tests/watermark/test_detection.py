@@ -12,12 +12,13 @@ from backend.watermark.signatures import sign_text
 
 
 def balanced_text(model: int, user: int, per_level: int = 8) -> tuple[str, list[str]]:
-    """Watermarked corpus sentences, `per_level` of each level (the level split depends on the secret)."""
+    """Watermarked corpus sentences, `per_level` of each level. The level split depends on the secret: callers
+    use the `fixed_secret` fixture, under which the corpus has enough of both."""
     chosen, rest = select(corpus_sentences(), model, user)
     rows = detect(" ".join(chosen)).sentences
     picked = [r.text for r in rows if r.level == "model"][:per_level] + \
         [r.text for r in rows if r.level == "user"][:per_level]
-    assert len(picked) == 2 * per_level
+    assert len(picked) == 2 * per_level, f"the corpus has {len(picked)} of {2 * per_level} sentences under this secret"
     return " ".join(picked), rest
 
 
@@ -29,7 +30,7 @@ def crowd(identity):
     return identity
 
 
-def test_watermarked_text_is_attributed_to_model_and_user(crowd):
+def test_watermarked_text_is_attributed_to_model_and_user(fixed_secret, crowd):
     model, users = crowd
     text, rest = balanced_text(model, users[1])
     report = detect(text)

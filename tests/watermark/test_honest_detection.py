@@ -31,7 +31,7 @@ def test_human_texts_show_corrected_evidence_and_no_green_sentence(crowd_of_120)
         assert not [mark for _, mark, _ in found.pieces if mark in EVIDENCE_MARKS]
 
 
-def test_watermarked_text_keeps_its_evidence_colours(crowd_of_120):
+def test_watermarked_text_keeps_its_evidence_colours(fixed_secret, crowd_of_120):
     model = registry.list_models()[0].address
     text, _ = balanced_text(model, 7)
     found = detect(text, DetectRequest("ipmark"))
