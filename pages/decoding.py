@@ -20,6 +20,8 @@ from backend.params import help_of
 from backend.tasks.arithmetic import format_prompt, load_jsonl_problems
 from backend.tasks.problem_sets import PROBLEM_SETS, problem_set, problem_set_size
 
+PAGE_TOKENS = 48  # new tokens per sequence unless the model's registry entry asks for more
+
 st.title("Decoding strategies side by side")
 st.caption("Greedy, sampling, low temperature, best-of-n, Metropolis-Hastings power sampling and adaptive SMC "
            "(ASMC) on p(x)^alpha with cache-coherent resampling; every run is cached in DuckDB.")
@@ -34,6 +36,12 @@ if opened_on_recommendation(handle.id):
             "differ on. Pick another model in the sidebar for your own prompts.")
 label_of = STRATEGIES.labels()
 Cfg = DecodeConfig
+# A model whose answers need more new tokens than the page's default (its registry entry says so) resets the field
+# when it is picked: a worked solution cut off before its answer would be scored wrong.
+tokens_default = handle.spec.max_new_tokens or PAGE_TOKENS
+if st.session_state.get("dec-max-new-default") != tokens_default:
+    st.session_state["dec-max-new-default"] = tokens_default
+    st.session_state.pop("dec-max-new", None)
 
 # ---------------------------------------------------------------- input
 with st.container(border=True):
@@ -81,7 +89,7 @@ picked = st.multiselect("Strategies", list(label_of), default=["greedy", "asmc"]
 with st.expander("Parameters and budgets", expanded=False):  # ranges and help from DecodeConfig's fields
     c1, c2, c3, c4 = st.columns(4)
     values = {
-        "max_new_tokens": number_for(Cfg, "max_new_tokens", "Max new tokens", container=c1, value=48,
+        "max_new_tokens": number_for(Cfg, "max_new_tokens", "Max new tokens", container=c1, value=tokens_default,
                                      key="dec-max-new"),
         "alpha": number_for(Cfg, "alpha", "alpha (power)", container=c2, min_value=0.1, step=0.5, key="dec-alpha"),
         "n": number_for(Cfg, "n", "n (samples / particles)", container=c3, value=4, key="dec-n"),

@@ -22,6 +22,7 @@ class ModelSpec:
     source: str  # "embedded:<name>", a hub id "org/name", or a local directory
     notes: str = ""
     adapter: str = ""  # optional LoRA adapter directory (relative to the data dir), merged at load time
+    max_new_tokens: int = 0  # new tokens its answers need, when more than the pages' default (0: that default)
 
     @property
     def adapter_dir(self) -> Path | None:
@@ -40,7 +41,7 @@ class ModelSpec:
 
     def to_dict(self) -> dict:
         return {"id": self.id, "display_name": self.display_name, "source": self.source, "notes": self.notes,
-                "adapter": self.adapter}
+                "adapter": self.adapter, "max_new_tokens": self.max_new_tokens}
 
 
 def _parse_extra(extra: str) -> list[ModelSpec]:

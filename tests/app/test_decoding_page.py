@@ -101,3 +101,23 @@ def test_batch_tab_shows_the_stored_benchmark_of_this_model_only(monkeypatch, tm
     at.run()
     assert "dec-stored-fig" not in {chart.key for chart in plotly_charts(at)}
     assert any("No stored benchmark" in i.value for i in at.info)
+
+
+def test_a_reasoner_that_needs_more_tokens_resets_the_token_field(monkeypatch):
+    """A worked-solution reasoner's registry entry asks for more new tokens than the page's default: picking it
+    raises the field, so its answers are not cut off before the number; the base model keeps the page's default."""
+    import dataclasses
+
+    from backend.disagreement import pair
+    from backend.models import loading
+
+    reasoner = loading.load("tiny-qwen2")
+    monkeypatch.setitem(loading._loaded, "tiny-qwen2",
+                        dataclasses.replace(reasoner, spec=dataclasses.replace(reasoner.spec, max_new_tokens=96)))
+    monkeypatch.setattr(pair, "arithmetic_reasoner", lambda: "tiny-qwen2")
+    at = run_page("decoding.py")
+    assert at.number_input(key="dec-max-new").value == 48
+    at.number_input(key="dec-max-new").set_value(20).run()
+    at.button(key="dec-use-reasoner").click().run()
+    assert not at.exception
+    assert at.number_input(key="dec-max-new").value == 96
