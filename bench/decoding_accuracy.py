@@ -58,9 +58,12 @@ def paired(rows, label: str, against: str) -> dict:
 
 
 def comparisons(rows, summary: list[dict]) -> list[dict]:
-    """Every p^alpha setting (MH, ASMC) against temperature-1 sampling and against greedy."""
+    """Every p^alpha setting (MH, ASMC) against temperature-1 sampling and against greedy, where the run has them
+    (a shard of one strategy has neither: its result is merged into one that has)."""
+    present = {row["label"] for row in summary}
     power = [row["label"] for row in summary if row["strategy"] in ("mh", "asmc")]
-    return [paired(rows, label, against) for label in power for against in ("Sampling", "Greedy")]
+    return [paired(rows, label, against) for label in power for against in ("Sampling", "Greedy")
+            if against in present]
 
 
 def markdown(result: dict) -> str:

@@ -96,3 +96,18 @@ def test_merging_adds_a_setting_and_replaces_the_rerun_ones():
 
     with pytest.raises(SystemExit, match="fingerprint"):
         bench.merged(earlier, {**added, "fingerprint": "other"})
+
+
+def test_a_run_without_the_baselines_compares_nothing():
+    """A shard of MH alone has no greedy or sampling rows to pair with: no comparison, not an empty one."""
+    from types import SimpleNamespace
+
+    bench = _bench_module()
+    runs = [SimpleNamespace(label=label, problem_id=p, correct=ok) for label, p, ok in
+            [("MH power sampling x8", "a", True), ("MH power sampling x8", "b", False),
+             ("Greedy", "a", False), ("Greedy", "b", False)]]
+    mh = {"label": "MH power sampling x8", "strategy": "mh"}
+    assert bench.comparisons(runs[:2], [mh]) == []
+    [versus_greedy] = bench.comparisons(runs, [mh, {"label": "Greedy", "strategy": "greedy"}])
+    assert versus_greedy["against"] == "Greedy" and versus_greedy["only_label_right"] == 1
+    assert versus_greedy["accuracy_difference"] == 0.5
