@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from backend.store.artifacts import artifact_key
 from backend.store.db import StoreUnavailable, connect, store_path
 
 REFERENCE_DIR = REPO_ROOT / "data" / "reference"
+ENV_REFERENCE_DIR = "DASH_REFERENCE_DIR"
 COLUMNS = ("key", "feature", "action", "fingerprint", "params", "code_version", "payload", "compute_seconds")
 
 
@@ -83,9 +85,12 @@ def import_reference(directory: Path = REFERENCE_DIR, store: Path | None = None)
 _ensured: set[Path] = set()
 
 
-def ensure_reference(store: Path | None = None, directory: Path = REFERENCE_DIR) -> ReferenceImport | None:
+def ensure_reference(store: Path | None = None, directory: Path | None = None) -> ReferenceImport | None:
     """import_reference once per process and store (about a second the first time, nothing after); None when
-    the store cannot take them (a locked or read-only store is the store notice's business, not an error)."""
+    the store cannot take them (a locked or read-only store is the store notice's business, not an error).
+    directory: DASH_REFERENCE_DIR, else data/reference; an empty folder leaves the store without them, which is
+    how `bench/first_open.py --export-reference` sees what the pages compute themselves."""
+    directory = Path(directory or os.environ.get(ENV_REFERENCE_DIR) or REFERENCE_DIR)
     path = Path(store or store_path())
     if path in _ensured:
         return None

@@ -155,3 +155,20 @@ def test_a_store_that_cannot_take_them_is_left_to_the_store_notice(tmp_path, mon
     monkeypatch.setattr(reference, "import_reference", locked)
     assert reference.ensure_reference(tmp_path / "locked.duckdb") is None
     assert tmp_path / "locked.duckdb" not in reference._ensured  # tried again on the next page view
+
+
+def test_dash_reference_dir_names_the_folder_the_app_imports(tmp_path, monkeypatch):
+    """An empty DASH_REFERENCE_DIR leaves a store without the shipped artifacts (the pages then compute their first
+    views, which is what `bench/first_open.py --export-reference` ships); a folder of them imports those."""
+    from backend.store import reference
+
+    _compute_in(tmp_path / "a.duckdb", monkeypatch, MODEL, 3)
+    out = tmp_path / "ref" / "embedded.jsonl.gz"
+    export_reference([MODEL.fingerprint], out)
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv(reference.ENV_REFERENCE_DIR, str(tmp_path / "empty"))
+    monkeypatch.setenv("DASH_STORE", str(tmp_path / "bare.duckdb"))
+    assert reference.ensure_reference().imported == 0
+    monkeypatch.setenv(reference.ENV_REFERENCE_DIR, str(out.parent))
+    monkeypatch.setenv("DASH_STORE", str(tmp_path / "served.duckdb"))
+    assert reference.ensure_reference().imported == 1
