@@ -24,6 +24,12 @@ class ModelSpec:
     adapter: str = ""  # optional LoRA adapter directory (relative to the data dir), merged at load time
     max_new_tokens: int = 0  # new tokens its answers need, when more than the pages' default (0: that default)
 
+    def __post_init__(self):
+        if isinstance(self.max_new_tokens, bool) or not isinstance(self.max_new_tokens, int) \
+                or self.max_new_tokens < 0:
+            raise UserError(f"Registry entry {self.id!r}: max_new_tokens must be a whole number of tokens "
+                            f"(0 for the pages' default), not {self.max_new_tokens!r}.")
+
     @property
     def adapter_dir(self) -> Path | None:
         if not self.adapter:

@@ -32,6 +32,16 @@ def test_loading_twice_returns_the_same_object():
     assert load("tiny-llama") is load("tiny-llama")
 
 
+def test_a_registry_entry_can_ask_for_more_new_tokens_but_only_a_whole_number():
+    from backend.models.registry import ModelSpec
+
+    assert get_spec("smollm2-135m-arith-reasoner-everyday").max_new_tokens == 128  # worked solutions run long
+    assert get_spec("smollm2-135m-instruct").max_new_tokens == 0  # the pages' default
+    for bad in (-1, "lots", 12.5, True):
+        with pytest.raises(UserError, match="max_new_tokens"):
+            ModelSpec("m", "m", "embedded:m", max_new_tokens=bad)
+
+
 def test_bad_extra_models_entry_is_a_user_error(monkeypatch):
     monkeypatch.setenv("DASH_EXTRA_MODELS", "no-equals-sign")
     with pytest.raises(UserError, match="id=source"):
