@@ -25,8 +25,9 @@ FIXED_SECRET = "a fixed secret for a reproducible test"
 
 @pytest.fixture
 def fixed_secret(monkeypatch):
-    """A fixed master secret, for tests whose text must carry a set number of sentences at each watermark
-    level: the level split depends on the secret, and a fresh random one leaves a level short now and then."""
+    """A fixed master secret, for tests that must be reproducible: a generation replayed or compared across runs,
+    or a text that must carry a set number of sentences at each watermark level (the level split depends on the
+    secret, and a fresh random one leaves a level short now and then)."""
     from backend.watermark import keys
 
     monkeypatch.setenv(keys.ENV_SECRET, FIXED_SECRET)

@@ -34,8 +34,7 @@ def known_identity_score(text: str, model: int, user: int) -> float:
     return -flat(sign_text(text, cfg.n_bits), {model: [user]}, cfg.w_sem, cfg.w_syn, cfg.alpha).best.total.log10_p
 
 
-def test_ipmark_generation_is_detected_and_segmented_consistently(writer_handle, identity, monkeypatch):
-    monkeypatch.setenv("DASH_WATERMARK_SECRET", "a fixed secret for a reproducible test")
+def test_ipmark_generation_is_detected_and_segmented_consistently(fixed_secret, writer_handle, identity):
     model, users = identity
     streamed = []
     request = make_request(PROMPT, "ipmark", model, users[0], SAMPLING, IPMarkConfig(n_candidates=8))

@@ -33,8 +33,7 @@ def test_writing_continues_past_the_end_of_answer_until_the_requested_sentences(
     assert writer_handle.tokenizer.eos_token not in kept.text
 
 
-def test_replay_with_the_writers_keys_is_the_generated_text(writer_handle, identity, monkeypatch):
-    monkeypatch.setenv("DASH_WATERMARK_SECRET", "a fixed secret for a reproducible test")
+def test_replay_with_the_writers_keys_is_the_generated_text(fixed_secret, writer_handle, identity):
     torch.manual_seed(0)
     model, users = identity
     request = make_request(PROMPT, "ipmark", model, users[0], SAMPLING, IPMarkConfig(n_candidates=3))

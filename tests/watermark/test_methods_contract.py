@@ -41,8 +41,7 @@ def test_config_lives_in_the_requests(name):
 
 
 @pytest.mark.parametrize("name", watermark_names())
-def test_embedded_text_scores_stronger_than_the_baseline(name, writer_handle, identity, monkeypatch):
-    monkeypatch.setenv("DASH_WATERMARK_SECRET", "a fixed secret for a reproducible test")
+def test_embedded_text_scores_stronger_than_the_baseline(fixed_secret, name, writer_handle, identity):
     method = METHODS.get(name)
     model, users = identity
     marked = run_generation(writer_handle, make_request(PROMPT, name, model, users[0], SAMPLING))
