@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 from app.server import (CHROMIUM, CHROMIUM_FLAGS, running_app, wait_for_charts, wait_until_rendered,  # noqa: E402
                         wait_until_script_idle)
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
+from backend.store.reference import ENV_REFERENCE_DIR  # noqa: E402
 
 TIMEOUT_S = 900
 REOPENS = 3  # rounds of cached reopens; the median is reported
@@ -124,7 +125,7 @@ def main(prepare: bool, export: bool = False) -> dict:
     store = Path(tempfile.mkdtemp(prefix="first-open-")) / "store.duckdb"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "DASH_STORE": str(store)}
     if not prepare:  # the app imports the shipped artifacts when it opens a store: point it at none
-        env["DASH_REFERENCE_DIR"] = str(store.parent / "no-reference")
+        env[ENV_REFERENCE_DIR] = str(store.parent / "no-reference")
         (store.parent / "no-reference").mkdir()
     print(f"store: {store}", file=sys.stderr)  # kept: its artifacts are what the pages computed
     result: dict = {"store": "fresh", "cpus": os.cpu_count(), "load_average_start": round(os.getloadavg()[0], 2)}

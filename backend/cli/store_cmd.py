@@ -6,7 +6,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from backend.errors import UserError
-from backend.store.reference import REFERENCE_DIR, export_reference, import_reference
+from backend.store.reference import export_reference, import_reference, reference_dir
 
 
 def cmd_export(args: argparse.Namespace) -> dict:
@@ -38,5 +38,5 @@ def add_commands(subparsers) -> None:
     sub.set_defaults(handler=cmd_export)
     sub = actions.add_parser("reference-import", help="add the shipped reference artifacts the store lacks "
                                                       "(`models prepare` does this)")
-    sub.add_argument("--directory", default=str(REFERENCE_DIR))
+    sub.add_argument("--directory", default=str(reference_dir()))
     sub.set_defaults(handler=cmd_import)

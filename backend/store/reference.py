@@ -68,9 +68,16 @@ def _genuine(row: dict) -> bool:
                                           row["code_version"])
 
 
-def import_reference(directory: Path = REFERENCE_DIR, store: Path | None = None) -> ReferenceImport:
-    """Add every shipped artifact that the store lacks (ON CONFLICT DO NOTHING: computed ones win)."""
-    files = sorted(Path(directory).glob("*.jsonl.gz"))
+def reference_dir() -> Path:
+    """DASH_REFERENCE_DIR, else data/reference. An empty folder leaves a store without the shipped artifacts, which
+    is how `bench/first_open.py --export-reference` sees what the pages compute themselves."""
+    return Path(os.environ.get(ENV_REFERENCE_DIR) or REFERENCE_DIR)
+
+
+def import_reference(directory: Path | None = None, store: Path | None = None) -> ReferenceImport:
+    """Add every shipped artifact (of `directory`, default `reference_dir()`) that the store lacks (ON CONFLICT DO
+    NOTHING: computed ones win)."""
+    files = sorted(Path(directory or reference_dir()).glob("*.jsonl.gz"))
     rows = [row for path in files for row in read_reference(path)]
     genuine = [row for row in rows if _genuine(row)]
     with connect(store) as con:
@@ -87,10 +94,7 @@ _ensured: set[Path] = set()
 
 def ensure_reference(store: Path | None = None, directory: Path | None = None) -> ReferenceImport | None:
     """import_reference once per process and store (about a second the first time, nothing after); None when
-    the store cannot take them (a locked or read-only store is the store notice's business, not an error).
-    directory: DASH_REFERENCE_DIR, else data/reference; an empty folder leaves the store without them, which is
-    how `bench/first_open.py --export-reference` sees what the pages compute themselves."""
-    directory = Path(directory or os.environ.get(ENV_REFERENCE_DIR) or REFERENCE_DIR)
+    the store cannot take them (a locked or read-only store is the store notice's business, not an error)."""
     path = Path(store or store_path())
     if path in _ensured:
         return None
