@@ -150,6 +150,7 @@ def budget_list(text: str) -> list[int]:
 
 def main() -> None:
     from loading import add_run_flags, loaded_model  # bench/, beside this script
+    from publish import publish
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m-arith-reasoner")
@@ -174,7 +175,7 @@ def main() -> None:
     args = ap.parse_args()
     handle = loaded_model(args.model, args.threads)
     from backend.decoding import run_batch, settings_for
-    from backend.decoding.benchmark import benchmark_config, benchmark_sets
+    from decoding_settings import benchmark_config, benchmark_sets  # bench/, beside this script
 
     sets = benchmark_sets(args.family, args.heldout, args.handwritten, args.heldout_skip)
     problems = [p for part in sets.values() for p in part]
@@ -202,6 +203,7 @@ def main() -> None:
     if args.merge:
         result = merged(json.loads(Path(args.merge).read_text()), result)
     Path(args.out).write_text(json.dumps(result, indent=1, default=str) + "\n")
+    publish(args.out)
     print(markdown(result))
 
 

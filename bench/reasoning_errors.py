@@ -28,7 +28,7 @@ def main() -> None:
     add_run_flags(ap, "reasoning_errors")
     args = ap.parse_args()
     handle = loaded_model(args.model, args.threads)
-    from backend.decoding.benchmark import benchmark_config, benchmark_sets
+    from decoding_settings import benchmark_config, benchmark_sets  # bench/, beside this script
     from backend.decoding.run import decode
     from backend.tasks.solution_errors import MISS_KINDS, classify, right_if_computed, tally
 

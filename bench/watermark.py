@@ -33,6 +33,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch  # noqa: E402
 
 from backend.features import load_all  # noqa: E402
+from publish import publish  # noqa: E402  (bench/, beside this script)
 from backend.watermark import registry  # noqa: E402
 from backend.models.sentence_embedder import get_embedder  # noqa: E402
 from backend.watermark.ipmark.config import IPMarkConfig  # noqa: E402
@@ -178,6 +179,7 @@ def main() -> dict:
     if args.eval_only:
         out = {**previous, "evaluation": evaluation()}
         path.write_text(json.dumps(out, indent=1, default=str) + "\n")
+        publish(path)
         print(json.dumps(out["evaluation"], indent=1, default=str))
         return out
     real_store = os.environ.get("DASH_STORE")
@@ -195,6 +197,7 @@ def main() -> dict:
     if args.skip_eval and "evaluation" in previous:
         out["evaluation"] = previous["evaluation"]
     path.write_text(json.dumps(out, indent=1, default=str) + "\n")
+    publish(path)
     print(json.dumps(out, indent=1, default=str))
     return out
 

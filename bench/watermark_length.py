@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from backend.features import load_all  # noqa: E402
+from publish import publish  # noqa: E402  (bench/, beside this script)
 from backend.models import load  # noqa: E402
 from backend.watermark.corpus import prompts  # noqa: E402
 from backend.watermark.evaluation import eval_identities  # noqa: E402
@@ -80,6 +81,7 @@ def main() -> None:
                "seconds_since_start_of_text": round(time.perf_counter() - start, 1),
                "command": "nohup .venv/bin/python bench/watermark_length.py --texts N"}
         Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+        publish(args.out)
         print(json.dumps(out["replayed"][-1]), file=sys.stderr, flush=True)
 
 

@@ -1,20 +1,18 @@
 """Figures of the watermark view: detection evidence, highlighted text, ROC curves, quality, attribution,
-latency. Pure functions of backend results (no Streamlit), plus the loader of the measured benchmark."""
+latency. Pure functions of backend results (no Streamlit), plus the reader of the measured benchmarks."""
 from __future__ import annotations
 
 import html
-import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from app.ui.text import literal_html, plot_label
-from backend.config import REPO_ROOT
+from backend.results import load_result
 
-BENCH_RESULTS = REPO_ROOT / "bench" / "results" / "watermark.json"
-LENGTH_RESULTS = REPO_ROOT / "bench" / "results" / "watermark_length.json"
+BENCH_RESULTS = "watermark"  # the stored results the page shows (data/results/, published by bench/watermark.py)
+LENGTH_RESULTS = "watermark_length"  # published by bench/watermark_length.py
 LEVEL_COLOURS = {"model": "#4a7ab5", "user": "#d08a2e", "": "#bbbbbb", "total": "#5a9a5a", "tokens": "#5a9a5a"}
 MARK_COLOURS = {"strong": "#9fd79f", "weak": "#d7ecb0", "miss": "#f3b3a6", "unscored": "#e6e6e6",
                  "neutral": "transparent"}  # neutral: scored, but the text is not flagged (no evidence colour)
@@ -27,12 +25,9 @@ def p_text(level) -> str:
     return f"p = {level.p_value:.2g}"
 
 
-def benchmark_rows(path: Path = BENCH_RESULTS) -> dict:
-    """The measured benchmark (bench/watermark.py writes it) when it exists, else {}: the page's latency figure."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
+def benchmark_rows(name: str = BENCH_RESULTS) -> dict:
+    """The stored result `name` when it exists, else {}: the page's latency and length figures."""
+    return load_result(name) or {}
 
 
 def _empty(message: str, height: int = 260) -> go.Figure:
@@ -124,7 +119,7 @@ def attribution_curve(result) -> go.Figure:
 
 
 def length_curve(result: dict) -> go.Figure:
-    """Attribution accuracy by the number of sentences (bench/results/watermark_length.json)."""
+    """Attribution accuracy by the number of sentences (the stored result of bench/watermark_length.py)."""
     rows = result.get("replayed") or []
     if not rows:
         return _empty("Run bench/watermark_length.py to measure attribution by length")
@@ -143,7 +138,7 @@ def length_curve(result: dict) -> go.Figure:
 
 
 def latency_chart(rows: list[dict]) -> go.Figure:
-    """Detection latency vs registry size, hierarchical vs flat (rows from bench/results/watermark.json)."""
+    """Detection latency vs registry size, hierarchical vs flat (rows of the stored result of bench/watermark.py)."""
     if not rows:
         return _empty("Run bench/watermark.py to measure latency")
     frame = pd.DataFrame(rows)

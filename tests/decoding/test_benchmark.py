@@ -50,9 +50,9 @@ def test_a_folder_of_results_gives_each_model_its_own(tmp_path):
 
 
 def test_the_shipped_results_are_found_by_their_fingerprint():
-    from backend.decoding.benchmark import RESULTS
+    from backend.results import results_dir
 
-    shipped = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("decoding_accuracy*.json"))]
+    shipped = [json.loads(p.read_text()) for p in sorted(results_dir().glob("decoding_accuracy*.json"))]
     assert shipped, "the reasoning model's benchmark is committed"
     for data in shipped:
         assert stored_benchmark(data["fingerprint"]).fingerprint == data["fingerprint"]
