@@ -1,0 +1,56 @@
+"""The app as a user meets it: memory, first open, hostile uploads."""
+from __future__ import annotations
+
+from bench.report import PY, Body, Ctx, Section, sec, table
+
+
+def app_rss(ctx: Ctx) -> Body:
+    r = ctx.load("app_rss.json")
+    children = " and its children" if r.get("children") else ""
+    lines = [f"The server's resident memory (RSS, the Streamlit process{children})"
+             f" while one headless Chromium opens every page once, in the order below, each until its script is idle"
+             f" (fresh store with the reference artifacts imported, as `make run` leaves it; default model "
+             f"`{r['default_model']}`). {r['cpus']} CPU cores, Chromium {r['chromium']}.", ""]
+    rows = [["after startup (no page open)", f"{r['startup_rss_mb']:.0f} MB", None]]
+    rows += [[f"after {p['page']}", f"{p['rss_mb']:.0f} MB", sec(p["seconds"])] for p in r["pages"]]
+    rows += [[f"at the end ({r['settle_s']:.0f} s later)", f"{r['end_rss_mb']:.0f} MB", None],
+             ["peak of the samples", f"**{r['peak_rss_mb']:.0f} MB**", None]]
+    lines += table(["when", "RSS", "page open to script idle"], rows)
+    return Body(lines, [r["command"]])
+
+
+def first_open(ctx: Ctx) -> Body:
+    r = ctx.load("first_open.json")
+    u = ctx.load("first_open_unprepared.json") or {"pages": {}}
+    lines = [f"A fresh store, `python -m backend models prepare` ({r['prepare_seconds']} s), then one headless "
+             f"Chromium {r['chromium']}: each page in a new tab of one context, timed until its script is idle and "
+             f"until every chart is drawn; cached reopens are medians of {r['reopen_rounds']} rounds. The last column"
+             " is the same walk with no reference artifacts (every first view computed). Load average "
+             f"{r['load_average_start']} at the start, {r['load_average_end']} at the end.", ""]
+    rows = [[page, sec(p["first_open_s"]), sec(p["first_open_script_idle_s"]), sec(p["cached_reopen_s"]),
+             sec(p["cached_reopen_script_idle_s"]), sec(p["cached_reopen_new_context_s"]),
+             sec(p["cached_click_through_s"]), sec(u["pages"].get(page, {}).get("first_open_s"))]
+            for page, p in r["pages"].items()]
+    lines += table(["page", "first open, charts drawn", "first open, script idle", "cached reopen, charts drawn",
+                    "cached reopen, script idle", "cached reopen, new browser context", "cached, sidebar click",
+                    "first open without reference artifacts"], rows)
+    cmds = [f"{PY} bench/first_open.py"]
+    if u["pages"]:
+        cmds.append(f"{PY} bench/first_open.py --export-reference   # last column; also regenerates data/reference/")
+    return Body(lines, cmds)
+
+
+def crafted_uploads(ctx: Ctx) -> Body:
+    r = ctx.load("crafted_uploads.json")
+    lines = ["Each crafted file read in a fresh process (peak RSS is the reader's own), beside a normal upload.", ""]
+    lines += table(["file", "size", "time", "peak RSS", "outcome"],
+                   [[x["file"], f"{x['size_kb']:.0f} KB", sec(x["seconds"], 2), f"{x['peak_rss_mb']:.0f} MB",
+                     x["outcome"]] for x in r["rows"]])
+    return Body(lines, [f"{PY} bench/crafted_uploads.py"])
+
+
+SECTIONS = [
+    Section("App memory (RSS)", ("app_rss.json",), app_rss),
+    Section("First open of every page", ("first_open.json",), first_open),
+    Section("Crafted uploads", ("crafted_uploads.json",), crafted_uploads),
+]

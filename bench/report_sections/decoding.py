@@ -1,0 +1,73 @@
+"""Decoding: the speed comparisons and accuracy per strategy and budget."""
+from __future__ import annotations
+
+from bench.report import PY, Body, Ctx, Section, clean_command, num, pct, sec, table, times
+
+
+def speed(ctx: Ctx) -> Body:
+    r = ctx.load("decoding.json")
+    rs, mh = r["resampling"], r["asmc_vs_mh"]
+    t = r.get("targets", {})
+    lines = [f"{r['model']}, {r['device']}, {r['threads']} torch thread(s), torch {r['torch']}.", ""]
+    lines += table(["comparison", "measured", "target"], [
+        [f"cache-coherent resampling (reorder KV rows) vs recomputing prefixes (N = {rs['n']}, {rs['tokens']} tokens, "
+         f"{rs['resampling_events']} resamplings; wall / CPU)",
+         f"{times(rs['speedup_reorder_vs_recompute']['wall_s'], 1)} / "
+         f"{times(rs['speedup_reorder_vs_recompute']['cpu_s'], 1)} faster", t.get("speedup_reorder_vs_recompute")],
+        [f"ASMC overhead vs plain batched sampling ({rs['n']} × {rs['tokens']} tokens; wall / CPU)",
+         f"{times(rs['asmc_overhead_vs_plain']['wall_s'])} / {times(rs['asmc_overhead_vs_plain']['cpu_s'])}",
+         t.get("asmc_overhead_vs_plain")],
+        [f"ASMC (N = {mh['asmc']['n']}) vs MH (block {mh['mh']['block_size']}, {mh['mh']['mh_steps']} steps) at equal "
+         f"token budget ×{mh['budget_x']}, {mh['problems']} problems: p95 latency",
+         f"{sec(mh['asmc']['p95_latency_s'])} vs {sec(mh['mh']['p95_latency_s'])} "
+         f"({times(mh['p95_ratio_mh_over_asmc'], 1)} lower)", t.get("p95_ratio_mh_over_asmc")],
+    ])
+    cmd = (f"{PY} bench/decoding.py --threads {r['threads']} --n {rs['n']} --tokens {rs['tokens']}"
+           f" --alpha {r['alpha']:g}"
+           f" --problems {mh['problems']} --mh-tokens {mh['tokens']} --budget {mh['budget_x']}"
+           f" --block {mh['mh']['block_size']} --fresh")
+    return Body(lines, [cmd])
+
+
+def _accuracy(ctx: Ctx, name: str) -> Body:
+    r = ctx.load(name)
+    lines = [f"`{r['model_id']}` ({r['model']}, fingerprint `{r['fingerprint']}`): {r['sets']['heldout']} problems of "
+             f"the generator's {r['heldout_family']} held-out split and {r['sets']['handwritten']} hand-written ones, "
+             f"{r['max_new_tokens']} new tokens, alpha {r['alpha']:g}. Budget = generated tokens / max new tokens.", ""]
+    rows = []
+    for s in r["summary"]:
+        auroc = s.get("auroc_low_ess_predicts_wrong")
+        ess = (f"{num(s['mean_ess_min_over_n_correct'])} / {num(s['mean_ess_min_over_n_wrong'])}"
+               if "mean_ess_min_over_n_correct" in s else None)
+        rows.append([s["label"], s["budget"], pct(s["accuracy"]), pct(s.get("accuracy_heldout")),
+                     pct(s.get("accuracy_handwritten")), f"{s['mean_tokens']:.0f}", sec(s["mean_latency_s"]),
+                     sec(s["p95_latency_s"]), num(auroc), ess])
+    lines += table(["strategy", "budget", "accuracy", "held-out", "hand-written", "tokens per problem", "mean latency",
+                    "p95 latency", "AUROC of low ESS_min/N for a wrong answer", "mean ESS_min/N right / wrong"], rows)
+    lines += ["Each p^alpha setting against the baselines on the same problems (exact McNemar test on the problems "
+              "only one of the two solves):", ""]
+    lines += table(["setting", "against", "difference", "only it right / only the other", "McNemar p"],
+                   [[c["label"], c["against"], f"{100 * c['accuracy_difference']:+.1f} pts",
+                     f"{c['only_label_right']} / {c['only_against_right']}", f"{c['mcnemar_p']:.3g}"]
+                    for c in r["comparisons"]])
+    cmds = r.get("commands") or [r["command"]]
+    return Body(lines, [clean_command(c, ctx.root) for c in cmds])
+
+
+def accuracy_attempt3(ctx: Ctx) -> Body:
+    return _accuracy(ctx, "decoding_accuracy.json")
+
+
+def accuracy_attempt6(ctx: Ctx) -> Body:
+    body = _accuracy(ctx, "decoding_accuracy_everyday.json")
+    note = ["The 2,400 decodes are carried in `bench/runs/decoding_accuracy_everyday.jsonl.gz`: import them with "
+            "`python -m backend store reference-import --directory bench/runs` and the command only reads them.", ""]
+    return Body(body.lines + note, body.commands)
+
+
+SECTIONS = [
+    Section("Decoding speed", ("decoding.json",), speed),
+    Section("Decoding accuracy, adapter attempt 6 (the Decoding page's model)",
+            ("decoding_accuracy_everyday.json",), accuracy_attempt6),
+    Section("Decoding accuracy, adapter attempt 3", ("decoding_accuracy.json",), accuracy_attempt3),
+]

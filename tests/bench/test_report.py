@@ -1,0 +1,81 @@
+"""`python -m bench report`: docs/RESULTS.md renders from the result JSONs present, every section says how to
+reproduce it, and figures come from the files (not from the text)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench import report
+from bench.report_sections import SECTIONS
+
+ROOT = Path(report.__file__).resolve().parents[1]
+
+
+def _sections(text: str) -> dict[str, str]:
+    parts = re.split(r"^## ", text, flags=re.M)[1:]
+    return {p.splitlines()[0]: p for p in parts}
+
+
+def test_renders_from_the_results_present_and_every_section_has_a_command():
+    text = report.render(ROOT)
+    sections = _sections(text)
+    measured = {t: s for t, s in sections.items() if t != "Not measured in this tree"}
+    assert len(measured) >= 10
+    for title, body in measured.items():
+        commands = body.split("Reproduce:", 1)[1]
+        block = re.search(r"```bash\n(.+?)```", commands, flags=re.S)
+        assert block and block.group(1).strip(), f"section {title!r} lists no command"
+        assert "Source: `" in body, f"section {title!r} names no source file"
+
+
+def test_a_missing_result_leaves_its_section_out_and_says_so(tmp_path):
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    shutil.copy(ROOT / "bench" / "results" / "fp8.json", tmp_path / "bench" / "results" / "fp8.json")
+    text = report.render(tmp_path)
+    sections = _sections(text)
+    assert "FP8 bounds" in sections
+    assert "NAG" not in sections
+    missing = sections["Not measured in this tree"]
+    assert "NAG" in missing and "nag.json" in missing
+
+
+def test_figures_are_read_from_the_json(tmp_path):
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    data = json.loads((ROOT / "bench" / "results" / "fp8.json").read_text())
+    data["whole_model_bounds"]["seconds_power"] = 123.4
+    (tmp_path / "bench" / "results" / "fp8.json").write_text(json.dumps(data))
+    assert "123.4 s" in _sections(report.render(tmp_path))["FP8 bounds"]
+
+
+def test_a_section_without_a_command_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "results" / "x.json").write_text("{}")
+    broken = report.Section("Broken", ("x.json",), lambda ctx: report.Body(["a figure"], []))
+    monkeypatch.setattr("bench.report_sections.SECTIONS", [broken])
+    with pytest.raises(ValueError, match="no command"):
+        report.render(tmp_path)
+
+
+@pytest.mark.parametrize("recorded, expected", [
+    ("nohup .venv/bin/python bench/fp8.py --x 1 > log.txt &", ".venv/bin/python bench/fp8.py --x 1"),
+    ("cd /somewhere && .venv/bin/python bench/fp8.py", ".venv/bin/python bench/fp8.py"),
+    (".venv/bin/python bench/mt_gemma.py --ablate-types  --out o.json",
+     '.venv/bin/python bench/mt_gemma.py --ablate-types "" --out o.json'),
+])
+def test_recorded_commands_are_cleaned(recorded, expected):
+    assert report.clean_command(recorded) == expected
+
+
+def test_every_section_names_a_result_file():
+    assert all(section.files for section in SECTIONS)
+
+
+def test_the_committed_results_page_is_current():
+    out = ROOT / "docs" / "RESULTS.md"
+    if not out.exists():
+        pytest.skip("docs/RESULTS.md not generated yet")
+    assert report.same_figures(out.read_text(), report.render(ROOT)), "run: python -m bench report"
