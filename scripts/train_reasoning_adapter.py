@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
 
-from backend.disagreement.adapter_training import (TrainConfig, greedy_completions, print_flush,  # noqa: E402
+from training.adapter import (TrainConfig, greedy_completions, print_flush,  # noqa: E402
                                                    score_report, train)
 from backend.models import load  # noqa: E402
 from backend.tasks.arithmetic import FAMILIES, generate_problems  # noqa: E402

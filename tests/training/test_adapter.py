@@ -7,7 +7,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerBase
 
-from backend.disagreement.adapter_training import (IGNORE, TrainConfig, build_example, collate,
+from training.adapter import (IGNORE, TrainConfig, build_example, collate,
                                                    evaluate_exact_match, micro_batches, train)
 from backend.tasks.arithmetic import generate_problems
 from tests.support.tiny import byte_tokenizer
@@ -103,7 +103,7 @@ def test_warm_start_from_a_saved_adapter(tmp_path: Path, tokenizer: PreTrainedTo
 
 
 def test_a_checkpoint_from_before_a_new_field_still_resumes(tmp_path: Path) -> None:
-    from backend.disagreement.adapter_training import check_resumable
+    from training.adapter import check_resumable
 
     old = {k: v for k, v in config(tmp_path).to_dict().items() if k not in ("family", "init_adapter")}
     check_resumable(old, config(tmp_path))  # the new fields at their defaults: the same recipe
