@@ -1,11 +1,11 @@
-"""`python -m backend runs list|export`."""
+"""`python -m backend runs list|export|delete`."""
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
-from backend.store import RunFilter, export_runs, list_runs
+from backend.store import RunFilter, delete_runs, export_runs, list_runs, preview_delete
 from backend.cli.params import add_flags
 from backend.errors import UserError
 from backend.store.runs import EXPORT_FORMATS
@@ -36,6 +36,15 @@ def cmd_export(args: argparse.Namespace) -> dict:
     return {"written": args.output, "bytes": len(data)}
 
 
+def cmd_delete(args: argparse.Namespace) -> dict:
+    """Any session's runs (the CLI has none of its own); an unknown id deletes nothing."""
+    plan = preview_delete(args.run_id)
+    if plan.missing:
+        raise UserError(f"No run {', '.join(plan.missing)} in the store; nothing was deleted "
+                        "(`python -m backend runs list` shows the run ids).")
+    return (plan if args.dry_run else delete_runs(args.run_id)).to_json()
+
+
 def add_commands(subparsers) -> None:
     parser = subparsers.add_parser("runs", help="run history of the artifact store")
     actions = parser.add_subparsers(dest="action", required=True)
@@ -48,3 +57,8 @@ def add_commands(subparsers) -> None:
             sub.add_argument("--format", choices=EXPORT_FORMATS, default="csv")
             sub.add_argument("--output", "-o", required=True, help="file path, or - for stdout")
         sub.set_defaults(handler=handler)
+    sub = actions.add_parser("delete", help="delete runs and the computed results only they used (never "
+                                            "reference or imported artifacts, never what another run uses)")
+    sub.add_argument("--run-id", action="append", required=True, help="a run id (repeatable)")
+    sub.add_argument("--dry-run", action="store_true", help="say what would be deleted, delete nothing")
+    sub.set_defaults(handler=cmd_delete)

@@ -1,4 +1,5 @@
-"""`python -m backend store reference-export|reference-import`: the reference artifacts shipped in data/reference/."""
+"""`python -m backend store stats|import|reference-export|reference-import`: what the store holds, and artifact files
+(the reference artifacts shipped in data/reference/, or a user's own)."""
 from __future__ import annotations
 
 import argparse
@@ -6,7 +7,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from backend.errors import UserError
-from backend.store.reference import export_reference, import_reference, reference_dir
+from backend.store.reference import export_reference, import_artifacts, import_reference, reference_dir
+from backend.store.stats import status
 
 
 def cmd_export(args: argparse.Namespace) -> dict:
@@ -19,15 +21,27 @@ def cmd_export(args: argparse.Namespace) -> dict:
     return {"written": str(out), "artifacts": export_reference(args.fingerprint, out, store, args.only or ())}
 
 
-def cmd_import(args: argparse.Namespace) -> dict:
-    directory = Path(args.directory)
+def _folder(name: str) -> Path:
+    directory = Path(name)
     if not directory.is_dir():
-        raise UserError(f"{args.directory} is not a folder.")
-    return asdict(import_reference(directory))
+        raise UserError(f"{name} is not a folder.")
+    return directory
+
+
+def cmd_import(args: argparse.Namespace) -> dict:
+    return asdict(import_reference(_folder(args.directory)))
+
+
+def cmd_import_own(args: argparse.Namespace) -> dict:
+    return asdict(import_artifacts(_folder(args.directory)))
+
+
+def cmd_stats(args: argparse.Namespace) -> dict:
+    return status().to_json()
 
 
 def add_commands(subparsers) -> None:
-    parser = subparsers.add_parser("store", help="reference artifacts for the embedded models")
+    parser = subparsers.add_parser("store", help="the artifact store: counts, reference and imported artifacts")
     actions = parser.add_subparsers(dest="action", required=True)
     sub = actions.add_parser("reference-export", help="write a store's artifacts of some models to a reference file")
     sub.add_argument("--fingerprint", action="append", required=True, help="model fingerprint (repeatable)")
@@ -40,3 +54,9 @@ def add_commands(subparsers) -> None:
                                                       "(`models prepare` does this)")
     sub.add_argument("--directory", default=str(reference_dir()))
     sub.set_defaults(handler=cmd_import)
+    sub = actions.add_parser("import", help="add the artifacts of your own *.jsonl.gz files (as written by "
+                                            "reference-export) that the store lacks, marked imported")
+    sub.add_argument("--directory", required=True)
+    sub.set_defaults(handler=cmd_import_own)
+    sub = actions.add_parser("stats", help="artifact counts by origin and by feature, run counts")
+    sub.set_defaults(handler=cmd_stats)

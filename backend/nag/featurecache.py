@@ -5,8 +5,8 @@ documents not found are extracted together by the batched path and each stored a
 so a document seen in any earlier pool or target set is never run through the model again.
 
 Reads and writes go through the store's slice API (`backend.store.artifacts.cached_many`: one store
-open per slice, each artifact with its run row as `cached` writes them): one `cached` call per document
-costs a store open per document, ~0.2 s on a busy machine, more than the model itself.
+open per slice; the documents are uses of the computation that asked, never run rows of their own): one
+`cached` call per document costs a store open per document, ~0.2 s on a busy machine, more than the model.
 """
 from __future__ import annotations
 

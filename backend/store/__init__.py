@@ -1,6 +1,9 @@
 """DuckDB artifact store: cached results keyed by feature/model/config/code version, and run history."""
-from backend.store.artifacts import Computed, ModelRef, NotStored, Stored, cached, latest, status, stored_only, while_waiting
-from backend.store.runs import RunFilter, delete_runs, export_result, export_runs, list_runs, reopen
+from backend.store.artifacts import Computed, ModelRef, NotStored, Stored, cached, latest, stored_only, while_waiting
+from backend.store.cleanup import Deletion, delete_runs, preview_delete
+from backend.store.runs import RunFilter, count_runs, export_result, export_runs, list_runs, reopen
+from backend.store.stats import StoreStatus, status
 
-__all__ = ["Computed", "ModelRef", "NotStored", "RunFilter", "Stored", "cached", "delete_runs", "export_result", "export_runs",
-           "latest", "list_runs", "reopen", "status", "stored_only", "while_waiting"]
+__all__ = ["Computed", "Deletion", "ModelRef", "NotStored", "RunFilter", "StoreStatus", "Stored", "cached",
+           "count_runs", "delete_runs", "export_result", "export_runs", "latest", "list_runs", "preview_delete",
+           "reopen", "status", "stored_only", "while_waiting"]

@@ -1,20 +1,20 @@
 """The artifact cache: every expensive result stored under (feature, action, model fingerprint,
-canonical config, code version), plus one run-history row per request (cached or computed)."""
+canonical config, code version), plus one run-history row per request (cached or computed); artifacts read or
+written inside a request are that run's uses, not runs (`backend.store.runlog`)."""
 from __future__ import annotations
 
 import contextvars
 import hashlib
 import json
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from backend.store import codec
+from backend.store import codec, runlog
 from backend.store.db import StoreUnavailable, connect, store_path
-from backend.store.scope import current_scope
+from backend.store.origin import COMPUTED
 from backend.store.singleflight import key_lock
 
 T = TypeVar("T")
@@ -105,21 +105,17 @@ def lookup(key: str) -> tuple[Any, float] | None:
     return None if row is None else (codec.loads(row[0]), row[1])
 
 
-def _record(con, *, run_id, feature, action, model: ModelRef, params, key, seconds, cached) -> None:
-    con.execute("INSERT INTO runs (run_id, feature, action, model_id, fingerprint, params, artifact_key, seconds, cached,"
-                " session) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [run_id, feature, action, model.id, model.fingerprint, params, key, seconds, cached, current_scope()])
-
-
-def _insert(con, *, feature, action, model: ModelRef, params, key, code_version, value, seconds) -> str:
-    """Artifact and its run row, on the caller's connection (one transaction: never a run without its artifact)."""
-    run_id = uuid.uuid4().hex[:12]
+def _insert(con, *, feature, action, model: ModelRef, params, key, code_version, value, seconds) -> None:
+    """A computed artifact on the caller's connection (the caller records the run in the same transaction:
+    never a run without its artifact)."""
     con.execute("INSERT INTO artifacts (key, feature, action, fingerprint, params, code_version, payload,"
-                " compute_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                [key, feature, action, model.fingerprint, params, code_version, codec.dumps(value), seconds])
-    _record(con, run_id=run_id, feature=feature, action=action, model=model, params=params, key=key,
-            seconds=seconds, cached=False)
-    return run_id
+                " compute_seconds, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+                [key, feature, action, model.fingerprint, params, code_version, codec.dumps(value), seconds, COMPUTED])
+
+
+def _record(con, *, feature, action, model: ModelRef, params, key, seconds, cached, uses=()) -> str:
+    return runlog.record_run(con, feature=feature, action=action, model_id=model.id, fingerprint=model.fingerprint,
+                             params=params, key=key, seconds=seconds, cached=cached, uses=uses)
 
 
 def cached(feature: str, action: str, model: ModelRef, config: Any, compute: Callable[[], T],
@@ -152,25 +148,32 @@ def _cached(feature: str, action: str, model: ModelRef, params: str, key: str, c
         served = _serve_hit(feature, action, model, params, key)
         if served is not None:
             return served
-        start = time.perf_counter()
-        value = compute()
-        seconds = time.perf_counter() - start
+        nested = runlog.inside_run()
+        with runlog.collecting() as uses:
+            start = time.perf_counter()
+            value = compute()
+            seconds = time.perf_counter() - start
         with connect() as con:
-            run_id = _insert(con, feature=feature, action=action, model=model, params=params, key=key,
-                             code_version=code_version, value=value, seconds=seconds)
+            _insert(con, feature=feature, action=action, model=model, params=params, key=key,
+                    code_version=code_version, value=value, seconds=seconds)
+            run_id = "" if nested else _record(con, feature=feature, action=action, model=model, params=params,
+                                                key=key, seconds=seconds, cached=False, uses=uses)
+    runlog.note_use(key)  # nested: the outer run uses it
     return Computed(value, False, seconds, key, run_id)
 
 
 def _serve_hit(feature: str, action: str, model: ModelRef, params: str, key: str) -> Computed | None:
-    """The stored result with a 'cached' run row, or None on a miss."""
+    """The stored result with a 'cached' run row (none when nested in another computation), or None on a miss."""
     hit = lookup(key)
     if hit is None:
         return None
     value, seconds = hit
-    run_id = uuid.uuid4().hex[:12]
+    if runlog.inside_run():
+        runlog.note_use(key)
+        return Computed(value, True, seconds, key, "")
     with connect() as con:
-        _record(con, run_id=run_id, feature=feature, action=action, model=model, params=params, key=key,
-                seconds=seconds, cached=True)
+        run_id = _record(con, feature=feature, action=action, model=model, params=params, key=key,
+                         seconds=seconds, cached=True)
     return Computed(value, True, seconds, key, run_id)
 
 
@@ -180,7 +183,7 @@ def _serve_hit(feature: str, action: str, model: ModelRef, params: str, key: str
 def lookup_many(feature: str, action: str, model: ModelRef, configs: Sequence[Any],
                 code_version: str = "1") -> dict[int, Any]:
     """Stored results for several requests in one read, keyed by position in `configs`; misses are absent.
-    A hit records no run row (the slice's caller reports what it served)."""
+    A hit records no run row; inside a computation it counts as that run's use."""
     positions: dict[str, list[int]] = {}
     for i, config in enumerate(configs):
         key = artifact_key(feature, action, model.fingerprint, codec.canonical_params(config), code_version)
@@ -190,18 +193,23 @@ def lookup_many(feature: str, action: str, model: ModelRef, configs: Sequence[An
     with connect() as con:
         rows = con.execute("SELECT key, payload FROM artifacts WHERE key IN (SELECT unnest(?))",
                            [list(positions)]).fetchall()
+    runlog.note_use(*(key for key, _ in rows))
     return {i: codec.loads(payload) for key, payload in rows for i in positions[key]}
 
 
 def store_many(feature: str, action: str, model: ModelRef, items: Sequence[tuple[Any, Any]],
                seconds_each: float, code_version: str = "1") -> None:
-    """Store several computed (config, value) results, each with its run row, in one transaction."""
+    """Store several computed (config, value) results in one transaction. They are parts of a computation, not
+    runs: inside one they count as its uses; outside, no run refers to them (so no run's deletion removes them)."""
+    keys = []
     with connect() as con:
         for config, value in items:
             params = codec.canonical_params(config)
             key = artifact_key(feature, action, model.fingerprint, params, code_version)
             _insert(con, feature=feature, action=action, model=model, params=params, key=key,
                     code_version=code_version, value=value, seconds=seconds_each)
+            keys.append(key)
+    runlog.note_use(*keys)
 
 
 @dataclass(frozen=True)
@@ -257,20 +265,3 @@ def latest(feature: str, action: str, model: ModelRef, code_version: str = "1") 
     except StoreUnavailable:
         return None
     return None if row is None else Stored(json.loads(row[0]), codec.loads(row[1]), row[2])
-
-
-@dataclass(frozen=True)
-class StoreStatus:
-    path: str
-    size_bytes: int
-    artifacts: int
-    runs: int
-
-
-def status() -> StoreStatus:
-    with connect() as con:
-        artifacts = con.execute("SELECT count(*) FROM artifacts").fetchone()[0]
-        runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
-    path = store_path()
-    size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
-    return StoreStatus(str(path), size, artifacts, runs)

@@ -18,6 +18,7 @@ import duckdb
 
 from backend.config import settings
 from backend.errors import UserError
+from backend.store.migrate import migrate
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS artifacts (
@@ -29,7 +30,8 @@ SCHEMA = [
         code_version VARCHAR NOT NULL,
         payload VARCHAR NOT NULL,
         compute_seconds DOUBLE NOT NULL,
-        created TIMESTAMP NOT NULL DEFAULT current_timestamp)""",
+        created TIMESTAMP NOT NULL DEFAULT current_timestamp,
+        origin VARCHAR DEFAULT 'computed')""",  # backend.store.origin; older stores get it in migrate.py
     """CREATE TABLE IF NOT EXISTS runs (
         run_id VARCHAR PRIMARY KEY,
         feature VARCHAR NOT NULL,
@@ -43,6 +45,11 @@ SCHEMA = [
         created TIMESTAMP NOT NULL DEFAULT current_timestamp)""",
     # added later: stores created before the column get it here (the browser session a run belongs to)
     "ALTER TABLE runs ADD COLUMN IF NOT EXISTS session VARCHAR DEFAULT ''",
+    # the artifacts a run read or wrote besides its own (runs.artifact_key): what clean-up must keep for it
+    """CREATE TABLE IF NOT EXISTS run_artifacts (
+        run_id VARCHAR NOT NULL,
+        artifact_key VARCHAR NOT NULL,
+        PRIMARY KEY (run_id, artifact_key))""",
 ]
 
 LOCK_TIMEOUT_S = 60.0
@@ -111,6 +118,7 @@ def _open(path: Path) -> duckdb.DuckDBPyConnection:
             if path not in _initialised:
                 for statement in SCHEMA:
                     con.execute(statement)
+                migrate(con)
                 _initialised.add(path)
             return con
         except duckdb.Error as err:

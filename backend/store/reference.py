@@ -5,25 +5,27 @@ served from the store instead of minutes of CPU.
 
 They are ordinary artifacts, keyed exactly like computed ones (feature, action, model fingerprint, canonical
 config, code version): another model, another setting or a bumped code version simply misses them and
-computes. An import never replaces an artifact already in the store and records no run (nobody asked for it).
+computes. An import never replaces an artifact already in the store and records no run (nobody asked for it);
+it marks its rows `reference` (a user's own files: `imported`), so deleting runs never removes them.
 Each row's key is recomputed on import, so a hand-edited row is refused rather than served under a wrong key.
 """
 from __future__ import annotations
 
 import gzip
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.config import REPO_ROOT
 from backend.errors import UserError
 from backend.store.artifacts import artifact_key
 from backend.store.db import StoreUnavailable, connect, store_path
+from backend.store.origin import IMPORTED, REFERENCE
+from backend.store.reference_files import (ENV_REFERENCE_DIR, REFERENCE_DIR, read_reference, reference_dir,
+                                           reference_files)
 
-REFERENCE_DIR = REPO_ROOT / "data" / "reference"
-ENV_REFERENCE_DIR = "DASH_REFERENCE_DIR"
+__all__ = ["COLUMNS", "ENV_REFERENCE_DIR", "REFERENCE_DIR", "ReferenceImport", "ensure_reference", "export_reference",
+           "import_artifacts", "import_reference", "read_reference", "reference_dir"]
 COLUMNS = ("key", "feature", "action", "fingerprint", "params", "code_version", "payload", "compute_seconds")
 
 
@@ -58,33 +60,29 @@ def export_reference(fingerprints: Iterable[str], out: Path, store: Path | None 
     return len(rows)
 
 
-def read_reference(path: Path) -> list[dict]:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def _genuine(row: dict) -> bool:
     return row.get("key") == artifact_key(row["feature"], row["action"], row["fingerprint"], row["params"],
                                           row["code_version"])
 
 
-def reference_dir() -> Path:
-    """DASH_REFERENCE_DIR, else data/reference. An empty folder leaves a store without the shipped artifacts, which
-    is how `bench/first_open.py --export-reference` sees what the pages compute themselves."""
-    return Path(os.environ.get(ENV_REFERENCE_DIR) or REFERENCE_DIR)
-
-
 def import_reference(directory: Path | None = None, store: Path | None = None) -> ReferenceImport:
-    """Add every shipped artifact (of `directory`, default `reference_dir()`) that the store lacks (ON CONFLICT DO
-    NOTHING: computed ones win)."""
-    files = sorted(Path(directory or reference_dir()).glob("*.jsonl.gz"))
+    """Add every shipped artifact (of `directory`, default `reference_dir()`) that the store lacks, marked
+    `reference` (ON CONFLICT DO NOTHING: computed ones win)."""
+    return import_artifacts(Path(directory or reference_dir()), REFERENCE, store)
+
+
+def import_artifacts(directory: Path, origin: str = IMPORTED, store: Path | None = None) -> ReferenceImport:
+    """Add the artifacts of every *.jsonl.gz file in `directory` that the store lacks, with this origin (a user's
+    own files: `imported`, which deleting runs never removes)."""
+    files = reference_files(directory)
     rows = [row for path in files for row in read_reference(path)]
     genuine = [row for row in rows if _genuine(row)]
+    columns = (*COLUMNS, "origin")
     with connect(store) as con:
         before = con.execute("SELECT count(*) FROM artifacts").fetchone()[0]
         for row in genuine:
-            con.execute(f"INSERT INTO artifacts ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
-                        "ON CONFLICT (key) DO NOTHING", [row[c] for c in COLUMNS])
+            con.execute(f"INSERT INTO artifacts ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+                        "ON CONFLICT (key) DO NOTHING", [*(row[c] for c in COLUMNS), origin])
         after = con.execute("SELECT count(*) FROM artifacts").fetchone()[0]
     return ReferenceImport(len(files), len(rows), after - before, len(rows) - len(genuine))
 

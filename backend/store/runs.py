@@ -1,4 +1,4 @@
-"""Run history: list, filter, reopen, export and delete runs."""
+"""Run history: list, count, filter, reopen and export runs (deleting them: `backend.store.cleanup`)."""
 from __future__ import annotations
 
 import json
@@ -26,15 +26,19 @@ class RunFilter(Config):
 
 def list_runs(filt: RunFilter = RunFilter()) -> pd.DataFrame:
     """Runs, newest first, as a DataFrame (columns of the `runs` table)."""
+    where, args = _where(filt)
+    with connect() as con:
+        return con.execute(f"SELECT * FROM runs {where} ORDER BY created DESC LIMIT ?", [*args, filt.limit]).df()
+
+
+def _where(filt: RunFilter) -> tuple[str, list]:
     clauses, args = [], []
     for column, value in (("feature", filt.feature), ("model_id", filt.model_id), ("cached", filt.cached),
                           ("session", filt.session)):
         if value is not None:
             clauses.append(f"{column} = ?")
             args.append(value)
-    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    with connect() as con:
-        return con.execute(f"SELECT * FROM runs {where} ORDER BY created DESC LIMIT ?", [*args, filt.limit]).df()
+    return (f"WHERE {' AND '.join(clauses)}" if clauses else ""), args
 
 
 def reopen(run_id: str) -> tuple[dict, Any]:
@@ -50,20 +54,11 @@ def reopen(run_id: str) -> tuple[dict, Any]:
     return record, codec.loads(record.pop("payload"))
 
 
-def delete_runs(run_ids: list[str], session: str | None = None) -> int:
-    """Delete runs (only those of `session` when given), and artifacts no remaining run refers to.
-    Returns the number of runs deleted."""
-    if not run_ids:
-        return 0
+def count_runs(filt: RunFilter = RunFilter()) -> int:
+    """How many runs match (the limit aside): what Home and Runs both show as the run count."""
+    clauses, args = _where(filt)
     with connect() as con:
-        before = con.execute("SELECT count(*) FROM runs").fetchone()[0]
-        if session is None:
-            con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest(?))", [run_ids])
-        else:
-            con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest(?)) AND session = ?", [run_ids, session])
-        con.execute("DELETE FROM artifacts WHERE key NOT IN (SELECT artifact_key FROM runs)")
-        after = con.execute("SELECT count(*) FROM runs").fetchone()[0]
-    return before - after
+        return con.execute(f"SELECT count(*) FROM runs {clauses}", args).fetchone()[0]
 
 
 def export_runs(frame: pd.DataFrame, fmt: str) -> bytes:

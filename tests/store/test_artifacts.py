@@ -96,7 +96,7 @@ def test_slices_are_stored_and_found_by_position_and_shared_with_cached(fresh_st
     assert lookup_many("demo", "item", MODEL, configs, code_version="2") == {}
     hit = cached("demo", "item", MODEL, Config(2), lambda: "recomputed")
     assert hit.cached and hit.value == "two" and hit.seconds == 0.5
-    assert len(list_runs(RunFilter(feature="demo"))) == 3  # two stored + one cache hit
+    assert len(list_runs(RunFilter(feature="demo"))) == 1  # the cache hit; stored slices are parts, not runs
 
 
 def test_latest_returns_the_newest_result_of_any_config_for_that_model(fresh_store):

@@ -32,7 +32,7 @@ def test_reopen_and_delete(fresh_store):
     run_id = list_runs(RunFilter(feature="alpha")).iloc[0]["run_id"]
     record, value = reopen(run_id)
     assert record["feature"] == "alpha" and set(value) == {"k"}
-    assert delete_runs([run_id]) == 1
+    assert delete_runs([run_id]).runs == (run_id,)
     with pytest.raises(UserError):
         reopen(run_id)
     assert len(list_runs()) == 4
