@@ -22,9 +22,7 @@ from app.ui.guarded import guarded  # noqa: E402
 from app.ui.model_picker import model_picker  # noqa: E402
 from app.ui.scope import browser_scope  # noqa: E402
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
-from backend.features import load_all  # noqa: E402
-from backend.disagreement.pair import arithmetic_reasoner  # noqa: E402
-from backend.mt.model_choice import recommended_model  # noqa: E402
+from backend.features import load_all, opening_model  # noqa: E402
 from backend.store.db import store_notice  # noqa: E402
 from backend.store.reference import ensure_reference  # noqa: E402
 
@@ -44,10 +42,9 @@ def _page(view, default=False):
 sections = {"": [_page(HOME, default=True)], "Views": [_page(v) for v in FEATURES], "Tools": [_page(v) for v in TOOLS]}
 navigation = st.navigation({name: pages for name, pages in sections.items() if pages})
 browser_scope()  # runs recorded during this script run belong to this browser session
-# MT heads opens on the embedded model that translates, Decoding on the model that solves its arithmetic problems;
-# every other page on the default (or on the user's own pick, once there is one)
-RECOMMENDED = {"mt_heads": recommended_model, "decoding": arithmetic_reasoner}
-recommend = RECOMMENDED.get(navigation.url_path)
+# A feature may declare the model its page opens on (MT heads: the embedded model that translates; Decoding: the
+# model that solves its arithmetic problems); every other page opens on the default (or on the user's own pick)
+recommend = opening_model(f"{navigation.url_path}.py")
 open_page_on(guarded(recommend) if recommend else None)
 model_picker()
 ensure_reference()  # the shipped first views, whichever store this server was pointed at

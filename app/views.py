@@ -1,11 +1,14 @@
 """The catalogue of views: one entry per page, read by the navigation and by the Home page.
 
-A feature view appears once its script exists in pages/, so a feature lands by adding its page.
+Feature views follow the one list of features (backend.features.FEATURES: its order, its page scripts); this
+module adds how each is presented. A feature view appears once its script exists in pages/.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+from backend.features import FEATURES as BACKEND_FEATURES
 
 PAGES_DIR = Path(__file__).resolve().parent.parent / "pages"
 
@@ -28,35 +31,49 @@ class View:
 
 
 HOME = View("Home", "home.py", ":material/home:", "What each view does, the loaded model and the store.", "")
-_ALL_FEATURES = (
-    View("MT heads", "mt_heads.py", ":material/translate:",
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a feature's view is presented; its script is the feature's page (backend.features)."""
+
+    title: str
+    icon: str
+    summary: str
+    finding: str
+
+
+_LOOKS = {
+    "mt": Look("MT heads", ":material/translate:",
          "Attention-head maps for target-language and sentence-equivalence heads; steering vectors from ~1% of "
          "heads; instruction-free translation; head ablation.",
          "Translation decomposes into language identification and sentence equivalence, each carried by a sparse "
          "set of heads; steering ~1% of heads translates without instructions."),
-    View("NAG", "nag.py", ":material/hub:",
+    "nag": Look("NAG", ":material/hub:",
          "Neuron-activated graphs of high-impact MLP neurons; target-oriented ranking of candidate documents.",
          "A sparse set of high-impact neurons characterises a target; ranking data by NAG similarity selects "
          "useful training data without training."),
-    View("Disagreement", "disagreement.py", ":material/compare_arrows:",
+    "disagreement": Look("Disagreement", ":material/compare_arrows:",
          "Token-level disagreement between a base and a reasoning model; one-token guided intervention; "
          "entropy-aware distillation signals.",
          "Base-vs-reasoning divergence concentrates on few early 'planning' tokens; a one-token takeover there "
          "recovers much of the reasoning model's accuracy."),
-    View("Decoding", "decoding.py", ":material/alt_route:",
+    "decoding": Look("Decoding", ":material/alt_route:",
          "Greedy, sampling, best-of-n, Metropolis-Hastings power sampling and adaptive SMC side by side, with ESS "
          "collapse plots.",
          "Sampling from p^alpha improves reasoning; SMC with cache-coherent resampling matches MH at far lower "
          "latency, and ESS collapse predicts failure."),
-    View("Watermark", "watermark.py", ":material/fingerprint:",
+    "watermark": Look("Watermark", ":material/fingerprint:",
          "Hierarchical personalised sentence-level watermark (model and user identity), KGW baseline, "
          "upload-and-check detection, attacks.",
          "Sentence-level semantic+syntactic watermark bits identify both the model and the user, robustly "
          "and with little quality loss."),
-    View("FP8 bounds", "fp8_bounds.py", ":material/functions:",
+    "fp8": Look("FP8 bounds", ":material/functions:",
          "Spectral bounds on attention logits per head and geometry-aware FP8 scale factors.",
          "Rank-aware spectral bounds give overflow-safe FP8 attention scales without observing activations."),
-)
+}
+_ALL_FEATURES = tuple(View(_LOOKS[f.name].title, f.page, _LOOKS[f.name].icon, _LOOKS[f.name].summary,
+                           _LOOKS[f.name].finding) for f in BACKEND_FEATURES)
 FEATURES: tuple[View, ...] = tuple(v for v in _ALL_FEATURES if v.path.exists())
 TOOLS = (
     View("Runs", "runs.py", ":material/history:",

@@ -4,25 +4,19 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib
-import importlib.util
 import sys
 
 from backend.cli import models_cmd, runs_cmd, store_cmd
 from backend.cli.output import emit
 from backend.errors import UserError
-from backend.features import load_all
+from backend.features import FEATURES, load_all
 from backend.store.db import store_notice
-
-# Each feature package that has a `cli` module contributes `add_commands(subparsers)`.
-FEATURE_PACKAGES = ("mt", "nag", "disagreement", "decoding", "watermark", "fp8")
 
 
 def command_modules() -> list:
-    modules = [models_cmd, runs_cmd, store_cmd]
-    for name in FEATURE_PACKAGES:
-        if importlib.util.find_spec(f"backend.{name}") and importlib.util.find_spec(f"backend.{name}.cli"):
-            modules.append(importlib.import_module(f"backend.{name}.cli"))
-    return modules
+    """The core commands, then each feature's `cli` module (backend.features.FEATURES), which contributes
+    `add_commands(subparsers)`."""
+    return [models_cmd, runs_cmd, store_cmd, *(importlib.import_module(f.cli) for f in FEATURES)]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,37 +1,91 @@
-"""The composition root: importing the modules below registers every feature's variants.
+"""The one list of features: the CLI, the app, benchmarks and the tests all read `FEATURES`.
 
-Entry points (the CLI, the app, benchmarks, the test session) call `load_all()` once. A feature
-adds a family of variants by registering them in its own module and listing that module here;
-no core package (decoding, models, store) imports a feature.
+A feature is a package `backend.<name>`. Importing its `registers` modules fills its registries of variants;
+its `cli` module contributes `add_commands(subparsers)`; its page is `pages/<page>`; `opens_on` names the function
+("module:function") giving the model its page opens on, when that is not the default model. A feature imports no
+other feature, except a declared `PlugIn` registering variants into another feature's registry through that
+feature's `plug_in_face` (tests/test_layering.py holds this). No core package (decoding's registry, models, store)
+names a feature; entry points call `load_all()` once.
 """
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
 
-FEATURE_MODULES: tuple[str, ...] = (
-    "backend.watermark.ipmark.method",
-    "backend.watermark.kgw.method",
-    "backend.watermark.attacks",
-    "backend.decoding.algorithms",
-    "backend.disagreement.strategy",
-    "backend.mt.attribution",
-    "backend.mt.prompts",
-    "backend.mt.prompt_kinds",
-    "backend.mt.steering",
-    "backend.mt.experiments",
-    "backend.nag.scorers",
-    "backend.nag.impact",
-    "backend.fp8.spectral",
-    "backend.fp8.formats",
+
+@dataclass(frozen=True)
+class Feature:
+    name: str  # the CLI word; the package is backend.<name>
+    registers: tuple[str, ...]  # submodules (relative to the package) whose import registers variants, in order
+    page: str  # script in pages/
+    opens_on: str = ""  # "module:function" -> model id or None; "" opens on the default model
+    plug_in_face: tuple[str, ...] = ()  # submodules another feature's PlugIn may import
+
+    @property
+    def package(self) -> str:
+        return f"backend.{self.name}"
+
+    @property
+    def cli(self) -> str:
+        return f"{self.package}.cli"
+
+    @property
+    def registering_modules(self) -> tuple[str, ...]:
+        return tuple(f"{self.package}.{module}" for module in self.registers)
+
+
+@dataclass(frozen=True)
+class PlugIn:
+    """A module of one feature that registers variants into another feature's registry."""
+
+    module: str
+    host: str  # the feature it plugs into
+    reason: str
+
+
+FEATURES: tuple[Feature, ...] = (
+    Feature("mt", ("attribution", "prompts", "prompt_kinds", "steering", "experiments"), "mt_heads.py",
+            opens_on="backend.models:translator"),
+    Feature("nag", ("scorers", "impact"), "nag.py"),
+    Feature("disagreement", (), "disagreement.py"),
+    Feature("decoding", ("algorithms",), "decoding.py", opens_on="backend.models:arithmetic_reasoner",
+            plug_in_face=("registry", "config", "context", "result")),
+    Feature("watermark", ("ipmark.method", "kgw.method", "attacks"), "watermark.py"),
+    Feature("fp8", ("spectral", "formats"), "fp8_bounds.py"),
+)
+
+PLUG_INS: tuple[PlugIn, ...] = (
+    PlugIn("backend.disagreement.strategy", "decoding",
+           "the guided strategy (the base model decodes, the reasoning model takes over where they disagree) is a "
+           "decoding strategy: the Decoding page and `decoding run` list it beside the others"),
 )
 
 _loaded = False
+
+
+def feature(name: str) -> Feature:
+    return next(f for f in FEATURES if f.name == name)
+
+
+def registering_modules() -> tuple[str, ...]:
+    """Every feature's own registering modules, then the plug-ins (so a host's variants come first in its lists)."""
+    return (*(m for f in FEATURES for m in f.registering_modules), *(p.module for p in PLUG_INS))
 
 
 def load_all() -> None:
     """Import every registering module (idempotent)."""
     global _loaded
     if not _loaded:
-        for path in FEATURE_MODULES:
+        for path in registering_modules():
             importlib.import_module(path)
         _loaded = True
+
+
+def opening_model(page: str) -> Callable[[], str | None] | None:
+    """The function giving the model the page (a pages/ script name) opens on, or None for the default model."""
+    found = next((f for f in FEATURES if f.page == page and f.opens_on), None)
+    if found is None:
+        return None
+    module, _, function = found.opens_on.partition(":")
+    return getattr(importlib.import_module(module), function)

@@ -15,7 +15,7 @@ from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.decoding import STRATEGIES, DecodeConfig, decode, run_batch, settings_for
 from backend.decoding.benchmark import stored_benchmark
-from backend.disagreement.pair import arithmetic_reasoner
+from backend.models import arithmetic_reasoner
 from backend.params import help_of
 from backend.tasks.arithmetic import format_prompt, load_jsonl_problems
 from backend.tasks.problem_sets import PROBLEM_SETS, problem_set, problem_set_size

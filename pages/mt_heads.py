@@ -19,9 +19,9 @@ from backend.mt.attribution import ATTRIBUTIONS
 from backend.mt.data import language_name
 from backend.mt.examples import fit_shots
 from backend.mt.prompts import HEAD_TYPES
-from backend.mt.model_choice import recommended_model
 from backend.mt.presets import steering_presets
 from backend.mt.steering import STEER_LAYERS, STEER_MODES, STEER_POSITIONS
+from backend.models import translator
 from backend.params import default_of
 
 # Parsed once per uploaded file, not on every widget change.
@@ -39,12 +39,12 @@ handle = current_model()
 if handle is None:
     st.stop()
 st.caption(f"Model: **{literal(handle.display_name)}** · {handle.info.n_layers} layers × {handle.info.n_heads} heads")
-translator = recommended_model()
+recommended = translator()
 if opened_on_recommendation(handle.id):
     st.info(f"Opened on {literal(handle.display_name)}, the embedded model that translates (few-shot), so steering "
             "can be judged by translation quality. Pick another model in the sidebar.")
-elif translator is not None and handle.id != translator:
-    st.caption(f"Recommended here: `{translator}`, the embedded model that translates; small models such as "
+elif recommended is not None and handle.id != recommended:
+    st.caption(f"Recommended here: `{recommended}`, the embedded model that translates; small models such as "
                "SmolLM2-135M produce target-language text but not translations, whatever the steering.")
 
 with st.expander("Data: built-in set or your own upload", expanded=False):

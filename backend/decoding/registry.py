@@ -5,7 +5,8 @@ To add a strategy (the disagreement feature's guided intervention is one):
      params=(...), options=MyOptions)`, where `my_run(ctx: DecodeContext, config: DecodeConfig) -> Outcome`
      and `MyOptions` is a `backend.params.Config` dataclass of your own options; read them with
      `config.option(name)` (they travel in `config.extra` and are part of the cache key);
-  2. list that module in `backend.features.FEATURE_MODULES`.
+  2. list that module in `backend.features`: as a `PlugIn` of the decoding feature (a module of the decoding
+     feature itself goes in its `registers`).
 The decoding core names no strategy outside `backend.decoding.algorithms`.
 """
 from __future__ import annotations

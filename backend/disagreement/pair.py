@@ -12,16 +12,15 @@ from dataclasses import dataclass
 
 from backend.errors import UserError
 from backend.models import ModelHandle, get_spec, list_models, load
+from backend.models.choice import adapter_on_disk
 from backend.progress import Progress, scaled, silent
 from backend.store import ModelRef
 
 # The Disagreement page's reasoning model (adapter attempt 3): of the project's adapters, the one whose intervention
 # sweep comes closest to the paper's target (README). Attempt 6 reasons better but puts more differing tokens on
-# its path, so guided intervention cannot get under a 25% intervention rate with it.
+# its path, so guided intervention cannot get under a 25% intervention rate with it. (The Decoding page's
+# reasoner is backend.models.choice.arithmetic_reasoner.)
 DEFAULT_REASONING_ID = "smollm2-135m-arith-reasoner"
-# The Decoding page's, best first: attempt 6 generalises beyond the generator's templates (40% on the hand-written
-# set, 86% on classic held-out problems, against attempt 3's 28% and 67%).
-ARITHMETIC_REASONER_IDS = ("smollm2-135m-arith-reasoner-everyday", DEFAULT_REASONING_ID)
 
 
 @dataclass(frozen=True)
@@ -81,18 +80,6 @@ def load_pair(base_id: str, reasoning_id: str, progress: Progress = silent) -> P
     return check_pair(base, reasoning)
 
 
-def arithmetic_reasoner() -> str | None:
-    """The model the Decoding view opens on: the first of ARITHMETIC_REASONER_IDS allowlisted with its adapter on
-    disk, else None. On its default input, an arithmetic problem, the base model solves about 5% with every
-    strategy alike, so the strategies need a reasoner to have something to differ on."""
-    specs = {s.id: s for s in list_models()}
-    return next((i for i in ARITHMETIC_REASONER_IDS if i in specs and _adapter_on_disk(specs[i])), None)
-
-
-def _adapter_on_disk(spec) -> bool:
-    return spec.adapter_dir is not None and (spec.adapter_dir / "adapter_config.json").exists()
-
-
 def reasoning_candidates(base_id: str) -> list[str]:
     """Allowlisted ids likely to pair with `base_id`, best first, without loading anything.
 
@@ -104,7 +91,7 @@ def reasoning_candidates(base_id: str) -> list[str]:
         return []
     base = specs[base_id]
     adapters = [s.id for s in specs.values() if s.id != base_id and s.adapter and s.source == base.source
-                and _adapter_on_disk(s)]
+                and adapter_on_disk(s)]
     same_tokenizer = []
     base_tok = _tokenizer_digest(base.source)
     if base_tok is not None:

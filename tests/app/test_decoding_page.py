@@ -52,23 +52,23 @@ def test_decoding_page_bad_parameters_show_an_error_not_a_traceback():
 def test_first_visit_opens_on_the_arithmetic_reasoner_and_says_so(monkeypatch):
     """As on a fresh install (the configured default is an embedded model): the first visit of Decoding switches
     to the reasoning model and says why; here a tiny model stands in for the reasoner."""
-    from backend.disagreement import pair
+    import backend.models as models
     from backend.models.registry import ModelSpec
 
     original = ModelSpec.is_embedded
     monkeypatch.setattr(ModelSpec, "is_embedded",
                         property(lambda spec: spec.id == "tiny-llama" or original.fget(spec)))
-    monkeypatch.setattr(pair, "arithmetic_reasoner", lambda: "tiny-qwen2")
+    monkeypatch.setattr(models, "arithmetic_reasoner", lambda: "tiny-qwen2")
     at = run_page("decoding.py")
     assert any("arithmetic reasoning model" in i.value for i in at.info)
     assert any("tiny-qwen2" in html.unescape(c.value) for c in at.caption)
 
 
 def test_hand_written_problems_and_a_switch_to_the_reasoning_model(monkeypatch):
-    from backend.disagreement import pair
+    import backend.models as models
     from backend.tasks.problem_sets import handwritten_problems
 
-    monkeypatch.setattr(pair, "arithmetic_reasoner", lambda: "tiny-qwen2")
+    monkeypatch.setattr(models, "arithmetic_reasoner", lambda: "tiny-qwen2")
     at = run_page("decoding.py")
     at.selectbox(key="dec-family").set_value("handwritten").run()
     first = next(p for p in handwritten_problems() if p.difficulty == 1)
@@ -108,13 +108,13 @@ def test_a_reasoner_that_needs_more_tokens_resets_the_token_field(monkeypatch):
     raises the field, so its answers are not cut off before the number; the base model keeps the page's default."""
     import dataclasses
 
-    from backend.disagreement import pair
+    import backend.models as models
     from backend.models import loading
 
     reasoner = loading.load("tiny-qwen2")
     monkeypatch.setitem(loading._loaded, "tiny-qwen2",
                         dataclasses.replace(reasoner, spec=dataclasses.replace(reasoner.spec, max_new_tokens=96)))
-    monkeypatch.setattr(pair, "arithmetic_reasoner", lambda: "tiny-qwen2")
+    monkeypatch.setattr(models, "arithmetic_reasoner", lambda: "tiny-qwen2")
     at = run_page("decoding.py")
     assert at.number_input(key="dec-max-new").value == 48
     at.number_input(key="dec-max-new").set_value(20).run()
