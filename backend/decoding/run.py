@@ -18,7 +18,7 @@ from backend.decoding.registry import StrategySpec
 from backend.decoding.result import BatchResult, BatchRow, DecodeResult
 from backend.decoding.sampler import stop_ids
 from backend.errors import UserError
-from backend.models.decoding import context_limit
+from backend.models.rules import check_room
 from backend.models.generate import encode_prompt
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
@@ -65,10 +65,7 @@ def _compute(handle, spec: StrategySpec, key: RunKey, ids: torch.Tensor, progres
 
 
 def _check_fits(handle, n_tokens: int, max_new_tokens: int, what: str) -> None:
-    limit = context_limit(handle.model)
-    if limit is not None and n_tokens + max_new_tokens > limit:
-        raise UserError(f"{what} has {n_tokens} tokens; with max_new_tokens={max_new_tokens} that is over the "
-                        f"model's context of {limit} tokens. Shorten the prompt or lower max_new_tokens.")
+    check_room(handle.model, n_tokens, max_new_tokens, what)
 
 
 def decode(handle, task: Problem | str, config: DecodeConfig, progress: Progress = silent,

@@ -12,18 +12,13 @@ from dataclasses import dataclass
 
 import torch
 
-from backend.models.decoding import IncrementalDecoder
+from backend.models.kernel import decode, start
+from backend.models.rules import stop_ids as model_stop_ids
 
 
 def stop_ids(handle) -> tuple[int, ...]:
-    """Token ids that end a sequence: the tokenizer's EOS and generation_config's eos ids."""
-    ids: set[int] = set()
-    for value in (handle.tokenizer.eos_token_id, getattr(handle.model.generation_config, "eos_token_id", None)):
-        if isinstance(value, int):
-            ids.add(value)
-        elif isinstance(value, (list, tuple)):
-            ids.update(int(v) for v in value)
-    return tuple(sorted(ids))
+    """Token ids that end a sequence: the model's one stop rule (backend.models.rules.stop_ids), sorted."""
+    return tuple(sorted(model_stop_ids(handle)))
 
 
 def log_probs(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
@@ -65,32 +60,22 @@ def rollout(model, context_ids: torch.Tensor, n: int, temperature: float, max_ne
             on_step: Callable[[int], None] | None = None) -> Rollout:
     """Sample n continuations of `context_ids` `[1, T]` at `temperature` (greedy when generator is None).
 
-    The context is prefilled once and its cache broadcast to the n rows.
+    The context is prefilled once and its cache broadcast to the n rows (the kernel's decoder).
     """
-    decoder = IncrementalDecoder(model)
-    logits = decoder.prefill(context_ids, n=n)
-    stop = torch.tensor(stops or (-1,), device=logits.device)
-    pad = stops[0] if stops else 0
-    finished = torch.zeros(n, dtype=torch.bool, device=logits.device)
-    lengths = torch.zeros(n, dtype=torch.long)
-    toks, lps, lqs = [], [], []
-    for t in range(max_new_tokens):
+    decoder = start(model, context_ids, n=n, max_new_tokens=max_new_tokens)
+    lps, lqs = [], []
+
+    def policy(t: int, logits: torch.Tensor) -> torch.Tensor:
         log_p = log_probs(logits)
         log_q = log_p if temperature == 1.0 else log_probs(logits, temperature)
-        x = torch.where(finished, pad, pick(log_q, generator))
-        alive = (~finished).float()
+        x = pick(log_q, generator)
+        alive = (~decoder.finished).float()
         lps.append(log_p.gather(1, x[:, None]).view(-1) * alive)
         # greedy has no proposal: log q is recorded as 0
         lq = log_q.gather(1, x[:, None]).view(-1) if generator is not None else torch.zeros(n, device=x.device)
         lqs.append(lq * alive)
-        toks.append(x)
-        lengths += (~finished).long().cpu()
-        if stop_at_eos:
-            finished |= torch.isin(x, stop)
-        if on_step is not None:
-            on_step(t)
-        if t == max_new_tokens - 1 or bool(finished.all()):
-            break
-        logits = decoder.step(x)
-    return Rollout(torch.stack(toks, 1).cpu(), torch.stack(lps, 1).cpu(), torch.stack(lqs, 1).cpu(), lengths,
-                   decoder.forward_passes)
+        return x
+
+    out = decode(decoder, policy, max_new_tokens, stops, stop_at_eos=stop_at_eos, on_step=on_step)
+    return Rollout(out.tokens, torch.stack(lps, 1).cpu(), torch.stack(lqs, 1).cpu(), out.lengths,
+                   out.forward_passes)

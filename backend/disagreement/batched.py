@@ -15,7 +15,7 @@ from backend.disagreement.divergences import log_probs, signal_value
 from backend.disagreement.intervention import Decoded
 from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import room
-from backend.models.decoding import IncrementalDecoder
+from backend.models.kernel import decode, start
 
 
 @torch.no_grad()
@@ -24,40 +24,40 @@ def decode_rows(pair: Pair, prompt: torch.Tensor, policies: list, max_new_tokens
     rows = len(policies)
     if rows == 0:
         return []
-    stops = pair.stops
-    pad = min(stops) if stops else 0  # what a finished row keeps receiving
-    base, reason = IncrementalDecoder(pair.base.model), IncrementalDecoder(pair.reasoning.model)
-    logits_b, logits_r = base.prefill(prompt, n=rows), reason.prefill(prompt, n=rows)
+    stops = tuple(sorted(pair.stops))
     n = room(pair.base, prompt, max_new_tokens)
+    base = start(pair.base.model, prompt, n=rows, max_new_tokens=n)
+    reason = start(pair.reasoning.model, prompt, n=rows, max_new_tokens=n)
     out: list[list[int]] = [[] for _ in policies]
     taken: list[list[bool]] = [[] for _ in policies]
     signals: list[list[float]] = [[] for _ in policies]
-    done = [False] * rows
     stop_taken = [False] * rows
-    for step in range(n):
+
+    def choose(step: int, logits_b: torch.Tensor) -> torch.Tensor:
+        # the reasoning rows catch up with the token the base rows were fed last step (pads included)
+        logits_r = reason.step(base.tokens[:, -1]) if step > 0 else reason.logits
         logp_b, logp_r = log_probs(logits_b), log_probs(logits_r)
         needed = {p.signal for p in policies if p.signal is not None}
         values = {name: signal_value(name, logp_b, logp_r).tolist() for name in needed}
         differs = (logits_b.argmax(-1) != logits_r.argmax(-1)).tolist()
+        done = base.finished.tolist()
         feed = []
         for i, policy in enumerate(policies):
             if done[i]:
-                feed.append(pad)
+                feed.append(0)  # the kernel feeds a finished row its pad token
                 continue
             s = values[policy.signal][i] if policy.signal is not None else float("nan")
             take = policy.decide(step, s, differs[i])
             token = int((logits_r[i] if take else logits_b[i]).argmax())
             feed.append(token)
             if token in stops:
-                done[i] = True
                 stop_taken[i] = take and int(logits_b[i].argmax()) != token
                 continue
             out[i].append(token)
             taken[i].append(take)
             signals[i].append(s)
-        if all(done) or step == n - 1:
-            break
-        tokens = torch.tensor(feed)
-        logits_b, logits_r = base.step(tokens), reason.step(tokens)
+        return torch.tensor(feed)
+
+    decode(base, choose, n, stops)
     return [Decoded(tuple(o), np.array(t, dtype=bool), np.array(s, dtype=np.float32), base.forward_passes,
                     reason.forward_passes, st) for o, t, s, st in zip(out, taken, signals, stop_taken)]

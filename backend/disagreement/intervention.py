@@ -23,6 +23,7 @@ from backend.disagreement.gate import Threshold, gate
 from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import room
 from backend.models.decoding import IncrementalDecoder
+from backend.models.kernel import decode as kernel_decode, start
 
 
 @dataclass
@@ -86,7 +87,7 @@ class Follower:
     """The reasoning model's decoder, synchronised with the shared prefix only when read."""
 
     def __init__(self, model, prompt: torch.Tensor):
-        self.decoder = IncrementalDecoder(model)
+        self.decoder = IncrementalDecoder(model)  # the kernel's decoder, prefilled lazily
         self.prompt = prompt
         self.synced = -1  # generated tokens already in the cache; -1: not prefilled yet
 
@@ -131,16 +132,18 @@ def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops:
     stops: token ids that end the sequence (default: either model's EOS); fixed_length: never stop early
     (benchmarks compare costs at the same output length).
     """
-    stop = set() if fixed_length else set(pair.stops if stops is None else stops)
-    base = IncrementalDecoder(pair.base.model)
-    base_logits = base.prefill(prompt)[0]
-    follower = Follower(pair.reasoning.model, prompt)
+    stop = () if fixed_length else tuple(sorted(pair.stops if stops is None else stops))
     n = room(pair.base, prompt, max_new_tokens)
+    base = start(pair.base.model, prompt, max_new_tokens=n)
+    follower = Follower(pair.reasoning.model, prompt)
     out: list[int] = []
     taken: list[bool] = []
     signals: list[float] = []
     stop_taken = False
-    while len(out) < n:
+
+    def choose(t: int, scores: torch.Tensor) -> torch.Tensor:
+        nonlocal stop_taken
+        base_logits = scores[0]
         s = float("nan")
         reason_logits = follower.logits(out) if policy.eager else None
         if policy.signal is not None:  # a lazy follower's policy gates on base entropy alone
@@ -152,12 +155,12 @@ def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops:
         token = int((follower.logits(out) if take else base_logits).argmax())
         if token in stop:
             stop_taken = take and int(base_logits.argmax()) != token
-            break
-        out.append(token)
-        taken.append(take)
-        signals.append(s)
-        if len(out) < n:
-            base_logits = base.step(torch.tensor([token]))[0]
+        else:
+            out.append(token)
+            taken.append(take)
+            signals.append(s)
+        return torch.tensor([token])
+
+    kernel_decode(base, choose, n, stop)
     return Decoded(tuple(out), np.array(taken, dtype=bool), np.array(signals, dtype=np.float32),
                    base.forward_passes, follower.decoder.forward_passes, stop_taken)
-

@@ -14,14 +14,11 @@ import torch
 from backend.disagreement.divergences import log_probs
 from backend.errors import UserError
 from backend.models import ModelHandle
-from backend.models.decoding import IncrementalDecoder, context_limit
 from backend.models.generate import encode_prompt
-from backend.models.locks import model_lock
+from backend.models.kernel import decode, greedy_policy, sampling_policy, start
+from backend.models.rules import check_room, forward_logits
 from backend.params import Config, param
 from backend.tasks.arithmetic import SPLITS, TEMPLATES, Problem, check_answer, format_prompt, generate_problems
-
-MIN_NEW_TOKENS = 8  # a problem whose prompt leaves less room than this is skipped in batches
-
 
 @dataclass(frozen=True)
 class ProblemSet(Config):
@@ -58,52 +55,31 @@ def prompt_ids(handle: ModelHandle, problem: Problem) -> torch.Tensor:
 
 
 def room(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int) -> int:
-    """How many tokens may be generated after `prompt` within the model's context."""
-    limit = context_limit(handle.model)
-    left = max_new_tokens if limit is None else min(max_new_tokens, limit - prompt.shape[1])
-    if left <= 0:
-        raise UserError(f"The prompt has {prompt.shape[1]} tokens and leaves no room in the model's context "
-                        f"({limit} tokens). Use a shorter question.")
-    return left
+    """max_new_tokens, after the context rule has refused a prompt that leaves no room for them."""
+    check_room(handle.model, prompt.shape[1], max_new_tokens)
+    return max_new_tokens
+
+
+def _until_stop(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, stops: Collection[int],
+                policy) -> list[int]:
+    decoder = start(handle.model, prompt, max_new_tokens=max_new_tokens)
+    out = decode(decoder, policy, max_new_tokens, tuple(stops))
+    return out.row(0, keep_stop=False, stops=tuple(stops))
 
 
 @torch.no_grad()
 def greedy(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, stops: Collection[int]) -> list[int]:
-    """Greedy token ids after `prompt` up to a stop token (not included), within the context."""
-    decoder = IncrementalDecoder(handle.model)
-    logits = decoder.prefill(prompt)
-    out: list[int] = []
-    n = room(handle, prompt, max_new_tokens)
-    while len(out) < n:
-        token = int(logits[0].argmax())
-        if token in stops:
-            break
-        out.append(token)
-        if len(out) < n:  # no forward for a token nobody will read
-            logits = decoder.step(torch.tensor([token]))
-    return out
+    """Greedy token ids after `prompt` up to a stop token (not included)."""
+    return _until_stop(handle, prompt, max_new_tokens, stops, greedy_policy)
 
 
-@torch.no_grad()
 def sample(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, stops: Collection[int],
            temperature: float, seed: int) -> list[int]:
     """Ancestral sampling at `temperature` (greedy when 0), seeded."""
     if temperature <= 0:
         return greedy(handle, prompt, max_new_tokens, stops)
-    generator = torch.Generator().manual_seed(seed)
-    decoder = IncrementalDecoder(handle.model)
-    logits = decoder.prefill(prompt)
-    out: list[int] = []
-    n = room(handle, prompt, max_new_tokens)
-    while len(out) < n:
-        probs = torch.softmax(logits[0].float().cpu() / temperature, dim=-1)
-        token = int(torch.multinomial(probs, 1, generator=generator))
-        if token in stops:
-            break
-        out.append(token)
-        if len(out) < n:
-            logits = decoder.step(torch.tensor([token]))
-    return out
+    policy = sampling_policy(temperature, torch.Generator().manual_seed(seed))
+    return _until_stop(handle, prompt, max_new_tokens, stops, policy)
 
 
 @torch.no_grad()
@@ -111,9 +87,8 @@ def rollout_logprobs(handle: ModelHandle, prompt: torch.Tensor, tokens: list[int
     """Log-probabilities `[L, V]` of the next token at each of the L generated positions."""
     if not tokens:
         return torch.zeros(0, handle.model.get_output_embeddings().weight.shape[0])
-    ids = torch.cat([prompt, torch.tensor([tokens])], dim=1)[:, :-1].to(handle.model.device)
-    with model_lock(handle.model):  # never inside another session's hooked computation
-        logits = handle.model(input_ids=ids).logits[0, prompt.shape[1] - 1:]
+    ids = torch.cat([prompt, torch.tensor([tokens])], dim=1)[:, :-1]
+    logits = forward_logits(handle.model, ids)[0, prompt.shape[1] - 1:]
     return log_probs(logits).cpu()
 
 

@@ -14,10 +14,10 @@ import torch
 
 from backend.disagreement.divergences import token_divergences
 from backend.disagreement.pair import Pair
-from backend.disagreement.rollout import (MIN_NEW_TOKENS, ProblemSet, answer_correct, decode_tokens, prompt_ids,
+from backend.disagreement.rollout import (ProblemSet, answer_correct, decode_tokens, prompt_ids,
                                           rollout_logprobs, sample)
 from backend.errors import UserError
-from backend.models.decoding import context_limit
+from backend.models.rules import fits as model_fits
 from backend.params import Config, param
 from backend.progress import Progress, silent
 from backend.store import Computed, cached
@@ -112,9 +112,9 @@ def stored_rollout(pair: Pair, problem: Problem, config: RolloutConfig, index: i
                   lambda: generate_one(pair, problem, config, index), code_version=CODE_VERSION).value
 
 
-def fits(pair: Pair, problem: Problem) -> bool:
-    limit = context_limit(pair.base.model)
-    return limit is None or prompt_ids(pair.base, problem).shape[1] + MIN_NEW_TOKENS <= limit
+def fits(pair: Pair, problem: Problem, max_new_tokens: int) -> bool:
+    """Whether the problem's prompt leaves room for max_new_tokens (the context rule); batches skip those that don't."""
+    return model_fits(pair.base.model, prompt_ids(pair.base, problem).shape[1], max_new_tokens)
 
 
 def rollouts(pair: Pair, config: RolloutConfig, progress: Progress = silent) -> Computed[RolloutBatch]:
@@ -125,7 +125,7 @@ def rollouts(pair: Pair, config: RolloutConfig, progress: Progress = silent) -> 
         out, skipped = [], []
         for i, problem in enumerate(problems):
             progress(i / len(problems), f"{config.source} rollout {i + 1}/{len(problems)}")
-            if not fits(pair, problem):
+            if not fits(pair, problem, config.max_new_tokens):
                 skipped.append(problem.id)
                 continue
             out.append(stored_rollout(pair, problem, config, i))

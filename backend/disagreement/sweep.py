@@ -141,7 +141,7 @@ def sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> Compu
         refs = [rollouts(pair, RolloutConfig(config.problems, source, config.max_new_tokens),
                          scaled(progress, 0.1 * i, 0.1 * (i + 1))).value for i, source in enumerate(("base", "reasoning"))]
         cal = calibration(pair, config.calibration, scaled(progress, 0.2, 0.3))
-        problems = [p for p in config.problems.problems() if fits(pair, p)]
+        problems = [p for p in config.problems.problems() if fits(pair, p, config.max_new_tokens)]
         policies = tuple(p for p in sweep_policies() if p in config.policies)
         records: list[SweepRecord] = []
         for i, problem in enumerate(problems):

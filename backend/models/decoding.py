@@ -1,9 +1,13 @@
-"""Incremental decoding over transformers' cache object, with particle-style row reordering.
+"""The batched, cache-carrying decoder under every generating feature.
 
-One `IncrementalDecoder` owns one KV cache for a batch of sequences (particles). The prompt is
-prefilled once and its cache rows are broadcast to N sequences; `reorder(index)` makes row i a
-copy of row index[i] (ancestor resampling) in the cache and in the decoder's own token buffer,
-so no prefix is ever recomputed.
+One `IncrementalDecoder` owns one KV cache (transformers' `DynamicCache`) for a batch of rows
+(particles, candidates, policies). The prompt is prefilled once and its cache rows are broadcast
+to N rows; `select(index)` makes row i a copy of row index[i] (ancestor resampling, best-of-n) or
+keeps a subset (dropping finished rows), in the cache, the token buffer, the logits and the
+per-row `finished` mask, so no prefix is ever recomputed. Every forward holds the model's lock.
+
+`resample="recompute"` is the slow baseline the decoding benchmark compares against: a selection
+only marks the cache stale, and the next step rebuilds it from the prompt and the selected prefixes.
 """
 from __future__ import annotations
 
@@ -13,11 +17,10 @@ from transformers import DynamicCache
 
 from backend.errors import UserError
 from backend.models.locks import model_lock
+from backend.models.rules import check_room, context_limit
 
-
-def context_limit(model: nn.Module) -> int | None:
-    cfg = model.config
-    return getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+__all__ = ["IncrementalDecoder", "context_limit"]
+RESAMPLE_MODES = ("reorder", "recompute")
 
 
 class IncrementalDecoder:
@@ -25,12 +28,18 @@ class IncrementalDecoder:
     Only the last position is projected to the vocabulary (logits_to_keep=1): a 200-token prompt on Gemma's
     262k vocabulary would otherwise cost more than the rest of the forward."""
 
-    def __init__(self, model: nn.Module):
+    def __init__(self, model: nn.Module, resample: str = "reorder"):
+        if resample not in RESAMPLE_MODES:
+            raise ValueError(f"resample must be one of {RESAMPLE_MODES}")
         self.model = model
+        self.resample = resample
         self.cache = DynamicCache(config=model.config)
         self.tokens: torch.Tensor | None = None  # [batch, length] prompt + generated
         self.logits: torch.Tensor | None = None
+        self.finished: torch.Tensor | None = None  # [batch] bool, kept in row order by `select`
+        self.prompt_length = 0
         self.forward_passes = 0
+        self._stale = False  # recompute mode: the cache no longer matches `tokens`
 
     @property
     def batch_size(self) -> int:
@@ -40,24 +49,32 @@ class IncrementalDecoder:
     def length(self) -> int:
         return 0 if self.tokens is None else self.tokens.shape[1]
 
+    def _forward(self, ids: torch.Tensor, keep_last_only: bool) -> torch.Tensor:
+        kwargs = {"logits_to_keep": 1} if keep_last_only else {}
+        with model_lock(self.model):
+            out = self.model(input_ids=ids, cache=self.cache, use_cache=True, **kwargs)
+        self.forward_passes += 1
+        return out.logits[:, -1, :].float()
+
     @torch.no_grad()
-    def prefill(self, prompt_ids: torch.Tensor, n: int = 1) -> torch.Tensor:
-        """Run the prompt `[1, T]` once, then broadcast its cache to n rows. Returns logits `[n, vocab]`."""
+    def prefill(self, prompt_ids: torch.Tensor, n: int = 1, max_new_tokens: int = 0) -> torch.Tensor:
+        """Run the prompt `[1, T]` once, then broadcast its cache to n rows. Returns logits `[n, vocab]`.
+
+        max_new_tokens: refuse up front (the context rule) when the prompt plus that many tokens would not fit.
+        """
         if prompt_ids.ndim != 2 or prompt_ids.shape[0] != 1:
             raise ValueError("prefill expects a single prompt of shape [1, T]")
         if prompt_ids.shape[1] == 0:
             raise UserError("The prompt is empty.")
-        limit = context_limit(self.model)
-        if limit is not None and prompt_ids.shape[1] >= limit:
-            raise UserError(f"The prompt has {prompt_ids.shape[1]} tokens; the model's context is {limit}.")
+        check_room(self.model, prompt_ids.shape[1], max_new_tokens)
         prompt_ids = prompt_ids.to(self.model.device)
-        with model_lock(self.model):
-            out = self.model(input_ids=prompt_ids, cache=self.cache, use_cache=True, logits_to_keep=1)
-        self.forward_passes += 1
+        logits = self._forward(prompt_ids, keep_last_only=True)
         if n > 1:
             self.cache.batch_repeat_interleave(n)
+        self.prompt_length = prompt_ids.shape[1]
         self.tokens = prompt_ids.expand(n, -1).clone()
-        self.logits = out.logits[:, -1, :].float().expand(n, -1).clone()
+        self.logits = logits.expand(n, -1).clone()
+        self.finished = torch.zeros(n, dtype=torch.bool, device=self.logits.device)
         return self.logits
 
     @torch.no_grad()
@@ -66,28 +83,36 @@ class IncrementalDecoder:
         limit = context_limit(self.model)
         if limit is not None and self.length >= limit:
             raise UserError(f"Reached the model's context length ({limit} tokens).")
-        next_tokens = next_tokens.to(self.model.device).view(-1, 1)
-        with model_lock(self.model):
-            out = self.model(input_ids=next_tokens, cache=self.cache, use_cache=True)
-        self.forward_passes += 1
-        self.tokens = torch.cat([self.tokens, next_tokens], dim=1)
-        self.logits = out.logits[:, -1, :].float()
-        return self.logits
+        return self.extend(next_tokens.view(-1, 1))
 
     @torch.no_grad()
     def extend(self, chunk: torch.Tensor) -> torch.Tensor:
         """Append several tokens per row `[batch, k]` in one forward (catching a cache up)."""
         chunk = chunk.to(self.model.device)
-        with model_lock(self.model):
-            out = self.model(input_ids=chunk, cache=self.cache, use_cache=True, logits_to_keep=1)
-        self.forward_passes += 1
+        if self._stale:  # recompute baseline: re-encode the prompt once, then every selected prefix plus the chunk
+            prompt = self.tokens[:1, : self.prompt_length]
+            generated = self.tokens[:, self.prompt_length:]
+            self.cache = DynamicCache(config=self.model.config)
+            self._forward(prompt, keep_last_only=True)
+            if self.batch_size > 1:
+                self.cache.batch_repeat_interleave(self.batch_size)
+            self._stale = False
+            self.tokens = self.tokens[:, : self.prompt_length]
+            chunk = torch.cat([generated, chunk], dim=1)
+        self.logits = self._forward(chunk, keep_last_only=True)
         self.tokens = torch.cat([self.tokens, chunk], dim=1)
-        self.logits = out.logits[:, -1, :].float()
         return self.logits
 
-    def reorder(self, index: torch.Tensor) -> None:
-        """Row i becomes a copy of row index[i], in the KV cache, token buffer and next-token logits."""
-        index = index.to(self.model.device).long()
-        self.cache.reorder_cache(index)
+    def select(self, index: torch.Tensor) -> None:
+        """Row i becomes a copy of row index[i] (index may repeat rows or keep a subset), in the KV cache, token
+        buffer, next-token logits and finished mask."""
+        index = index.to(self.logits.device).long()
+        if self.resample == "reorder":
+            self.cache.reorder_cache(index)
+        else:
+            self._stale = True
         self.tokens = self.tokens.index_select(0, index)
         self.logits = self.logits.index_select(0, index)
+        self.finished = self.finished.index_select(0, index)
+
+    reorder = select  # the particle-filter name for the same operation

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 import torch
 
 from backend.errors import UserError
-from backend.models.decoding import IncrementalDecoder
+from backend.models.kernel import decode, greedy_policy, sampling_policy, start
 from backend.models.loading import ModelHandle
+from backend.models.rules import stop_ids
 
 MAX_NEW_TOKENS = 4096  # a plain generation; more is minutes of CPU for no view of the app
 
@@ -36,25 +37,15 @@ class Generation:
 @torch.no_grad()
 def generate(handle: ModelHandle, prompt: str, max_new_tokens: int = 64, temperature: float = 0.0,
              seed: int = 0, chat: bool = True) -> Generation:
-    """Greedy (temperature 0) or ancestral sampling at `temperature`, stopping at EOS."""
+    """Greedy (temperature 0) or ancestral sampling at `temperature`, stopping at the model's stop ids."""
     if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise UserError(f"max_new_tokens must be between 1 and {MAX_NEW_TOKENS}, got {max_new_tokens}.")
     if not 0 <= temperature <= 10:  # also refuses NaN
         raise UserError(f"temperature must be between 0 (greedy) and 10, got {temperature}.")
-    generator = torch.Generator().manual_seed(seed)
-    decoder = IncrementalDecoder(handle.model)
-    logits = decoder.prefill(encode_prompt(handle, prompt, chat))
-    eos = handle.tokenizer.eos_token_id
-    new: list[int] = []
-    for _ in range(max_new_tokens):
-        if temperature > 0:
-            probs = torch.softmax(logits[0] / temperature, dim=-1).cpu()
-            token = int(torch.multinomial(probs, 1, generator=generator))
-        else:
-            token = int(logits[0].argmax())
-        if token == eos:
-            break
-        new.append(token)
-        logits = decoder.step(torch.tensor([token]))
+    policy = greedy_policy if temperature == 0 else sampling_policy(temperature, torch.Generator().manual_seed(seed))
+    stops = stop_ids(handle)
+    decoder = start(handle.model, encode_prompt(handle, prompt, chat), max_new_tokens=max_new_tokens)
+    out = decode(decoder, policy, max_new_tokens, stops)
+    new = out.row(0, keep_stop=False, stops=stops)
     text = handle.tokenizer.decode(new, skip_special_tokens=True)
-    return Generation(prompt, text, tuple(new), decoder.forward_passes)
+    return Generation(prompt=prompt, text=text, token_ids=tuple(new), forward_passes=out.forward_passes)

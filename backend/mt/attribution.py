@@ -17,6 +17,7 @@ import torch
 from scipy.stats import spearmanr
 
 from backend.models.hooks import HeadEdit, Hooks
+from backend.models.rules import forward_logits
 from backend.registry import Registry, Variant
 
 
@@ -34,7 +35,7 @@ def _gated_forward(model, prefix: tuple[int, ...], target: int, delta: torch.Ten
                  for layer in range(n_layers)]
         with Hooks(model, head_edits=edits):
             # logits_to_keep=1: only the last position is scored (Gemma: 262k vocab x every position otherwise)
-            logits = model(input_ids=ids.expand(b, -1), logits_to_keep=1).logits[:, -1].float()
+            logits = forward_logits(model, ids.expand(b, -1), logits_to_keep=1)[:, -1]
         return torch.log_softmax(logits, dim=-1)[:, target]
 
     return forward

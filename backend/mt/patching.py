@@ -18,6 +18,7 @@ import torch
 
 from backend.models.decoding import IncrementalDecoder
 from backend.models.hooks import HeadEdit, Hooks, trace
+from backend.models.rules import forward_logits
 from backend.progress import Progress, silent
 
 
@@ -47,7 +48,7 @@ def patch_scores(model, prefix: tuple[int, ...], target: int, delta: torch.Tenso
                 logits = decoder.step(ids[0, -1].expand(n))
         else:  # a one-token prefix: nothing to share, run the batch directly
             with Hooks(model, head_edits=edits):
-                logits = model(input_ids=ids.expand(n, -1), logits_to_keep=1).logits[:, -1].float()
+                logits = forward_logits(model, ids.expand(n, -1), logits_to_keep=1)[:, -1]
         logp = torch.log_softmax(logits.float(), dim=-1)[:, target].cpu()
         for r, (layer, head) in enumerate(chunk, 1):
             scores[layer, head] = float(logp[r] - logp[0])

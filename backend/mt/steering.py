@@ -22,7 +22,8 @@ import numpy as np
 import torch
 
 from backend.models.architecture import attention_out_proj
-from backend.models.decoding import IncrementalDecoder, context_limit
+from backend.models.kernel import decode, greedy_policy, start
+from backend.models.rules import check_room, model_stop_ids
 from backend.models.hooks import HeadEdit, Hooks, OutputAdd
 from backend.mt.selection import Head
 from backend.registry import Registry, Variant
@@ -133,30 +134,25 @@ def generate(model, tokenizer, prompt_ids: list[int], max_new_tokens: int,
     """Greedy continuation under the intervention, stopped at EOS or at the first newline after some text
     (a few leading blank tokens are allowed); returns that line, stripped."""
     device = next(model.parameters()).device
-    limit = context_limit(model)
-    if limit is not None:
-        max_new_tokens = max(0, min(max_new_tokens, limit - len(prompt_ids) - 1))
-    eos = tokenizer.eos_token_id
-    new: list[int] = []
+    check_room(model, len(prompt_ids), max_new_tokens)
+    stops = tuple(sorted(model_stop_ids(model, tokenizer)))
+
+    def line_ended(generated: torch.Tensor) -> torch.Tensor:
+        new = generated[0].tolist()
+        text = tokenizer.decode(new, skip_special_tokens=True)
+        ended = (text.strip() and "\n" in text.lstrip()) or (not text.strip() and len(new) >= max_leading_blank)
+        return torch.tensor([bool(ended)])
+
     patches, adds = intervention.patch_edits(), intervention.output_adds()
     always = (intervention.ablations(), []) if intervention.once else (intervention.ablations() + patches, adds)
     with Hooks(model, head_edits=always[0], output_adds=always[1]):
-        decoder = IncrementalDecoder(model)
+        prompt = torch.tensor([prompt_ids], device=device)
         if intervention.once:
             with Hooks(model, head_edits=patches, output_adds=adds):
-                logits = decoder.prefill(torch.tensor([prompt_ids], device=device))
+                decoder = start(model, prompt, max_new_tokens=max_new_tokens)
         else:
-            logits = decoder.prefill(torch.tensor([prompt_ids], device=device))
-        for _ in range(max_new_tokens):
-            token = int(logits[0].argmax())
-            if token == eos:
-                break
-            new.append(token)
-            text = tokenizer.decode(new, skip_special_tokens=True)
-            if text.strip() and "\n" in text.lstrip():
-                break
-            if not text.strip() and len(new) >= max_leading_blank:
-                break
-            logits = decoder.step(torch.tensor([token], device=device))
+            decoder = start(model, prompt, max_new_tokens=max_new_tokens)
+        out = decode(decoder, greedy_policy, max_new_tokens, stops, criteria=(line_ended,))
+    new = out.row(0, keep_stop=False, stops=stops)
     line = tokenizer.decode(new, skip_special_tokens=True).strip().split("\n", 1)[0].strip()
     return line.strip('"').strip()  # chat models tend to quote their translation

@@ -19,6 +19,7 @@ from backend.errors import UserError
 from backend.models.architecture import mlp_up_proj
 from backend.models.loading import ModelHandle
 from backend.models.locks import model_lock
+from backend.models.rules import forward_logits
 from backend.nag.corpus import Document
 from backend.nag.extract import pad_batch, length_batches, pad_id
 from backend.nag.profile import top_profile_neurons
@@ -107,8 +108,7 @@ def domain_losses(handle: ModelHandle, docs: list[Document], domains: tuple[str,
     nll, count = np.zeros(len(domains)), np.zeros(len(domains))
     for rows in length_batches([len(e) for e in encoded], batch_tokens):
         ids, mask = pad_batch([encoded[i] for i in rows], pad_id(handle), handle.device)
-        with model_lock(handle.model):
-            logits = handle.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+        logits = forward_logits(handle.model, ids, mask)[:, :-1]
         logp = torch.log_softmax(logits, dim=-1).gather(-1, ids[:, 1:, None]).squeeze(-1)
         valid = mask[:, 1:].to(logp.dtype)
         for row, i in enumerate(rows):

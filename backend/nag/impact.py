@@ -20,6 +20,7 @@ from torch import nn
 from backend.models.architecture import arch_info, mlp_down_proj, mlp_up_proj
 from backend.models.hooks import Hooks
 from backend.models.locks import model_lock
+from backend.models.rules import forward_logits
 from backend.registry import Registry, Variant
 
 
@@ -33,7 +34,7 @@ def masked_mean_abs(acts: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 def up_abs(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
     layers = range(arch_info(model).n_layers)
     with Hooks(model, read_mlp_up=layers) as hooks:
-        model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=1)  # no full-vocab logits
+        forward_logits(model, input_ids, attention_mask, logits_to_keep=1)  # no full-vocab logits
     ups = hooks.mlp_up
     return torch.stack([masked_mean_abs(ups[layer].float(), attention_mask) for layer in layers], dim=1)
 
@@ -45,7 +46,7 @@ def gated_abs(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.T
     layers = [mlp_down_proj(model, layer) for layer in range(arch_info(model).n_layers)]
 
     def forward(ids, mask):
-        return model(input_ids=ids, attention_mask=mask, logits_to_keep=1).logits[:, -1]
+        return forward_logits(model, ids, mask, logits_to_keep=1)[:, -1]
 
     with model_lock(model):
         acts = LayerActivation(forward, layers).attribute(input_ids, additional_forward_args=(attention_mask,),
@@ -60,7 +61,7 @@ def act_x_grad(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.
 
     def log_likelihood(ids, mask):
         """`[B]` sum of log p(token | prefix) over the document's real next-token pairs."""
-        logp = torch.log_softmax(model(input_ids=ids, attention_mask=mask).logits[:, :-1].float(), dim=-1)
+        logp = torch.log_softmax(forward_logits(model, ids, mask)[:, :-1], dim=-1)
         picked = logp.gather(-1, ids[:, 1:, None]).squeeze(-1)
         return (picked * mask[:, 1:].to(picked.dtype)).sum(1)
 

@@ -7,6 +7,7 @@ import torch
 
 from backend.models.generate import encode_prompt
 from backend.models.loading import ModelHandle
+from backend.models.rules import forward_logits
 
 
 @torch.no_grad()
@@ -17,9 +18,8 @@ def perplexity(handle: ModelHandle, prompt: str, response: str, chat: bool = Tru
         return float("nan")
     prompt_ids = encode_prompt(handle, prompt, chat=chat)
     ids = torch.cat([prompt_ids, torch.tensor([response_ids], dtype=prompt_ids.dtype)], dim=1)
-    limit = getattr(handle.model.config, "max_position_embeddings", None) or ids.shape[1]
-    ids = ids[:, :limit].to(handle.model.device)
-    logits = handle.model(input_ids=ids).logits[0, :-1].float()
+    logits = forward_logits(handle.model, ids)[0, :-1]  # under the model's lock; refuses a text over the context
+    ids = ids.to(logits.device)
     targets = ids[0, 1:]
     nll = torch.nn.functional.cross_entropy(logits, targets, reduction="none")
     start = prompt_ids.shape[1] - 1  # first prediction of a response token

@@ -2,7 +2,7 @@
 
 For each next sentence, `n` candidate continuations are sampled in one batch (the prompt and the
 accepted text are prefilled once and broadcast to n rows); a row stops as soon as the segmenter
-(backend.watermark.segment) says its first sentence unit is complete, at EOS, or at
+(backend.watermark.segment) says its first sentence unit is complete, at a stop id, or at
 `max_sentence_tokens` (the unit is then closed with "."). With `continue_past_eos` (the default) the
 end-of-answer token is masked until `max_sentences` sentences are written, so a model that closes its
 answer after a few sentences keeps writing (the evidence of a sentence-level watermark grows with the
@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
-from backend.models.decoding import IncrementalDecoder, context_limit
+from backend.models.kernel import decode, start
+from backend.models.rules import context_limit, stop_ids
 from backend.models.generate import encode_prompt
 from backend.models.loading import ModelHandle
 from backend.params import Config, param
@@ -92,22 +93,25 @@ def _close(tail: str, text: str) -> tuple[str, str, bool]:
 def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: int, cfg: SamplingConfig,
                       generator: torch.Generator, response_ids: list[int],
                       processor: Processor | None = None) -> list[Candidate]:
-    """n candidate next sentences after `context` [1, T]; `tail` is the last accepted unit's raw text."""
+    """n candidate next sentences after `context` [1, T]; `tail` is the last accepted unit's raw text.
+
+    A policy over the kernel: rows whose sentence is complete (or that wrote a stop id) are dropped from the
+    batch through the kernel's `select`, so the remaining candidates keep decoding alone."""
     tok = handle.tokenizer
-    eos = tok.eos_token_id
-    decoder = IncrementalDecoder(handle.model)
-    logits = decoder.prefill(context, n=n)
-    vocab = logits.shape[-1]
-    seen = torch.zeros(n, vocab, dtype=torch.bool, device=logits.device)
+    stops = stop_ids(handle)
+    decoder = start(handle.model, context, n=n, max_new_tokens=cfg.max_sentence_tokens)
+    vocab = decoder.logits.shape[-1]
+    seen = torch.zeros(n, vocab, dtype=torch.bool, device=decoder.logits.device)
     if response_ids:
-        seen[:, torch.tensor(sorted(set(response_ids)), device=logits.device).clamp(max=vocab - 1)] = True
+        seen[:, torch.tensor(sorted(set(response_ids)), device=seen.device).clamp(max=vocab - 1)] = True
     rows = list(range(n))  # candidate id of each live decoder row
     tokens: list[list[int]] = [[] for _ in range(n)]
     logps: list[list[float]] = [[] for _ in range(n)]
     done: dict[int, Candidate] = {}
-    limit = context_limit(handle.model)
-    for step in range(cfg.max_sentence_tokens):
-        raw_logp = torch.log_softmax(logits, dim=-1)
+    raw_logp: list[torch.Tensor] = []
+
+    def policy(step: int, logits: torch.Tensor) -> torch.Tensor:
+        raw_logp[:] = [torch.log_softmax(logits, dim=-1)]
         shaped = _penalise(logits, seen[rows], cfg.repetition_penalty)
         if step == 0 and tail.strip():  # a new sentence must start with whitespace, or it would glue onto the last
             shaped = shaped.masked_fill(~_space_start(handle, vocab).to(shaped.device), float("-inf"))
@@ -116,16 +120,19 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
         if processor is not None:
             shaped = processor(shaped, decoder.tokens[:, -1])
         probs = torch.softmax(shaped / max(cfg.temperature, 1e-4), dim=-1).cpu()
-        picked = torch.multinomial(probs, 1, generator=generator).view(-1)
+        return torch.multinomial(probs, 1, generator=generator).view(-1)
+
+    def select(step: int, picked: torch.Tensor) -> torch.Tensor | None:
+        nonlocal rows
         keep = []
         for r, cid in enumerate(rows):
             t = int(picked[r])
-            if t == eos:
+            if t in stops:
                 raw, body, valid = _close(tail, tok.decode(tokens[cid], skip_special_tokens=True))
                 done[cid] = Candidate(raw, body, len(tokens[cid]), sum(logps[cid]), "eos", valid)
                 continue
             tokens[cid].append(t)
-            logps[cid].append(float(raw_logp[r, t]))
+            logps[cid].append(float(raw_logp[0][r, t]))
             seen[cid, t] = True
             finished = _finish(tail, tok.decode(tokens[cid], skip_special_tokens=True))
             if finished is not None:
@@ -134,16 +141,12 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
                 done[cid] = Candidate(raw, body, k, sum(logps[cid][:k]), "sentence", valid)
             else:
                 keep.append(r)
-        if not keep:
-            break
-        if limit is not None and decoder.length + 1 >= limit:
-            rows = [rows[r] for r in keep]
-            break
-        if len(keep) < len(rows):
-            decoder.reorder(torch.tensor(keep))
-            picked = picked[keep]
+        if len(keep) == len(rows):
+            return None  # every candidate goes on: no cache rows to move
         rows = [rows[r] for r in keep]
-        logits = decoder.step(picked)
+        return torch.tensor(keep, dtype=torch.long)
+
+    decode(decoder, policy, cfg.max_sentence_tokens, tuple(stops), select=select)
     for cid in range(n):  # rows that ran out of tokens: close the sentence where it stands
         if cid not in done:
             raw, body, valid = _close(tail, tok.decode(tokens[cid], skip_special_tokens=True))
@@ -151,6 +154,12 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
                 raw, body = raw + ".", body + "."
             done[cid] = Candidate(raw, body, len(tokens[cid]), sum(logps[cid]), "limit", valid)
     return [done[c] for c in range(n)]
+
+
+def room_for_sentence(handle: ModelHandle, context_tokens: int, cfg: SamplingConfig) -> bool:
+    """Whether one more sentence of up to max_sentence_tokens fits the model's context after the text so far."""
+    limit = context_limit(handle.model)
+    return limit is None or context_tokens + cfg.max_sentence_tokens <= limit
 
 
 def _special_ids(handle: ModelHandle, vocab: int) -> torch.Tensor:
@@ -231,6 +240,8 @@ def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
         response = handle.tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
         context = torch.cat([prompt_ids, torch.tensor([response], dtype=prompt_ids.dtype)], dim=1) \
             if response else prompt_ids
+        if i > 0 and not room_for_sentence(handle, context.shape[1], cfg):
+            break  # the context is full: the text ends here, with the sentences that fit
         candidates = sample_candidates(handle, context, tail, n, cfg, generator, response, processor)
         sampled += n
         pick = choose(candidates, chosen)

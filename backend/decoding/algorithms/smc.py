@@ -24,6 +24,7 @@ from backend.decoding.resampling import RESAMPLERS, ess, reset_weights
 from backend.decoding.result import ParticleTrace
 from backend.decoding.sampler import draw, log_probs
 from backend.models.decoding import IncrementalDecoder
+from backend.models.kernel import decode, start
 
 
 def alpha_schedule(alpha: float, ramp: int, t: int) -> float:
@@ -47,69 +48,52 @@ def smc_round(model, prompt_ids: torch.Tensor, n: int, alpha: float, max_new_tok
               generator: torch.Generator, ess_threshold: float = 0.5, resampler: str = "systematic",
               alpha_ramp: int = 0, cache: str = "reorder", stop_at_eos: bool = True,
               on_step: Callable[[int], None] | None = None, keep_decoder: bool = False) -> Round:
+    """The SMC policy over the kernel: draw from p^alpha_t, weight, and resample through the kernel's `select`."""
     resample = RESAMPLERS[resampler]
-    decoder = IncrementalDecoder(model)
-    logits = decoder.prefill(prompt_ids, n=n)
-    passes, dev = 0, logits.device
-    stop = torch.tensor(stops or (-1,), device=dev)
-    pad = stops[0] if stops else 0
-    log_w = torch.zeros(n, dtype=torch.float64)
+    decoder = start(model, prompt_ids, n=n, max_new_tokens=max_new_tokens, resample=cache)
+    dev = decoder.logits.device
+    state = {"log_w": torch.zeros(n, dtype=torch.float64), "prev_alpha": alpha_schedule(alpha, alpha_ramp, 0)}
     cum_lp = torch.zeros(n, dtype=torch.float64)
-    finished = torch.zeros(n, dtype=torch.bool)
-    lengths = torch.zeros(n, dtype=torch.long)
     roots = torch.arange(n)
-    tokens = torch.empty(n, 0, dtype=torch.long)
     rec_alpha, rec_ess, rec_res, rec_uniq, rec_lin, genealogy = [], [], [], [], [], []
-    prev_alpha = alpha_schedule(alpha, alpha_ramp, 0)
-    for t in range(max_new_tokens):
+
+    def policy(t: int, logits: torch.Tensor) -> torch.Tensor:
         a_t = alpha_schedule(alpha, alpha_ramp, t)
-        if a_t != prev_alpha:  # the target moved from p^prev to p^a_t on the prefix too
-            log_w += (a_t - prev_alpha) * cum_lp
-            prev_alpha = a_t
+        if a_t != state["prev_alpha"]:  # the target moved from p^prev to p^a_t on the prefix too
+            state["log_w"] += (a_t - state["prev_alpha"]) * cum_lp
+            state["prev_alpha"] = a_t
         log_p = log_probs(logits)
         log_q = log_probs(logits, 1.0 / a_t)
-        x = draw(log_q, generator).cpu()
-        x = torch.where(finished, pad, x)
-        alive = ~finished
+        alive = ~decoder.finished.cpu()
+        x = torch.where(alive, draw(log_q, generator).cpu(), 0)  # the kernel pads finished rows
         lp_x = log_p.gather(1, x.to(dev)[:, None]).view(-1).cpu().double()
         lq_x = log_q.gather(1, x.to(dev)[:, None]).view(-1).cpu().double()
-        log_w += torch.where(alive, a_t * lp_x - lq_x, 0.0)
-        cum_lp += torch.where(alive, lp_x, 0.0)
-        lengths += alive.long()
-        tokens = torch.cat([tokens, x[:, None]], dim=1)
-        if stop_at_eos:
-            finished |= torch.isin(x, stop.cpu())
-        e = ess(log_w)
-        last = t == max_new_tokens - 1 or bool(finished.all())
+        state["log_w"] += torch.where(alive, a_t * lp_x - lq_x, 0.0)
+        cum_lp.add_(torch.where(alive, lp_x, 0.0))
+        rec_alpha.append(a_t)
+        return x
+
+    def select(t: int, x: torch.Tensor) -> torch.Tensor | None:
+        nonlocal cum_lp, roots
+        e = ess(state["log_w"])
+        last = t == max_new_tokens - 1 or bool(decoder.finished.all())
         parents = torch.arange(n)
         resampled = e < ess_threshold * n and not last
         if resampled:
-            parents = resample(log_w, generator)
-            tokens, cum_lp, finished, lengths, roots, x = (v[parents] for v in (tokens, cum_lp, finished, lengths,
-                                                                                roots, x))
-            log_w = reset_weights(log_w)
-            if cache == "reorder":
-                decoder.reorder(parents)
-        rec_alpha.append(a_t)
+            parents = resample(state["log_w"], generator)
+            cum_lp, roots = cum_lp[parents], roots[parents]
+            state["log_w"] = reset_weights(state["log_w"])
         rec_ess.append(e)
         rec_res.append(resampled)
         rec_uniq.append(len(torch.unique(parents)))
         rec_lin.append(len(torch.unique(roots)))
         genealogy.append(parents.numpy())
-        if on_step is not None:
-            on_step(t)
-        if last:
-            break
-        if resampled and cache == "recompute":  # baseline: re-encode every prefix from scratch
-            passes += decoder.forward_passes
-            decoder = IncrementalDecoder(model)
-            decoder.prefill(prompt_ids, n=n)
-            logits = decoder.extend(tokens.to(dev))
-        else:
-            logits = decoder.step(x.to(dev))
-    passes += decoder.forward_passes
+        return parents if resampled else None
+
+    out = decode(decoder, policy, max_new_tokens, stops, select=select, stop_at_eos=stop_at_eos, on_step=on_step)
+    log_w = state["log_w"]
     trace = ParticleTrace(n, np.array(rec_alpha), np.array(rec_ess), np.array(rec_res, dtype=bool),
                           np.array(rec_uniq, dtype=np.int64), np.array(rec_lin, dtype=np.int64),
-                          np.stack(genealogy).astype(np.int64), log_w.numpy().copy(), int(lengths.sum()))
-    rows = [tokens[i, : int(lengths[i])].tolist() for i in range(n)]
-    return Round(rows, log_w, trace, passes, decoder if keep_decoder else None)
+                          np.stack(genealogy).astype(np.int64), log_w.numpy().copy(), int(out.lengths.sum()))
+    rows = [out.row(i) for i in range(n)]
+    return Round(rows, log_w, trace, out.forward_passes, decoder if keep_decoder else None)

@@ -1,0 +1,103 @@
+"""The one token loop: every feature that generates is a policy over `decode`.
+
+    decoder = start(model, prompt_ids, n, max_new_tokens)   # prefill once, broadcast to n rows, context rule
+    out = decode(decoder, policy, max_new_tokens, stop_ids(handle), processors=..., select=...)
+
+Per step the kernel applies the logits processors (transformers' `LogitsProcessor` signature:
+`(input_ids [N, L], scores [N, V]) -> scores`), asks the policy for one token per row, feeds a
+finished row a pad token instead (the batch stays rectangular), marks rows that wrote a stop id or
+met a stopping criterion (transformers' `StoppingCriteria` idea: generated ids -> bool per row) as
+finished, lets `select` resample or drop rows (cache rows follow, nothing is recomputed), and steps
+the decoder unless every row is done or the budget is spent (no forward for a token nobody reads).
+A policy keeps whatever per-token record it needs (log-probabilities, signals) in its own closure.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from backend.models.decoding import IncrementalDecoder
+
+Policy = Callable[[int, torch.Tensor], torch.Tensor]  # (step, scores [N, V]) -> one token per row [N]
+Processor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (input_ids [N, L], scores [N, V]) -> scores
+Selector = Callable[[int, torch.Tensor], "torch.Tensor | None"]  # (step, tokens [N]) -> row index, or None
+Criterion = Callable[[torch.Tensor], torch.Tensor]  # (generated so far [N, t]) -> bool [N]: the row has ended
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """Rows decoded side by side. `tokens` `[N, steps]` (CPU) hold the stop token where a row stopped and the pad
+    token after it; `lengths` `[N]` count tokens up to and including the stop token."""
+
+    tokens: torch.Tensor
+    lengths: torch.Tensor
+    forward_passes: int
+
+    def row(self, i: int, keep_stop: bool = True, stops: Sequence[int] = ()) -> list[int]:
+        ids = self.tokens[i, : int(self.lengths[i])].tolist()
+        if not keep_stop and ids and ids[-1] in stops:
+            ids.pop()
+        return ids
+
+
+def start(model: nn.Module, prompt_ids: torch.Tensor, n: int = 1, max_new_tokens: int = 0,
+          resample: str = "reorder") -> IncrementalDecoder:
+    """A decoder with `prompt_ids` `[1, T]` prefilled and broadcast to n rows; refuses (before any forward) a
+    prompt that leaves no room for max_new_tokens."""
+    decoder = IncrementalDecoder(model, resample=resample)
+    decoder.prefill(prompt_ids, n=n, max_new_tokens=max_new_tokens)
+    return decoder
+
+
+def greedy_policy(step: int, scores: torch.Tensor) -> torch.Tensor:
+    return scores.argmax(dim=-1)
+
+
+def sampling_policy(temperature: float, generator: torch.Generator) -> Policy:
+    """Ancestral sampling from softmax(scores / temperature) with the caller's generator (CPU draws, so a seed
+    gives the same tokens on every device)."""
+    def policy(step: int, scores: torch.Tensor) -> torch.Tensor:
+        probs = torch.softmax(scores.float() / temperature, dim=-1).cpu()
+        return torch.multinomial(probs, 1, generator=generator).view(-1).to(scores.device)
+    return policy
+
+
+@torch.no_grad()
+def decode(decoder: IncrementalDecoder, policy: Policy, max_new_tokens: int, stops: Sequence[int] = (), *,
+           processors: Sequence[Processor] = (), select: Selector | None = None, stop_at_eos: bool = True,
+           criteria: Sequence[Criterion] = (),
+           pad: int | None = None, on_step: Callable[[int], None] | None = None) -> Decoded:
+    """Up to max_new_tokens tokens per row from a prefilled decoder (see the module docstring)."""
+    dev = decoder.logits.device
+    stop = torch.tensor(sorted(stops) or [-1], device=dev)
+    pad = (min(stops) if stops else 0) if pad is None else pad
+    tokens = torch.empty(decoder.batch_size, 0, dtype=torch.long, device=dev)
+    lengths = torch.zeros(decoder.batch_size, dtype=torch.long, device=dev)
+    for t in range(max_new_tokens):
+        scores = decoder.logits
+        for processor in processors:
+            scores = processor(decoder.tokens, scores)
+        x = policy(t, scores).to(dev)
+        finished = decoder.finished
+        x = torch.where(finished, pad, x)
+        lengths += (~finished).long()
+        tokens = torch.cat([tokens, x[:, None]], dim=1)
+        if stop_at_eos:
+            decoder.finished = finished | torch.isin(x, stop)
+        for criterion in criteria:  # a row that ends on its text (a newline, a sentence) ends after this token
+            decoder.finished = decoder.finished | (criterion(tokens).to(dev) & ~finished)
+        if select is not None:
+            index = select(t, x)
+            if index is not None:
+                index = index.to(dev).long()
+                decoder.select(index)
+                tokens, lengths, x = tokens[index], lengths[index], x[index]
+        if on_step is not None:
+            on_step(t)
+        if t == max_new_tokens - 1 or decoder.batch_size == 0 or bool(decoder.finished.all()):
+            break
+        decoder.step(x)
+    return Decoded(tokens=tokens.cpu(), lengths=lengths.cpu(), forward_passes=decoder.forward_passes)
