@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from backend.errors import UserError
 from backend.models import ModelHandle, get_spec, list_models, load
 from backend.models.choice import adapter_on_disk
+from backend.models.rules import stop_ids
 from backend.progress import Progress, scaled, silent
 from backend.store import ModelRef
 
@@ -41,18 +42,8 @@ class Pair:
     @property
     def stops(self) -> frozenset[int]:
         """Tokens that end a sequence: either model's EOS (a base and its chat fine-tune may differ,
-        e.g. <|endoftext|> vs <|im_end|>), including generation-config EOS ids."""
-        return frozenset(_eos_ids(self.base) | _eos_ids(self.reasoning))
-
-
-def _eos_ids(handle: ModelHandle) -> set[int]:
-    ids = set()
-    for value in (handle.tokenizer.eos_token_id, getattr(handle.model.generation_config, "eos_token_id", None)):
-        if isinstance(value, int):
-            ids.add(value)
-        elif isinstance(value, (list, tuple)):
-            ids.update(int(v) for v in value)
-    return ids
+        e.g. <|endoftext|> vs <|im_end|>), by the one stop rule (backend.models.rules.stop_ids)."""
+        return stop_ids(self.base) | stop_ids(self.reasoning)
 
 
 def _output_size(handle: ModelHandle) -> int:
