@@ -4,10 +4,11 @@ import streamlit as st
 from app.figures.runs import runs_per_feature
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
+from app.ui.scope import listed_session
 from app.views import FEATURES, TOOLS
 from app.ui.text import literal
 from backend.models.embedded import GEMMA_TERMS_URL
-from backend.store import RunFilter, list_runs, status
+from backend.store import RunFilter, count_runs, list_runs, status
 
 EMBEDDED_NOTE = ("Embedded offline models: SmolLM2-135M-Instruct (the default) and Gemma-3-270M base, the model "
                  "that translates (MT heads opens on it).")
@@ -42,12 +43,15 @@ with left:
 with right:
     st.subheader("Artifact store")
     store = guarded(status)
-    if store is not None:
+    session = listed_session()  # the runs the Runs page lists, counted by the same function
+    runs = guarded(lambda: list_runs(RunFilter(session=session, limit=10_000)))
+    total = guarded(lambda: count_runs(RunFilter(session=session)))
+    if store is not None and runs is not None and total is not None:
         c1, c2, c3 = st.columns(3)
         c1.metric("Artifacts", store.artifacts)
-        c2.metric("Runs", store.runs)
+        c2.metric("Runs", total)
         c3.metric("Size", f"{store.size_bytes / 1e6:.1f} MB")
-        st.caption(f"`{store.path}`")
-        runs = guarded(lambda: list_runs(RunFilter(limit=10_000)))
-        if runs is not None:
-            st.plotly_chart(runs_per_feature(runs), width="stretch", key="home-runs-per-feature")
+        st.caption(f"`{store.path}` · artifacts by origin: "
+                   + ", ".join(f"{n} {origin}" for origin, n in store.by_origin.items())
+                   + ("" if session is None else " · runs: this browser session's"))
+        st.plotly_chart(runs_per_feature(runs), width="stretch", key="home-runs-per-feature")

@@ -6,26 +6,28 @@ import streamlit as st
 from app.figures.runs import runs_timeline
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
+from app.ui.scope import listed_session
 from app.ui.text import literal
-from backend.config import settings
-from backend.store import RunFilter, delete_runs, export_result, list_runs, reopen
+from backend.store import RunFilter, count_runs, delete_runs, export_result, list_runs, preview_delete, reopen
 from backend.store.codec import to_jsonable
-from backend.store.scope import current_scope
 
 st.title("Runs")
 st.caption("Every request is a run; identical requests share one stored artifact and are served from DuckDB.")
 
 if "runs-flash" in st.session_state:
-    st.success(st.session_state.pop("runs-flash"))
+    st.success(literal(st.session_state.pop("runs-flash")))
 
 # A shared server shows each browser session its own runs (prompts are private), unless started shared.
-shared = guarded(lambda: settings().shared_runs)
-session = None if shared else current_scope()
-if shared:
+session = listed_session()
+if session is None:
     st.caption("Shared mode (DASH_SHARED_RUNS=1): every session's runs are listed.")
 else:
     st.caption("Showing the runs of this browser session (kept in this tab's link). Cached results are still "
                "shared: an identical request from anyone is served from the store.")
+total = guarded(lambda: count_runs(RunFilter(session=session)))
+if total is None:
+    st.stop()
+st.metric("Runs", total)
 everything = guarded(lambda: list_runs(RunFilter(session=session, limit=100_000)))
 if everything is None:
     st.stop()
@@ -61,8 +63,13 @@ if not runs.empty:
                            mime="application/json")
     with st.expander("Delete runs"):
         doomed = st.multiselect("Runs to delete", runs["run_id"])
-        sure = st.checkbox(f"Yes, delete {len(doomed)} run(s) and the results only they refer to", value=False,
-                           disabled=not doomed, key="runs-confirm")
-        if st.button("Delete selected", type="primary", disabled=not (doomed and sure)):
-            st.session_state["runs-flash"] = f"Deleted {delete_runs(list(doomed), session)} run(s)."
-            st.rerun()
+        plan = guarded(lambda: preview_delete(list(doomed), session)) if doomed else None
+        if plan is not None:  # exactly what the button removes: shipped, imported and others' results stay
+            st.info(literal(f"Deletes {plan.describe()}"))
+        sure = st.checkbox(f"Yes, delete {len(doomed)} run(s) and the stored results listed above", value=False,
+                           disabled=plan is None, key="runs-confirm")
+        if st.button("Delete selected", type="primary", disabled=not (plan is not None and sure)):
+            done = guarded(lambda: delete_runs(list(doomed), session))
+            if done is not None:
+                st.session_state["runs-flash"] = f"Deleted {done.describe()}"
+                st.rerun()

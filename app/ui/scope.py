@@ -9,7 +9,9 @@ import secrets
 
 import streamlit as st
 
-from backend.store.scope import set_scope
+from app.ui.guarded import guarded
+from backend.config import settings
+from backend.store.scope import current_scope, set_scope
 
 KEY = "run_scope"
 
@@ -22,6 +24,12 @@ def browser_scope() -> str:
         st.query_params["runs"] = scope
     set_scope(scope)
     return scope
+
+
+def listed_session() -> str | None:
+    """Whose runs Home and Runs count and list: this browser session's, or every session's (None) on a server
+    started with DASH_SHARED_RUNS=1. One function, so the two pages always count the same runs."""
+    return None if guarded(lambda: settings().shared_runs) else current_scope()
 
 
 def _from_url() -> str | None:

@@ -60,7 +60,47 @@ def test_deleting_asks_for_confirmation_and_cannot_touch_other_sessions():
     next(b for b in at.button if b.label == "Delete selected").click().run()
     ids = set(list_runs()["run_id"])
     assert mine not in ids and theirs in ids
-    assert delete_runs([theirs], session=at.session_state["run_scope"]) == 0  # scoped delete skips others' runs
+    assert delete_runs([theirs], session=at.session_state["run_scope"]).runs == ()  # scoped: skips others' runs
+
+
+def test_deleting_a_run_on_the_page_keeps_the_shipped_set_and_other_sessions_results(fresh_store):
+    """The page's confirmation says exactly what goes (the preview), and only that goes."""
+    from backend.store import list_runs
+    from backend.store.origin import COMPUTED, REFERENCE
+    from tests.store.lifecycle import build, counts, keys_by_origin
+
+    at = run_page()  # the app imports the shipped reference set into this fresh store
+    scene = build(at.session_state["run_scope"])
+    before, keys = counts(), keys_by_origin()
+    assert before[REFERENCE] > 200
+    at.switch_page(str(ROOT / "pages" / "runs.py")).run()
+    at.get("multiselect")[0].set_value([scene.mine]).run()
+    assert any(html.unescape(i.value) == "Deletes 1 run(s) and 1 stored result(s) (1 lifecycle)." for i in at.info)
+    at.checkbox(key="runs-confirm").check().run()
+    next(b for b in at.button if b.label == "Delete selected").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Deleted 1 run(s)" in html.unescape(s.value) for s in at.success)
+    after = keys_by_origin()
+    assert after[REFERENCE] == keys[REFERENCE] and after[COMPUTED] == keys[COMPUTED] - {scene.mine_key}
+    assert counts() == {**before, COMPUTED: before[COMPUTED] - 1}
+    assert set(scene.theirs) <= set(list_runs()["run_id"])
+
+
+def _metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def test_home_and_runs_count_the_same_runs(fresh_store):
+    from tests.store.lifecycle import THEIRS, in_scope, nag_style
+
+    at = run_page()
+    in_scope(THEIRS, lambda: [nag_style(20, start=i * 100) for i in range(3)])  # another session's: not counted
+    mine = _run_in_scope(at.session_state["run_scope"], 7)
+    at.run()
+    home = _metric(at, "Runs")
+    at.switch_page(str(ROOT / "pages" / "runs.py")).run()
+    assert home == _metric(at, "Runs") == "1"
+    assert list(at.dataframe[0].value["run_id"]) == [mine]
 
 
 def test_shared_mode_lists_every_sessions_runs(monkeypatch):
