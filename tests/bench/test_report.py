@@ -79,3 +79,20 @@ def test_the_committed_results_page_is_current():
     if not out.exists():
         pytest.skip("docs/RESULTS.md not generated yet")
     assert report.same_figures(out.read_text(), report.render(ROOT)), "run: python -m bench report"
+
+
+def test_the_readme_headline_figures_are_current_and_link_to_results():
+    readme = (ROOT / "README.md").read_text()
+    if report.BEGIN not in readme:
+        pytest.skip("README has no headline block")
+    assert report.readme_with_headline(readme, ROOT) == readme, "run: python -m bench report"
+    block = readme.split(report.BEGIN, 1)[1].split(report.END, 1)[0].strip().splitlines()
+    anchors = {report.slug(t) for t in _sections(report.render(ROOT))}
+    assert block
+    for line in block:
+        anchor = re.search(r"\(docs/RESULTS\.md#([^)]+)\)", line)
+        assert anchor and anchor.group(1) in anchors, line
+
+
+def test_the_readme_stays_short():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 300

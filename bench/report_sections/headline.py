@@ -1,0 +1,133 @@
+"""The README's headline figures: a few lines read from the same JSONs, each linking to its RESULTS.md section."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bench.report import Ctx, pct, sec, slug
+
+Line = Callable[[Ctx], str | None]
+
+
+def _link(text: str, section: str) -> str:
+    return f"- {text} ([details](docs/RESULTS.md#{slug(section)}))"
+
+
+def memory(ctx: Ctx) -> str | None:
+    r = ctx.load("app_rss.json")
+    if not r:
+        return None
+    home = r["pages"][0]["rss_mb"]
+    return _link(f"**Memory**: the server holds {r['peak_rss_mb']:.0f} MB (RSS) once every page has been opened "
+                 f"(each opens its own model: {home:.0f} MB with Home alone, {r['startup_rss_mb']:.0f} MB before "
+                 "any page).", "App memory (RSS)")
+
+
+def first_open(ctx: Ctx) -> str | None:
+    r = ctx.load("first_open.json")
+    if not r:
+        return None
+    p = r["pages"].values()
+    return _link(f"**First open**: every page's first view in ≤ {max(x['first_open_script_idle_s'] for x in p)} s to "
+                 f"script idle on a fresh install; a cached reopen in ≤ "
+                 f"{max(x['cached_reopen_script_idle_s'] for x in p)} s.", "First open of every page")
+
+
+def decoding(ctx: Ctx) -> str | None:
+    r = ctx.load("decoding.json")
+    if not r:
+        return None
+    rs, mh = r["resampling"], r["asmc_vs_mh"]
+    return _link(f"**Decoding**: resampling by reordering KV-cache rows is "
+                 f"{rs['speedup_reorder_vs_recompute']['wall_s']:.1f}× faster than recomputing prefixes; ASMC's p95 "
+                 f"latency is {mh['p95_ratio_mh_over_asmc']:.1f}× lower than MH power sampling's at an equal token "
+                 "budget.", "Decoding speed")
+
+
+def accuracy(ctx: Ctx) -> str | None:
+    r = ctx.load("decoding_accuracy_everyday.json")
+    if not r:
+        return None
+    by = {s["label"]: s for s in r["summary"]}
+    asmc = max((s for s in r["summary"] if s["strategy"] == "asmc"), key=lambda s: s["budget"])  # largest budget
+    p = {c["against"]: c["mcnemar_p"] for c in r["comparisons"] if c["label"] == asmc["label"]}
+    return _link(f"**p^alpha sampling** (adapter attempt 6, {by['Greedy']['problems']} problems): {asmc['label']} "
+                 f"{pct(asmc['accuracy'])} against temperature-1 sampling {pct(by['Sampling']['accuracy'])} "
+                 f"(McNemar p = {p['Sampling']:.2g}) and greedy {pct(by['Greedy']['accuracy'])} "
+                 f"(p = {p['Greedy']:.2g}).",
+                 "Decoding accuracy, adapter attempt 6 (the Decoding page's model)")
+
+
+def disagreement(ctx: Ctx) -> str | None:
+    r = ctx.load("disagreement_decisive.json")
+    if not r:
+        return None
+    acc = r["accuracy"]
+    g = next(p for p in acc["guided"] if p["budget"] == 0.2)  # the page's default budget
+    rnd = next(p for p in acc["random"] if p["budget"] == g["budget"])
+    return _link(f"**Disagreement-guided intervention**: handing single tokens to the reasoning model at a realised "
+                 f"{pct(g['realised_rate'])} of steps lifts the base from {pct(acc['base'], 0)} to "
+                 f"{pct(g['accuracy'], 0)} (reasoning alone {pct(acc['reasoning'], 0)}; as many random takeovers "
+                 f"{pct(rnd['accuracy'], 0)}).", "Disagreement: decisive sweep, adapter attempt 3 (the page's pair)")
+
+
+def adapters(ctx: Ctx) -> str | None:
+    r = ctx.load("data/models/smollm2-135m-arith-lora-everyday/eval.json")
+    if not r:
+        return None
+    ev = r["evaluations"]
+    sets = ", ".join(f"{name} {pct(ev[name]['reasoning']['exact_match'], 0)}" for name in ev)
+    return _link(f"**Arithmetic adapter** (attempt 6, greedy): {sets}; the base model "
+                 f"{pct(min(e['base']['exact_match'] for e in ev.values()), 0)}–"
+                 f"{pct(max(e['base']['exact_match'] for e in ev.values()), 0)}.", "Arithmetic reasoning adapters")
+
+
+def mt(ctx: Ctx) -> str | None:
+    gap: dict[str, float] = {}
+    for path in ctx.glob("mt_gemma*.json"):
+        r = ctx.load(path.name)
+        if r["sentences"] < 24:  # the confirming runs, not the 8-sentence design search
+            continue
+        for pair, p in r["pairs"].items():
+            gap.update({pair: s["gap_recovered"] for s in p.get("sweep", []) if _is_preset(s)})
+    if not gap:
+        return None
+    gaps = ", ".join(f"{pair.replace('-', '→').upper()} {pct(g, 0)}" for pair, g in sorted(gap.items()))
+    return _link(f"**MT heads** (Gemma-3-270M): steering 2 of its 72 attention heads (the page's preset), with no "
+                 f"instruction, recovers this share of the few-shot chrF++ gap: {gaps}.", "MT heads on Gemma-3-270M")
+
+
+def _is_preset(s: dict) -> bool:
+    """The MT page's steering preset for Gemma (backend/mt/presets.py): add, 2.8% of heads, x2, every step,
+    first-half layers."""
+    return (s["steer_mode"], s["percent"], s["strength"], s["steer_positions"], s["steer_layers"]) == \
+        ("add", 2.8, 2.0, "every-step", "first-half")
+
+
+def watermark(ctx: Ctx) -> str | None:
+    r, length = ctx.load("watermark.json"), ctx.load("watermark_length.json")
+    if not r:
+        return None
+    big = max(r["latency"], key=lambda x: x["users"])
+    text = (f"**Watermark**: attributing a text among {big['users']:,} registered users takes "
+            f"{big['hierarchical_ms']:.0f} ms by hierarchical retrieval, {big['speedup']:.0f}× faster than checking "
+            "every key")
+    if length:
+        at = next((x for x in length["replayed"] if x["user_accuracy"] >= 0.9), None)
+        if at:
+            text += (f"; the right user is the best guess {pct(at['user_accuracy'], 0)} of the time at "
+                     f"{at['sentences']} sentences")
+    return _link(text + ".", "Watermark: retrieval, detection, attribution")
+
+
+def fp8(ctx: Ctx) -> str | None:
+    r = ctx.load("fp8.json")
+    if not r:
+        return None
+    w = r["whole_model_bounds"]
+    return _link(f"**FP8 bounds**: every attention-logit bound of the {w['layers']}-layer model from its weights in "
+                 f"{sec(w['seconds_power'])}; on sample texts the observed logits "
+                 f"{'exceeded them' if r['embedded_bounds']['bound_ever_exceeded'] else 'never exceeded them'}.",
+                 "FP8 bounds")
+
+
+LINES: list[Line] = [memory, first_open, decoding, accuracy, disagreement, adapters, mt, watermark, fp8]
