@@ -21,12 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from backend.corpus.documents import iter_documents  # noqa: E402
 from backend.corpus.engine import EngineConfig  # noqa: E402
 from backend.corpus.ray_engine import ensure_ray  # noqa: E402
 from backend.features import load_all  # noqa: E402
 from backend.models import default_model_id, load  # noqa: E402
 from backend.nag import samples  # noqa: E402
-from backend.nag.corpus import iter_documents  # noqa: E402
 from backend.nag.corpus_job import feature_job  # noqa: E402
 from backend.nag.rank import RankConfig, rank  # noqa: E402
 from backend.nag.targets import TargetSet  # noqa: E402

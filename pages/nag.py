@@ -11,10 +11,10 @@ from app.ui.params import number_for, select_for, slider_for
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
+from backend.corpus.documents import FORMATS, Notices, documents_from_texts
 from backend.nag import (IMPACTS, SCORERS, DeactivationConfig, GraphConfig, RankConfig, TargetSet, build_graph,
                          compare, deactivation_check, export_selected, iter_documents, rank, target_profiles)
 from backend.nag import samples
-from backend.nag.corpus import FORMATS, Notices, documents_from_texts
 from backend.nag.corpus_job import feature_job
 
 st.title("NAG: neuron-activated graphs")

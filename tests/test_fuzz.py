@@ -144,7 +144,7 @@ def test_mt_parallel_upload(data, name):
 @example(b'id,text\n1,"' + b"a" * 200_000 + b'"\n', "c.csv")  # a field over the csv module's limit
 @example(b'{"text": ' + b"9" * 5000 + b"}\n", "c.jsonl")  # an integer over Python's 4,300 digits
 def test_nag_corpus_reader(data, name):
-    from backend.nag.corpus import iter_documents
+    from backend.corpus.documents import iter_documents
 
     _refuses_cleanly(lambda: list(iter_documents(io.BytesIO(data), name=name)))
 

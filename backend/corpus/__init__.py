@@ -1,7 +1,8 @@
 """Corpus-scale jobs: a corpus of shards, processed shard by shard locally or on Ray, with per-shard Parquet
 outputs registered in the DuckDB store (so a re-run resumes and a finished job can be opened again).
 
-Modules: shards (CORPUS = a file, a directory or a glob of JSONL / Parquet / TXT shards), engine (EngineConfig,
+Modules: documents (the streaming document reader, JSONL / CSV / Parquet / TXT, used by NAG pools and targets
+and the watermark scan), shards (CORPUS = a file, a directory or a glob of JSONL / Parquet / TXT shards), engine (EngineConfig,
 the local loop and the Ray Data actor pool), output (atomic Parquet shard files), jobs (the job registry and
 `run_job`, which skips the shards already done).
 """

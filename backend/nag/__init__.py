@@ -6,7 +6,7 @@ streamed pool (rank.py, scorers.py, select.py) -> the graph (graph.py), precisio
 deactivation check (evaluate.py's `deactivation_check`, over the zeroing in deactivate.py; the verb has its
 own name so that `backend.nag.deactivate` stays the submodule).
 """
-from backend.nag.corpus import Document, iter_documents
+from backend.corpus.documents import FORMATS, Document, Notices, documents_from_texts, iter_documents
 from backend.nag.deactivate import Deactivation, DeactivationConfig
 from backend.nag.evaluate import Comparison, compare, deactivation_check, precision_curve
 from backend.nag.extract import ExtractConfig
@@ -16,7 +16,7 @@ from backend.nag.rank import RankConfig, Ranking, export_selected, rank
 from backend.nag.scorers import SCORERS
 from backend.nag.targets import TargetProfiles, TargetSet, target_profiles
 
-__all__ = ["IMPACTS", "SCORERS", "Comparison", "Deactivation", "DeactivationConfig", "Document", "ExtractConfig",
-           "GraphConfig", "NagGraph", "RankConfig", "Ranking", "TargetProfiles", "TargetSet", "build_graph",
-           "compare", "deactivation_check", "export_selected", "iter_documents", "precision_curve", "rank",
-           "target_profiles"]
+__all__ = ["FORMATS", "IMPACTS", "SCORERS", "Comparison", "Deactivation", "DeactivationConfig", "Document",
+           "ExtractConfig", "GraphConfig", "NagGraph", "Notices", "RankConfig", "Ranking", "TargetProfiles",
+           "TargetSet", "build_graph", "compare", "deactivation_check", "documents_from_texts", "export_selected",
+           "iter_documents", "precision_curve", "rank", "target_profiles"]

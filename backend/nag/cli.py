@@ -13,9 +13,9 @@ from pathlib import Path
 
 from backend.cli.params import add_flags, flag_values
 from backend.corpus.cli import ENGINE_FLAGS, add_engine_flags
+from backend.corpus.documents import chunks, iter_documents
 from backend.models import default_model_id, load
 from backend.nag import samples
-from backend.nag.corpus import chunks, iter_documents
 from backend.nag.deactivate import DeactivationConfig
 from backend.nag.evaluate import DEFAULT_KS, deactivation_check, precision_curve
 from backend.nag.extract import ExtractConfig

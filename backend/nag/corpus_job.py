@@ -12,12 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from backend.corpus.documents import Notices, chunks, iter_documents
 from backend.corpus.engine import EngineConfig
 from backend.corpus.jobs import JobSummary, iter_tables, job, run_job
 from backend.corpus.shards import Shard
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
-from backend.nag.corpus import Notices, chunks, iter_documents
 from backend.nag.extract import ExtractConfig, effective_max_length, extract_batched, tokenize
 from backend.nag.profile import similarity
 from backend.nag.rank import SLICE_DOCS, RankConfig, Ranking, assemble, preview

@@ -15,12 +15,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from backend.corpus.documents import Document
 from backend.errors import UserError
 from backend.models.architecture import mlp_up_proj
 from backend.models.loading import ModelHandle
 from backend.models.locks import model_lock
 from backend.models.rules import forward_logits
-from backend.nag.corpus import Document
 from backend.nag.extract import pad_batch, length_batches, pad_id
 from backend.nag.profile import top_profile_neurons
 from backend.nag.targets import TargetProfiles

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from backend.corpus.documents import Document
 from backend.models.sentence_embedder import DIM, get_embedder
-from backend.nag.corpus import Document
 from backend.store import ModelRef, artifacts
 
 FEATURE = "nag"

@@ -7,9 +7,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from backend.corpus.documents import Document, Source
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
-from backend.nag.corpus import Document, Source
 from backend.nag.deactivate import Deactivation, DeactivationConfig, deactivation
 from backend.nag.extract import ExtractConfig
 from backend.nag.rank import RankConfig, Ranking, rank

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from backend.corpus.documents import Document
 from backend.models.loading import ModelHandle
-from backend.nag.corpus import Document
 from backend.nag.extract import DocFeatures, ExtractConfig, effective_max_length, extract_batched
 from backend.params import require
 from backend.progress import Progress, silent

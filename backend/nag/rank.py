@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from backend.corpus.documents import Document, Notices, Source, chunks, iter_documents, source_digest
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
-from backend.nag.corpus import Document, Notices, Source, chunks, iter_documents, source_digest
 from backend.nag.extract import ExtractConfig
 from backend.nag.scorers import SCORERS
 from backend.nag.select import select
@@ -172,7 +172,7 @@ def rank(handle: ModelHandle, pool: Source, target_sets: list[TargetSet], config
 
 def export_selected(pool: Source, ranking: Ranking, fmt: str, pool_name: str | None = None) -> bytes:
     """The selected documents (full texts, re-read from the pool), in selection order, as JSONL or Parquet."""
-    from backend.nag.corpus import write_documents
+    from backend.corpus.documents import write_documents
 
     position = {doc_id: i for i, doc_id in enumerate(ranking.selected_ids())}
     docs = [d for d in iter_documents(pool, name=pool_name) if d.id in position]

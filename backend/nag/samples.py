@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from backend.config import settings
+from backend.corpus.documents import Document, iter_documents
 from backend.errors import UserError
-from backend.nag.corpus import Document, iter_documents
 
 
 def sample_dir() -> Path:

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from backend.corpus.documents import Document
 from backend.models.loading import ModelHandle
-from backend.nag.corpus import Document
 from backend.nag.extract import ExtractConfig
 from backend.nag.featurecache import features_for
 from backend.nag.profile import similarity

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from backend.corpus.documents import Document
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
-from backend.nag.corpus import Document
 from backend.nag.extract import ExtractConfig
 from backend.nag.featurecache import features_for
 from backend.nag.profile import build_profile

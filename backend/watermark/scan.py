@@ -123,7 +123,7 @@ class ScanWorker:
         self.n_users = max(sum(map(len, snap.users.values())), 1)
 
     def run(self, shard: Shard) -> tuple[pa.Table, list[str]]:
-        from backend.nag.corpus import Notices, iter_documents
+        from backend.corpus.documents import Notices, iter_documents
 
         notices, rows = Notices(), []
         request = DetectRequest(self.task.config.method, self.task.config.search,

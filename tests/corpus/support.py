@@ -70,7 +70,7 @@ class CountTask:
     def run(self, shard):
         import os
 
-        from backend.nag.corpus import iter_documents
+        from backend.corpus.documents import iter_documents
 
         once = Path(self.log_dir) / f"once-{shard.name}"
         if shard.name in (self.fail_on, self.kill_on) and not once.exists():

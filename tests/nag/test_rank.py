@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 
 from backend.__main__ import main
+from backend.corpus.documents import Document
 from backend.errors import UserError
 from backend.models import load
 from backend.nag import RankConfig, TargetSet, export_selected, iter_documents, rank
 from backend.nag import extract as extract_module
 from backend.nag import samples
-from backend.nag.corpus import Document
 
 
 def _pool(tmp_path, per_domain=4):

@@ -7,8 +7,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from backend.corpus.documents import Notices, documents_from_texts, iter_documents, source_digest, write_documents
 from backend.errors import UserError
-from backend.nag.corpus import Notices, documents_from_texts, iter_documents, source_digest, write_documents
 
 ROWS = [{"id": "a", "text": "first doc", "domain": "x", "quality": 0.5},
         {"id": "b", "text": "second doc", "domain": "y"}]
