@@ -12,9 +12,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from backend.store import codec, runlog
+from backend.store.codec import canonical_params, dumps, loads
 from backend.store.db import StoreUnavailable, connect, store_path
 from backend.store.origin import COMPUTED
+from backend.store.runlog import collecting, inside_run, note_use, record_run
 from backend.store.singleflight import key_lock
 
 T = TypeVar("T")
@@ -102,7 +103,7 @@ def artifact_key(feature: str, action: str, fingerprint: str, params: str, code_
 def lookup(key: str) -> tuple[Any, float] | None:
     with connect() as con:
         row = con.execute("SELECT payload, compute_seconds FROM artifacts WHERE key = ?", [key]).fetchone()
-    return None if row is None else (codec.loads(row[0]), row[1])
+    return None if row is None else (loads(row[0]), row[1])
 
 
 def _insert(con, *, feature, action, model: ModelRef, params, key, code_version, value, seconds) -> None:
@@ -110,12 +111,12 @@ def _insert(con, *, feature, action, model: ModelRef, params, key, code_version,
     never a run without its artifact)."""
     con.execute("INSERT INTO artifacts (key, feature, action, fingerprint, params, code_version, payload,"
                 " compute_seconds, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                [key, feature, action, model.fingerprint, params, code_version, codec.dumps(value), seconds, COMPUTED])
+                [key, feature, action, model.fingerprint, params, code_version, dumps(value), seconds, COMPUTED])
 
 
 def _record(con, *, feature, action, model: ModelRef, params, key, seconds, cached, uses=()) -> str:
-    return runlog.record_run(con, feature=feature, action=action, model_id=model.id, fingerprint=model.fingerprint,
-                             params=params, key=key, seconds=seconds, cached=cached, uses=uses)
+    return record_run(con, feature=feature, action=action, model_id=model.id, fingerprint=model.fingerprint,
+                      params=params, key=key, seconds=seconds, cached=cached, uses=uses)
 
 
 def cached(feature: str, action: str, model: ModelRef, config: Any, compute: Callable[[], T],
@@ -124,7 +125,7 @@ def cached(feature: str, action: str, model: ModelRef, config: Any, compute: Cal
 
     Bump `code_version` in a feature when its numbers change, so old artifacts are not served.
     """
-    params = codec.canonical_params(config)
+    params = canonical_params(config)
     key = artifact_key(feature, action, model.fingerprint, params, code_version)
     try:
         return _cached(feature, action, model, params, key, compute, code_version)
@@ -148,8 +149,8 @@ def _cached(feature: str, action: str, model: ModelRef, params: str, key: str, c
         served = _serve_hit(feature, action, model, params, key)
         if served is not None:
             return served
-        nested = runlog.inside_run()
-        with runlog.collecting() as uses:
+        nested = inside_run()
+        with collecting() as uses:
             start = time.perf_counter()
             value = compute()
             seconds = time.perf_counter() - start
@@ -158,7 +159,7 @@ def _cached(feature: str, action: str, model: ModelRef, params: str, key: str, c
                     code_version=code_version, value=value, seconds=seconds)
             run_id = "" if nested else _record(con, feature=feature, action=action, model=model, params=params,
                                                 key=key, seconds=seconds, cached=False, uses=uses)
-    runlog.note_use(key)  # nested: the outer run uses it
+    note_use(key)  # nested: the outer run uses it
     return Computed(value, False, seconds, key, run_id)
 
 
@@ -168,8 +169,8 @@ def _serve_hit(feature: str, action: str, model: ModelRef, params: str, key: str
     if hit is None:
         return None
     value, seconds = hit
-    if runlog.inside_run():
-        runlog.note_use(key)
+    if inside_run():
+        note_use(key)
         return Computed(value, True, seconds, key, "")
     with connect() as con:
         run_id = _record(con, feature=feature, action=action, model=model, params=params, key=key,
@@ -186,15 +187,15 @@ def lookup_many(feature: str, action: str, model: ModelRef, configs: Sequence[An
     A hit records no run row; inside a computation it counts as that run's use."""
     positions: dict[str, list[int]] = {}
     for i, config in enumerate(configs):
-        key = artifact_key(feature, action, model.fingerprint, codec.canonical_params(config), code_version)
+        key = artifact_key(feature, action, model.fingerprint, canonical_params(config), code_version)
         positions.setdefault(key, []).append(i)
     if not positions:
         return {}
     with connect() as con:
         rows = con.execute("SELECT key, payload FROM artifacts WHERE key IN (SELECT unnest(?))",
                            [list(positions)]).fetchall()
-    runlog.note_use(*(key for key, _ in rows))
-    return {i: codec.loads(payload) for key, payload in rows for i in positions[key]}
+    note_use(*(key for key, _ in rows))
+    return {i: loads(payload) for key, payload in rows for i in positions[key]}
 
 
 def store_many(feature: str, action: str, model: ModelRef, items: Sequence[tuple[Any, Any]],
@@ -204,12 +205,12 @@ def store_many(feature: str, action: str, model: ModelRef, items: Sequence[tuple
     keys = []
     with connect() as con:
         for config, value in items:
-            params = codec.canonical_params(config)
+            params = canonical_params(config)
             key = artifact_key(feature, action, model.fingerprint, params, code_version)
             _insert(con, feature=feature, action=action, model=model, params=params, key=key,
                     code_version=code_version, value=value, seconds=seconds_each)
             keys.append(key)
-    runlog.note_use(*keys)
+    note_use(*keys)
 
 
 @dataclass(frozen=True)
@@ -264,4 +265,4 @@ def latest(feature: str, action: str, model: ModelRef, code_version: str = "1") 
                               [feature, action, model.fingerprint, code_version]).fetchone()
     except StoreUnavailable:
         return None
-    return None if row is None else Stored(json.loads(row[0]), codec.loads(row[1]), row[2])
+    return None if row is None else Stored(json.loads(row[0]), loads(row[1]), row[2])

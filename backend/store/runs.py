@@ -9,7 +9,7 @@ import pandas as pd
 
 from backend.errors import UserError
 from backend.params import Config, param
-from backend.store import codec
+from backend.store.codec import loads, to_jsonable
 from backend.store.db import connect
 
 EXPORT_FORMATS = ("csv", "parquet", "json")
@@ -51,7 +51,7 @@ def reopen(run_id: str) -> tuple[dict, Any]:
     if row is None:
         raise UserError(f"No stored result for run {run_id!r} (it may have been deleted).")
     record = dict(zip(columns, row))
-    return record, codec.loads(record.pop("payload"))
+    return record, loads(record.pop("payload"))
 
 
 def count_runs(filt: RunFilter = RunFilter()) -> int:
@@ -82,5 +82,5 @@ def export_runs(frame: pd.DataFrame, fmt: str) -> bytes:
 def export_result(run_id: str) -> bytes:
     """One run's full result as readable JSON."""
     record, value = reopen(run_id)
-    return json.dumps({"run": {k: str(v) for k, v in record.items()}, "result": codec.to_jsonable(value)},
+    return json.dumps({"run": {k: str(v) for k, v in record.items()}, "result": to_jsonable(value)},
                       indent=1).encode()
