@@ -7,15 +7,20 @@ from bench.report import PY, Body, Ctx, Section, sec, table
 def app_rss(ctx: Ctx) -> Body:
     r = ctx.load("app_rss.json")
     children = " and its children" if r.get("children") else ""
-    lines = [f"The server's resident memory (RSS, the Streamlit process{children})"
-             f" while one headless Chromium opens every page once, in the order below, each until its script is idle"
-             f" (fresh store with the reference artifacts imported, as `make run` leaves it; default model "
-             f"`{r['default_model']}`). {r['cpus']} CPU cores, Chromium {r['chromium']}.", ""]
-    rows = [["after startup (no page open)", f"{r['startup_rss_mb']:.0f} MB", None]]
-    rows += [[f"after {p['page']}", f"{p['rss_mb']:.0f} MB", sec(p["seconds"])] for p in r["pages"]]
-    rows += [[f"at the end ({r['settle_s']:.0f} s later)", f"{r['end_rss_mb']:.0f} MB", None],
-             ["peak of the samples", f"**{r['peak_rss_mb']:.0f} MB**", None]]
-    lines += table(["when", "RSS", "page open to script idle"], rows)
+    lines = [f"The server's resident memory (RSS, the Streamlit process{children}) while one headless Chromium tab "
+             f"opens Home and then every page by its sidebar link, in the order below, each until its script is idle "
+             f"(store: {r['store']}; default model `{r['default_model']}`; a page that opens on its own model loads "
+             f"it). Code at `{r.get('code', 'unknown')}`, {r['cpus']} CPU cores, load average "
+             f"{r['load_average_start']} at the start, Chromium {r['chromium']}.", ""]
+    rows, previous = [["after startup (no page open)", f"{r['startup_rss_mb']:.0f} MB", None, None, None]], \
+        r["startup_rss_mb"]
+    for p in r["pages"]:
+        rows.append([f"after {p['page']}", f"{p['rss_mb']:.0f} MB", f"{p['rss_mb'] - previous:+.0f} MB",
+                     sec(p["seconds"]), p["exception_shown"] and f"error shown: {p['exception_shown'][:80]}"])
+        previous = p["rss_mb"]
+    rows += [[f"at the end ({r['settle_s']:.0f} s later)", f"{r['end_rss_mb']:.0f} MB", None, None, None],
+             ["peak (sampled every 0.5 s)", f"**{r['peak_rss_mb']:.0f} MB**", None, None, None]]
+    lines += table(["when", "RSS", "change", "page open to script idle", "note"], rows)
     return Body(lines, [r["command"]])
 
 

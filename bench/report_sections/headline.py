@@ -18,8 +18,8 @@ def memory(ctx: Ctx) -> str | None:
         return None
     home = r["pages"][0]["rss_mb"]
     return _link(f"**Memory**: the server holds {r['peak_rss_mb']:.0f} MB (RSS) once every page has been opened "
-                 f"(each opens its own model: {home:.0f} MB with Home alone, {r['startup_rss_mb']:.0f} MB before "
-                 "any page).", "App memory (RSS)")
+                 f"once ({home:.0f} MB with Home alone; a page that opens on its own model loads it).",
+                 "App memory (RSS)")
 
 
 def first_open(ctx: Ctx) -> str | None:
