@@ -1,6 +1,5 @@
-"""Where a job's shards are processed: `local` (this process, one shard after another) or `ray` (a Ray Data
-actor pool over the shards; see backend.corpus.ray_engine). Both call the same `process_shard`, so both write
-the same rows.
+"""What both engines share: the engine settings, the task and worker protocols, `process_shard` (so the `local`
+engine here and the `ray` one in backend.corpus.ray_engine write the same rows); backend.corpus.dispatch picks one.
 
 A task is a picklable object with `key() -> dict` (what its outputs depend on, incl. the model fingerprint),
 `fingerprint` and `open() -> worker`, called once per process / actor (loads the model); a worker has
@@ -73,19 +72,8 @@ def process_shard(worker: Worker, shard: Shard, out_dir: str | Path) -> ShardRes
                        seconds=time.perf_counter() - start, notices=tuple(notices))
 
 
-def run_shards(task: ShardTask, shards: list[Shard], out_dir: str | Path,
-               config: EngineConfig) -> Iterator[ShardResult]:
-    """Results as shards finish (any order on Ray)."""
-    if not shards:
-        return iter(())
-    if config.engine == "ray":
-        from backend.corpus.ray_engine import run_on_ray
-
-        return run_on_ray(task, shards, out_dir, config)
-    return _run_local(task, shards, out_dir)
-
-
-def _run_local(task: ShardTask, shards: list[Shard], out_dir: str | Path) -> Iterator[ShardResult]:
+def run_local(task: ShardTask, shards: list[Shard], out_dir: str | Path) -> Iterator[ShardResult]:
+    """The `local` engine: this process, one shard after another."""
     worker = task.open()
     for shard in shards:
         yield process_shard(worker, shard, out_dir)

@@ -18,7 +18,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from backend.corpus.engine import EngineConfig, ShardTask, run_shards
+from backend.corpus.dispatch import run_shards
+from backend.corpus.engine import EngineConfig, ShardTask
 from backend.corpus.output import DONE, EMPTY, FAILED, ShardResult, file_checksum, shard_file
 from backend.corpus.shards import Shard, list_shards
 from backend.errors import UserError

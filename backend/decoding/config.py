@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.decoding.registry import STRATEGIES
 from backend.decoding.resampling import RESAMPLERS
 from backend.errors import UserError
 from backend.params import Config, default_of, param, require
@@ -73,8 +74,6 @@ class DecodeConfig(Config):
 
     def spec(self):
         """The registered strategy (UserError listing the known ones)."""
-        from backend.decoding.registry import STRATEGIES  # the registry module imports this one
-
         return STRATEGIES.get(self.strategy)
 
     def checked_fields(self) -> Iterable[str]:

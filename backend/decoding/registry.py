@@ -14,10 +14,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from backend.decoding.config import DecodeConfig
 from backend.registry import Registry, Variant
+
+if TYPE_CHECKING:  # annotations only: the config module reads STRATEGIES from here
+    from backend.decoding.config import DecodeConfig
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class StrategySpec(Variant):
     check:     a rule across fields that `params` cannot express, raising UserError (e.g. MH's cost)
     """
 
-    config: type | None = DecodeConfig
+    config: type | None = None  # a strategy reads its family's config, DecodeConfig (plus its `options`)
     params: tuple[str, ...] = ()
     options: type | None = None
     at_budget: Callable[[DecodeConfig, int], DecodeConfig] | None = None

@@ -19,7 +19,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTra
 
 from backend.config import settings
 from backend.errors import UserError
-from backend.models import embedded
+import backend.models.embedded as embedded
 from backend.models.architecture import ArchInfo, arch_info
 from backend.models.fingerprint import fingerprint_dir
 from backend.models.registry import EMBEDDED_PREFIX, ModelSpec, get_spec

@@ -10,7 +10,8 @@ import numpy as np
 
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
-from backend.mt import fields, metrics
+import backend.mt.fields as fields
+import backend.mt.metrics as metrics
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.examples import encode_answer
 from backend.mt.heads import HeadsConfig, find_heads

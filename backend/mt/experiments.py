@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from backend.models.loading import ModelHandle
-from backend.mt import fields, metrics
+import backend.mt.fields as fields
+import backend.mt.metrics as metrics
 from backend.mt.conditions import ConditionConfig, ConditionResult, run_condition
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.heads import HeadsConfig

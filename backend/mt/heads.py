@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from backend.models.loading import ModelHandle
-from backend.mt import fields
+import backend.mt.fields as fields
 from backend.mt.attribution import ATTRIBUTIONS, attribute, rank_correlation
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.examples import Example, build_example
