@@ -37,7 +37,7 @@ class Section:
     title: str
     files: tuple[str, ...]  # patterns for find(); the section renders if any matches
     render: Callable[[Ctx], Body]
-    anchor: str = ""
+    also: tuple[str, ...] = ()  # patterns of files it reads when present (not needed to render)
 
 
 def find(root: Path, pattern: str) -> list[Path]:
@@ -140,9 +140,11 @@ def slug(title: str) -> str:
 
 def render(root: Path = ROOT) -> str:
     from bench.report_sections import SECTIONS
+    from bench.report_sections.generic import unclaimed
 
+    extra, left_out = unclaimed(root, SECTIONS)
     parts, contents, missing = [], [], []
-    for section in SECTIONS:
+    for section in [*SECTIONS, *extra]:
         if not any(find(root, pattern) for pattern in section.files):
             missing.append(section)
             continue
@@ -158,6 +160,8 @@ def render(root: Path = ROOT) -> str:
     if missing:
         tail = ["## Not measured in this tree", "",
                 *[f"- {s.title}: no `{'`, `'.join(s.files)}`" for s in missing], ""]
+    if left_out:
+        tail += ["## Result files not reported", "", *[f"- {line}" for line in left_out], ""]
     return "\n".join([HEADER, *contents, "", *parts, *tail]).rstrip() + "\n"
 
 

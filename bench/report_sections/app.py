@@ -56,6 +56,6 @@ def crafted_uploads(ctx: Ctx) -> Body:
 
 SECTIONS = [
     Section("App memory (RSS)", ("app_rss.json",), app_rss),
-    Section("First open of every page", ("first_open.json",), first_open),
+    Section("First open of every page", ("first_open.json",), first_open, also=("first_open_unprepared.json",)),
     Section("Crafted uploads", ("crafted_uploads.json",), crafted_uploads),
 ]

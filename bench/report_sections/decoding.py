@@ -71,3 +71,29 @@ SECTIONS = [
             ("decoding_accuracy_everyday.json",), accuracy_attempt6),
     Section("Decoding accuracy, adapter attempt 3", ("decoding_accuracy.json",), accuracy_attempt3),
 ]
+
+
+def kernel(ctx: Ctx) -> Body:
+    lines, cmds = [], []
+    for path in ctx.glob("kernel*.json"):
+        r = ctx.load(path.name)
+        m = r.get("machine", {})
+        lines += [f"**`{path.name}`**: `{r.get('model')}`, {r.get('tokens')} new tokens, median of "
+                  f"{r.get('reps')} interleaved repetitions, {r.get('threads')} torch thread(s); "
+                  f"{m.get('device', '?')} ({m.get('gpu') or m.get('cpu') or '?'}). Ratio = the feature's decoding "
+                  "through the kernel / a bare transformers forward loop (DynamicCache) over the same tokens and "
+                  "batch.", ""]
+        rows = []
+        for name, f in r.get("features", {}).items():
+            s, ratio, shape = f.get("seconds", {}), f.get("ratio", {}), f.get("rows_x_tokens")
+            rows.append([name, " × ".join(map(str, shape)) if isinstance(shape, list) else shape,
+                         sec(s.get("kernel", {}).get("wall_s"), 2), sec(s.get("bare", {}).get("wall_s"), 2),
+                         times(ratio.get("wall_s")), times(ratio.get("cpu_s"))])
+        lines += table(["feature", "rows × tokens", "kernel (wall)", "bare loop (wall)", "ratio (wall)",
+                        "ratio (CPU)"], rows)
+        if r.get("command"):
+            cmds.append(clean_command(r["command"], ctx.root))
+    return Body(lines, cmds)
+
+
+SECTIONS.insert(1, Section("Generation kernel vs a bare transformers loop", ("kernel*.json",), kernel))

@@ -138,7 +138,7 @@ SECTIONS = [
     Section("Disagreement: decisive sweep, adapter attempt 6", ("disagreement_decisive_everyday.json",),
             decisive_everyday),
     Section("Disagreement: threshold-only sweep without the decisive condition",
-            ("disagreement_accuracy.json",), plain_and_capped),
+            ("disagreement_accuracy.json",), plain_and_capped, also=("disagreement_threshold_only.json",)),
     Section("Disagreement: where the divergence sits", ("disagreement_accuracy.json",), concentration),
     Section("Disagreement: the reasoning path's floor", ("intervention_floor_*.json",), floor),
 ]

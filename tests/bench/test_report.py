@@ -23,7 +23,8 @@ def _sections(text: str) -> dict[str, str]:
 def test_renders_from_the_results_present_and_every_section_has_a_command():
     text = report.render(ROOT)
     sections = _sections(text)
-    measured = {t: s for t, s in sections.items() if t != "Not measured in this tree"}
+    notes = ("Not measured in this tree", "Result files not reported")
+    measured = {t: s for t, s in sections.items() if t not in notes}
     assert len(measured) >= 10
     for title, body in measured.items():
         commands = body.split("Reproduce:", 1)[1]
@@ -96,3 +97,28 @@ def test_the_readme_headline_figures_are_current_and_link_to_results():
 
 def test_the_readme_stays_short():
     assert len((ROOT / "README.md").read_text().splitlines()) <= 300
+
+
+def test_a_kernel_result_renders_with_its_command(tmp_path):
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    kernel = {"bench": "kernel", "model": "m", "tokens": 64, "reps": 5, "threads": 1,
+              "machine": {"cpu": "x86_64", "device": "cpu"},
+              "command": ".venv/bin/python bench/kernel.py --model m --tokens 64 --reps 5 --threads 1",
+              "features": {"decoding greedy": {"rows_x_tokens": [1, 64],
+                                               "seconds": {"kernel": {"wall_s": 1.02, "cpu_s": 1.0},
+                                                           "bare": {"wall_s": 1.0, "cpu_s": 1.0}},
+                                               "ratio": {"wall_s": 1.02, "cpu_s": 1.0}}}}
+    (tmp_path / "bench" / "results" / "kernel.json").write_text(json.dumps(kernel))
+    section = _sections(report.render(tmp_path))["Generation kernel vs a bare transformers loop"]
+    assert "1.02×" in section and "1 × 64" in section and "bench/kernel.py --model m" in section
+
+
+def test_an_unclaimed_result_gets_a_generic_section(tmp_path):
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "results" / "newbench.json").write_text(
+        json.dumps({"command": ".venv/bin/python bench/newbench.py --x 1", "speedup": 2.5}))
+    (tmp_path / "bench" / "results" / "orphan.json").write_text(json.dumps({"speedup": 2.5}))
+    text = report.render(tmp_path)
+    section = _sections(text)["newbench (all figures)"]
+    assert "2.5" in section and "bench/newbench.py --x 1" in section
+    assert "orphan.json" in _sections(text)["Result files not reported"]
