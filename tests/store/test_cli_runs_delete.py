@@ -41,3 +41,20 @@ def test_several_run_ids_and_an_unknown_one(fresh_store, capsys):
                  "--run-id", *scene.on_reference[:1])
     assert len(done["runs_deleted"]) == 3 and done["artifacts_removed"] == 1  # only my own computed result
     assert _json(capsys, "store", "stats")["by_origin"][REFERENCE] == before["by_origin"][REFERENCE]
+
+
+def test_store_import_marks_a_users_files_imported_and_runs_delete_keeps_them(fresh_store, tmp_path, monkeypatch,
+                                                                              capsys):
+    from backend.store.reference import export_reference
+    from tests.store.lifecycle import MODEL, in_scope, nag_style
+
+    monkeypatch.setenv("DASH_STORE", str(tmp_path / "elsewhere.duckdb"))
+    in_scope("elsewhere", lambda: nag_style(3))
+    export_reference([MODEL.fingerprint], tmp_path / "mine" / "results.jsonl.gz")
+    monkeypatch.setenv("DASH_STORE", str(fresh_store))
+    assert _json(capsys, "store", "import", "--directory", str(tmp_path / "mine"))["imported"] == 4
+    served = nag_style(3)
+    assert served.cached
+    assert _json(capsys, "runs", "delete", "--run-id", served.run_id)["artifacts_removed"] == 0
+    assert _json(capsys, "store", "stats")["by_origin"] == {REFERENCE: 0, COMPUTED: 0, IMPORTED: 4}
+    assert cli(["store", "import", "--directory", str(tmp_path / "missing")]) == 2
