@@ -56,7 +56,8 @@ def _sweep(ctx: Ctx, name: str, fallback: str = "") -> Body:
              f"{', online cap' if g.get('capped') else ''}, "
              f"calibrated on {prob['calibration_train']} training problems. "
              f"Base alone {pct(r['accuracy']['base'], 0)}, reasoning alone {pct(r['accuracy']['reasoning'], 0)}"
-             f"{floor}. Exact match, with the realised intervention rate.", ""]
+             f"{floor}. Exact match, with the realised intervention rate. Target: ≥ 50% of the gap at a realised "
+             "rate ≤ 20%, and ≥ 2× the random control.", ""]
     lines += _sweep_table(r)
     cmd = r.get("command") or fallback
     return Body(lines, [clean_command(cmd, ctx.root)])
