@@ -104,7 +104,7 @@ def main() -> dict:
 def _scan_runs(shards: Path, n: int) -> dict:
     """Each engine on a fresh store (a finished job would be resumed, not rerun) with the same identities: keys
     derive from the master secret and the addresses, so every store holds the same 200 keys."""
-    from backend.watermark import registry
+    from backend.watermark import identities
     from backend.watermark.scan import ScanConfig, scan
 
     out_dir = Path(tempfile.mkdtemp(prefix="corpus-bench-scan-"))
@@ -113,7 +113,7 @@ def _scan_runs(shards: Path, n: int) -> dict:
                           ("ray, 2 worker(s)", EngineConfig(engine="ray", workers=2))):
         _fresh_store()
         for name in ("bench-model-a", "bench-model-b"):
-            registry.bulk_add_users(registry.add_model(name).address, 100, "bench")
+            identities.bulk_add_users(identities.add_model(name).address, 100, "bench")
         target = str(out_dir / f"{len(runs)}.parquet")
         seconds, _ = _timed(lambda: scan(str(shards), ScanConfig(), engine, target))
         runs[label] = {"seconds": round(seconds, 2), "docs_per_s": round(n / seconds, 2)}

@@ -34,7 +34,7 @@ import torch  # noqa: E402
 
 from backend.features import load_all  # noqa: E402
 from publish import publish  # noqa: E402  (bench/, beside this script)
-from backend.watermark import registry  # noqa: E402
+from backend.watermark import identities  # noqa: E402
 from backend.models.sentence_embedder import get_embedder  # noqa: E402
 from backend.watermark.ipmark.config import IPMarkConfig  # noqa: E402
 from backend.watermark.ipmark.detect import detect, detect_signed  # noqa: E402
@@ -60,10 +60,10 @@ def _populate(total_users: int) -> dict[int, list[int]]:
     """round(sqrt(U)) models with the users spread evenly; returns {model: [users]} as the detector loads it."""
     n_models = max(1, round(math.sqrt(total_users)))
     for m in range(n_models):
-        model = registry.add_model(f"bench-model-{m + 1}")
+        model = identities.add_model(f"bench-model-{m + 1}")
         share = total_users // n_models + (1 if m < total_users % n_models else 0)
-        registry.bulk_add_users(model.address, share, "bench")
-    return {m.address: [] for m in registry.list_models()} | registry.all_users_by_model()
+        identities.bulk_add_users(model.address, share, "bench")
+    return {m.address: [] for m in identities.list_models()} | identities.all_users_by_model()
 
 
 def watermarked_document(model: int, user: int, per_level: int = 12) -> str:
@@ -86,7 +86,7 @@ def latency(sizes: list[int]) -> list[dict]:
             target_model = max(users)  # the last model, so the flat scan cannot stop early by luck of order
             target_user = users[target_model][len(users[target_model]) // 2]
             sigs = sign_text(watermarked_document(target_model, target_user), CFG.n_bits)
-            load_s, _ = _median_time(lambda: registry.all_users_by_model(), 3)
+            load_s, _ = _median_time(lambda: identities.all_users_by_model(), 3)
             hier_s, hier = _median_time(lambda: hierarchical(sigs, users, CFG.w_sem, CFG.w_syn, CFG.alpha).best, 5)
             flat_s, flat = _median_time(lambda: flat_scan(sigs, users, CFG.w_sem, CFG.w_syn, CFG.alpha).best,
                                         1 if size >= 50_000 else 3)

@@ -50,9 +50,9 @@ def main() -> None:
     handle = load(args.model_id)
     cfg = IPMarkConfig()
     main_model, users = eval_identities(handle, args.users)  # the evaluation's model and its decoy, U users each
-    from backend.watermark import registry
-    decoy = registry.get_or_add_model(f"eval-decoy:{handle.id}").address
-    decoy_users = [u.user_address for u in registry.ensure_users(decoy, args.users, "decoy")]
+    from backend.watermark.identities import ensure_users, get_or_add_model
+    decoy = get_or_add_model(f"eval-decoy:{handle.id}").address
+    decoy_users = [u.user_address for u in ensure_users(decoy, args.users, "decoy")]
     identities = {main_model: users, decoy: decoy_users}
     lengths = tuple(k for k in LENGTHS if k <= args.sentences)
     replayed, written, paths = [], [], []

@@ -13,12 +13,10 @@ from app.ui.params import checkbox_for, number_for, select_for, slider_for
 from app.ui.run import NEVER_ASK, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
-from backend.decoding import STRATEGIES, DecodeConfig, decode, run_batch, settings_for
-from backend.decoding.benchmark import stored_benchmark
+from backend.decoding import STRATEGIES, DecodeConfig, decode, run_batch, settings_for, stored_benchmark
 from backend.models import arithmetic_reasoner
 from backend.params import help_of
-from backend.tasks.arithmetic import format_prompt, load_jsonl_problems
-from backend.tasks.problem_sets import PROBLEM_SETS, problem_set, problem_set_size
+from backend.tasks import PROBLEM_SETS, format_prompt, load_jsonl_problems, problem_set, problem_set_size
 
 PAGE_TOKENS = 48  # new tokens per sequence unless the model's registry entry asks for more
 

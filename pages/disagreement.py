@@ -13,19 +13,13 @@ from app.ui.presets import preset_choice
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
-from backend.disagreement.analysis import AnalysisConfig, TraceConfig, analyze, trace
-from backend.disagreement.calibration import CalibrationConfig, GateConfig
-from backend.disagreement.divergences import DIVERGENCES, SIGNALS
-from backend.disagreement.eopd import EopdConfig, EopdParams, eopd
-from backend.disagreement.guided import InterveneConfig, intervene
-from backend.disagreement.pair import default_reasoning_id, load_pair
-from backend.disagreement.rollout import ProblemSet
-from backend.disagreement.policies import POLICIES, sweep_policies
-from backend.disagreement.presets import gate_presets
-from backend.disagreement.sweep import SweepConfig, latest_sweep, sweep
+from backend.disagreement import (DIVERGENCES, POLICIES, SIGNALS, AnalysisConfig, CalibrationConfig, EopdConfig,
+                                  EopdParams, GateConfig, InterveneConfig, ProblemSet, SweepConfig, TraceConfig,
+                                  analyze, default_reasoning_id, eopd, gate_presets, intervene, latest_sweep,
+                                  load_pair, sweep, sweep_policies, trace)
 from backend.models import list_models
 from backend.params import default_of, help_of
-from backend.tasks.arithmetic import generate_problems
+from backend.tasks import generate_problems
 
 st.title("Disagreement: base vs reasoning model")
 st.caption("Per-token divergence between two models sharing a tokenizer, a one-token takeover by the reasoning "

@@ -7,7 +7,7 @@ from app.ui.model_picker import current_model
 from app.ui.scope import listed_session
 from app.views import FEATURES, TOOLS
 from app.ui.text import literal
-from backend.models.embedded import GEMMA_TERMS_URL
+from backend.models import GEMMA_TERMS_URL
 from backend.store import RunFilter, count_runs, list_runs, status
 
 EMBEDDED_NOTE = ("Embedded offline models: SmolLM2-135M-Instruct (the default) and Gemma-3-270M base, the model "

@@ -14,13 +14,9 @@ from app.ui.presets import preset_choice
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
-from backend.mt import ExperimentConfig, HeadsConfig, builtin, find_heads, parse_upload, run_experiment
-from backend.mt.attribution import ATTRIBUTIONS
-from backend.mt.data import language_name
-from backend.mt.examples import fit_shots
-from backend.mt.prompts import HEAD_TYPES
-from backend.mt.presets import steering_presets
-from backend.mt.steering import STEER_LAYERS, STEER_MODES, STEER_POSITIONS
+from backend.mt import (ATTRIBUTIONS, HEAD_TYPES, STEER_LAYERS, STEER_MODES, STEER_POSITIONS, ExperimentConfig,
+                        HeadsConfig, builtin, find_heads, fit_shots, language_name, parse_upload, run_experiment,
+                        steering_presets)
 from backend.models import translator
 from backend.params import default_of
 

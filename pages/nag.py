@@ -11,11 +11,9 @@ from app.ui.params import number_for, select_for, slider_for
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
-from backend.corpus.documents import FORMATS, Notices, documents_from_texts
-from backend.nag import (IMPACTS, SCORERS, DeactivationConfig, GraphConfig, RankConfig, TargetSet, build_graph,
-                         compare, deactivation_check, export_selected, iter_documents, rank, target_profiles)
-from backend.nag import samples
-from backend.nag.corpus_job import feature_job
+from backend.nag import (FORMATS, IMPACTS, SCORERS, DeactivationConfig, GraphConfig, Notices, RankConfig, TargetSet,
+                         build_graph, compare, deactivation_check, documents_from_texts, export_selected, feature_job,
+                         iter_documents, rank, rank_job, samples, target_profiles)
 
 st.title("NAG: neuron-activated graphs")
 st.caption("Each target example is characterised by its top-K highest-impact MLP neurons per layer; their "
@@ -92,8 +90,6 @@ config = RankConfig(method, impact, int(top_k), int(max_length), float(budget), 
 
 def _open_nag_job(job_id: str) -> None:
     """A finished feature job re-ranked against the targets chosen above (no document runs through the model)."""
-    from backend.nag.corpus_job import rank_job
-
     done = run_with_progress("Re-ranking the corpus job", lambda progress: rank_job(handle, job_id, target_sets,
                                                                                      config, progress))
     if done is not None:

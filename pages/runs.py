@@ -8,8 +8,8 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.scope import listed_session
 from app.ui.text import literal
-from backend.store import RunFilter, count_runs, delete_runs, export_result, list_runs, preview_delete, reopen
-from backend.store.codec import to_jsonable
+from backend.store import (RunFilter, count_runs, delete_runs, export_result, list_runs, preview_delete, reopen,
+                           to_jsonable)
 
 st.title("Runs")
 st.caption("Every request is a run; identical requests share one stored artifact and are served from DuckDB.")

@@ -11,24 +11,19 @@ from app.ui.params import number_for, select_for
 from app.ui.run import expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
-from backend.watermark import registry
-from backend.watermark.corpus import human_texts
-from backend.watermark.evaluation import EvalConfig, evaluate, latest_evaluation
-from backend.watermark.generation import GenerateRequest, generate, make_request
-from backend.watermark.ipmark.config import IPMarkConfig
-from backend.watermark.methods import BASELINE, METHODS, DetectRequest, detect, watermark_names
-from backend.watermark.sampling import SamplingConfig
-from backend.watermark.scan import scan
-from backend.watermark.uploads import MAX_BYTES, SUFFIXES, read_upload
+from backend.watermark import (BASELINE, MAX_BYTES, METHODS, SUFFIXES, DetectRequest, EvalConfig, GenerateRequest,
+                               IPMarkConfig, SamplingConfig, detect, evaluate, generate, human_texts, identities,
+                               latest_evaluation, make_request, read_upload, scan, watermark_names)
 
 st.title("Watermarks: who wrote this text?")
 st.caption("IPMark-style sentence-level watermark carrying a model address and a user address, chosen among B "
            "candidate sentences by a semantic and a syntactic keyed bit; detection from text alone with "
            "hierarchical identity retrieval. KGW (token-level green list) as the baseline.")
 
-models = guarded(registry.list_models) or []
-users_by_model = guarded(registry.all_users_by_model) or {}
-identities = [(m.address, u, f"{m.address}.{u} · {m.name}") for m in models for u in users_by_model.get(m.address, [])[:200]]
+models = guarded(identities.list_models) or []
+users_by_model = guarded(identities.all_users_by_model) or {}
+identity_choices = [(m.address, u, f"{m.address}.{u} · {m.name}")
+                    for m in models for u in users_by_model.get(m.address, [])[:200]]
 
 # Parsed once per uploaded file, not on every widget change (a long PDF takes seconds).
 _read_upload = st.cache_data(max_entries=4, show_spinner="Reading the file…")(read_upload)
@@ -95,20 +90,20 @@ def generate_tab() -> None:
     handle = current_model()
     if handle is not None:
         st.caption(f"Model: **{handle.display_name}**")
-    if not identities:
+    if not identity_choices:
         st.info("Register a model identity and at least one user (Registry tab) to generate watermarked text.")
     elif handle is not None:
         with st.form("wm-generate"):
             gprompt = st.text_area("Prompt", "Describe a rainy day in a big city.", key="wm-prompt")
             c1, c2, c3, c4 = st.columns(4)
-            pick = c1.selectbox("Identity", range(len(identities)), format_func=lambda i: identities[i][2])
+            pick = c1.selectbox("Identity", range(len(identity_choices)), format_func=lambda i: identity_choices[i][2])
             gmethod = select_for(GenerateRequest, "method", "Method", labels=METHODS.labels(), container=c2,
                                  options=watermark_names())
             b = number_for(IPMarkConfig, "n_candidates", "B (candidates)", container=c3, max_value=32)
             n_sent = number_for(SamplingConfig, "max_sentences", "Sentences", container=c4, max_value=40)
             go_button = st.form_submit_button("Generate watermarked and unwatermarked", type="primary")
         if go_button:
-            model_address, user_address, _ = identities[pick]
+            model_address, user_address, _ = identity_choices[pick]
             sampling = SamplingConfig(max_sentences=int(n_sent))
             left, right = st.columns(2)
             left.markdown(f"**{METHODS.get(gmethod).label}**")
@@ -170,7 +165,7 @@ def evaluate_tab() -> None:
 
 # ---------------------------------------------------------------- registry
 def registry_tab() -> None:
-    frame = guarded(registry.summary_frame)
+    frame = guarded(identities.summary_frame)
     if frame is not None:
         st.plotly_chart(figs.registry_bars(frame), width="stretch", key="wm-registry")
         st.dataframe(frame, hide_index=True, width="stretch")
@@ -179,21 +174,21 @@ def registry_tab() -> None:
     with c1.form("wm-add-model"):
         name = st.text_input("Model name", "my-model")
         if st.form_submit_button("Add model"):
-            added = guarded(lambda: registry.add_model(name))
+            added = guarded(lambda: identities.add_model(name))
             if added:
                 st.success(f"Model {added.address} added")
     with c2.form("wm-add-user"):
         owner = st.number_input("Model address", 1, 2**31 - 1, 1)
         label = st.text_input("User label", "alice")
         if st.form_submit_button("Add user"):
-            added = guarded(lambda: registry.add_user(int(owner), label))
+            added = guarded(lambda: identities.add_user(int(owner), label))
             if added:
                 st.success(f"User {added.full_address} added")
     with c3.form("wm-bulk"):
         bulk_owner = st.number_input("Model address ", 1, 2**31 - 1, 1)
         count = st.number_input("Users to create", 1, 100_000, 1000)
         if st.form_submit_button("Bulk-create users"):
-            n = guarded(lambda: registry.bulk_add_users(int(bulk_owner), int(count), "bulk"))
+            n = guarded(lambda: identities.bulk_add_users(int(bulk_owner), int(count), "bulk"))
             if n:
                 st.success(f"{n:,} users added")
     st.caption("Keys are derived with HMAC from a master secret kept outside git (data/secrets/, owner-only) or "

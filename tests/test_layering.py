@@ -1,26 +1,88 @@
-"""The architecture's one direction of flow: backend never imports streamlit, pages never import torch."""
-import ast
+"""The architecture's layers, read from the imports (function-level ones included):
+
+- backend never imports streamlit, bench/ or training/; pages and figures never import torch or transformers;
+- a feature package imports no other feature, except a declared plug-in (backend.features.PLUG_INS) through the
+  host's declared plug-in face;
+- no import cycles among backend modules, lazy ones and package __init__s included;
+- a page imports only app/, its own feature's public face (the package `backend.<feature>`: what its __init__
+  exports, submodules listed in its __all__ included) and the shared faces.
+"""
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from backend.features import FEATURES, PLUG_INS
+from tests.support.imports import ROOT, cycles, exported_submodules, graph, imports_of
+
+FEATURE_NAMES = {f.name for f in FEATURES}
+# The core packages' public faces a page may read besides its feature's: models (list, pick), the store (runs),
+# settings and config helpers, the task generators the problem pickers draw from.
+SHARED_FACES = {"backend.models", "backend.store", "backend.params", "backend.tasks", "backend.config"}
 
 
-def _imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module.split(".")[0])
-    return names
+def _files(*tops: str) -> list[Path]:
+    return [p for top in tops for p in (ROOT / top).rglob("*.py")]
 
 
-def test_backend_never_imports_streamlit():
-    offenders = [p for p in (ROOT / "backend").rglob("*.py") if "streamlit" in _imports(p)]
+def _feature_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "backend" and parts[1] in FEATURE_NAMES else None
+
+
+def test_backend_never_imports_streamlit_bench_or_training():
+    offenders = [str(e) for p in _files("backend") for e in imports_of(p)
+                 if e.imported.split(".")[0] in {"streamlit", "bench", "training"}]
     assert not offenders
 
 
 def test_pages_and_figures_never_import_torch_or_transformers():
-    files = [*(ROOT / "pages").glob("*.py"), *(ROOT / "app").rglob("*.py")]
-    offenders = [p for p in files if _imports(p) & {"torch", "transformers"}]
+    files = _files("pages", "app")
+    offenders = [str(e) for p in files for e in imports_of(p) if e.imported.split(".")[0] in {"torch", "transformers"}]
     assert files and not offenders
+
+
+def test_a_feature_imports_another_only_through_a_declared_plug_in():
+    faces = {f.name: {f"{f.package}.{m}" for m in f.plug_in_face} for f in FEATURES}
+    plug_ins = {(p.module, p.host) for p in PLUG_INS}
+    offenders = []
+    for module, imported in graph("backend").items():
+        own = _feature_of(module)
+        for target in imported:
+            other = _feature_of(target)
+            if own and other and other != own and not ((module, other) in plug_ins and target in faces[other]):
+                offenders.append(f"{module} -> {target}")
+    assert not offenders, "declare a PlugIn in backend/features.py (with its reason) or move the shared code"
+
+
+def test_every_declared_plug_in_is_used_and_names_a_real_host():
+    edges = graph("backend")
+    for plug_in in PLUG_INS:
+        assert plug_in.host in FEATURE_NAMES and plug_in.reason
+        assert any(_feature_of(t) == plug_in.host for t in edges[plug_in.module]), f"{plug_in.module} is stale"
+
+
+def test_no_import_cycles_in_the_backend():
+    assert cycles(graph("backend")) == []
+
+
+def test_pages_import_only_app_their_feature_and_the_shared_faces():
+    page_feature = {f.page: f.package for f in FEATURES}
+    offenders = []
+    for page in (ROOT / "pages").glob("*.py"):
+        faces = SHARED_FACES | {page_feature.get(page.name)}
+        allowed = faces | {sub for face in faces if face for sub in exported_submodules(face)}
+        for edge in imports_of(page):
+            top = edge.imported.split(".")[0]
+            if top == "backend" and edge.imported not in allowed:
+                offenders.append(f"pages/{page.name}:{edge.line} -> {edge.imported}")
+            elif top in {"bench", "training", "pages"}:
+                offenders.append(f"pages/{page.name}:{edge.line} -> {edge.imported}")
+    assert not offenders
+
+
+def test_every_feature_is_a_package_with_its_cli_page_and_registering_modules():
+    import importlib
+
+    for feature in FEATURES:
+        assert (ROOT / "pages" / feature.page).exists(), feature.page
+        assert hasattr(importlib.import_module(feature.cli), "add_commands"), feature.cli
+        for module in feature.registering_modules:
+            importlib.import_module(module)

@@ -5,10 +5,12 @@ Entry points: `decode(handle, problem_or_prompt, DecodeConfig(...))`, `run_batch
 settings_for([configs], budgets))`; strategies are listed by the registry `STRATEGIES` (filled by
 `backend.features.load_all()`).
 """
+from backend.decoding.benchmark import StoredBenchmark, stored_benchmark
 from backend.decoding.config import DecodeConfig
 from backend.decoding.registry import STRATEGIES, StrategySpec
 from backend.decoding.result import BatchResult, BatchRow, Candidate, DecodeResult, MHTrace, ParticleTrace
 from backend.decoding.run import Setting, decode, prepare, run_batch, settings_for
 
 __all__ = ["STRATEGIES", "BatchResult", "BatchRow", "Candidate", "DecodeConfig", "DecodeResult", "MHTrace",
-           "ParticleTrace", "Setting", "StrategySpec", "decode", "prepare", "run_batch", "settings_for"]
+           "ParticleTrace", "Setting", "StoredBenchmark", "StrategySpec", "decode", "prepare", "run_batch",
+           "settings_for", "stored_benchmark"]

@@ -7,6 +7,8 @@ deactivation check (evaluate.py's `deactivation_check`, over the zeroing in deac
 own name so that `backend.nag.deactivate` stays the submodule).
 """
 from backend.corpus.documents import FORMATS, Document, Notices, documents_from_texts, iter_documents
+from backend.nag import samples
+from backend.nag.corpus_job import feature_job, rank_job
 from backend.nag.deactivate import Deactivation, DeactivationConfig
 from backend.nag.evaluate import Comparison, compare, deactivation_check, precision_curve
 from backend.nag.extract import ExtractConfig
@@ -19,4 +21,4 @@ from backend.nag.targets import TargetProfiles, TargetSet, target_profiles
 __all__ = ["FORMATS", "IMPACTS", "SCORERS", "Comparison", "Deactivation", "DeactivationConfig", "Document",
            "ExtractConfig", "GraphConfig", "NagGraph", "Notices", "RankConfig", "Ranking", "TargetProfiles",
            "TargetSet", "build_graph", "compare", "deactivation_check", "documents_from_texts", "export_selected",
-           "iter_documents", "precision_curve", "rank", "target_profiles"]
+           "feature_job", "iter_documents", "precision_curve", "rank", "rank_job", "samples", "target_profiles"]

@@ -30,18 +30,18 @@ def _text(args) -> str:
 
 
 def cmd_identity(args) -> dict | list:
-    from backend.watermark import registry
+    import backend.watermark.identities as identities
 
     if args.identity_action == "add-model":
-        return registry.add_model(args.name, args.address).__dict__
+        return identities.add_model(args.name, args.address).__dict__
     if args.identity_action == "add-user":
-        user = registry.add_user(args.model, args.label, args.address)
+        user = identities.add_user(args.model, args.label, args.address)
         return {**user.__dict__, "address": user.full_address}
     if args.identity_action == "bulk-users":
-        return {"model": args.model, "added": registry.bulk_add_users(args.model, args.count, args.prefix)}
+        return {"model": args.model, "added": identities.bulk_add_users(args.model, args.count, args.prefix)}
     if args.model is not None:
-        return registry.users_frame(args.model, args.limit).astype({"created": str}).to_dict(orient="records")
-    return registry.summary_frame().to_dict(orient="records")
+        return identities.users_frame(args.model, args.limit).astype({"created": str}).to_dict(orient="records")
+    return identities.summary_frame().to_dict(orient="records")
 
 
 def _handle(args):

@@ -19,7 +19,7 @@ from backend.models.loading import ModelHandle
 from backend.params import Config, param, require
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached, latest
-from backend.watermark import registry
+import backend.watermark.identities as identities
 from backend.watermark.attacks import ATTACKS, AttackContext, apply_attack
 from backend.watermark.corpus import human_texts, prompts
 from backend.watermark.generation import Generation, generate, make_request
@@ -119,10 +119,10 @@ class EvalResult:
 
 def eval_identities(handle: ModelHandle, n_users: int) -> tuple[int, list[int]]:
     """The evaluation's model identity (plus a decoy model with as many users, so retrieval has a choice)."""
-    model = registry.get_or_add_model(f"eval:{handle.id}")
-    decoy = registry.get_or_add_model(f"eval-decoy:{handle.id}")
-    users = registry.ensure_users(model.address, n_users, "eval")
-    registry.ensure_users(decoy.address, n_users, "decoy")
+    model = identities.get_or_add_model(f"eval:{handle.id}")
+    decoy = identities.get_or_add_model(f"eval-decoy:{handle.id}")
+    users = identities.ensure_users(model.address, n_users, "eval")
+    identities.ensure_users(decoy.address, n_users, "decoy")
     return model.address, [u.user_address for u in users]
 
 

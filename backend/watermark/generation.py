@@ -14,7 +14,7 @@ from backend.models.loading import ModelHandle
 from backend.params import Config, param
 from backend.progress import Progress, silent
 from backend.store import Computed, ModelRef, cached
-from backend.watermark import registry
+import backend.watermark.identities as identities
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.keys import secret_tag
 from backend.watermark.kgw.config import KGWConfig
@@ -59,9 +59,9 @@ def _identity(method: WatermarkMethod, model_address: int, user_address: int) ->
     if method.is_baseline:
         return 0, 0
     if method.identifies_users:
-        registry.get_user(model_address, user_address)
+        identities.get_user(model_address, user_address)
         return model_address, user_address
-    registry.get_model(model_address)
+    identities.get_model(model_address)
     return model_address, 0
 
 

@@ -25,7 +25,7 @@ from backend.corpus.jobs import JobSummary, export_job, run_job
 from backend.corpus.shards import Shard
 from backend.params import Config, param
 from backend.progress import Progress, silent
-from backend.watermark import registry
+import backend.watermark.identities as identities
 from backend.watermark.methods import METHODS, SEARCHES, DetectRequest, detect, watermark_names
 
 KIND = "watermark-scan"
@@ -49,9 +49,9 @@ class RegistrySnapshot:
 
     @classmethod
     def take(cls) -> RegistrySnapshot:
-        names = {m.address: m.name for m in registry.list_models()}
-        users = {m: [] for m in names} | registry.all_users_by_model()
-        frames = [registry.users_frame(m, limit=registry.MAX_BULK * 10) for m in users if users[m]]
+        names = {m.address: m.name for m in identities.list_models()}
+        users = {m: [] for m in names} | identities.all_users_by_model()
+        frames = [identities.users_frame(m, limit=identities.MAX_BULK * 10) for m in users if users[m]]
         labels = {}
         for frame in frames:
             for address, label in zip(frame["address"], frame["label"]):
@@ -68,9 +68,9 @@ class RegistrySnapshot:
 def _snapshot_registry(snap: RegistrySnapshot) -> Iterator[None]:
     """Serve the registry reads detection makes from the snapshot while a shard is scanned."""
     def get_user(m, u):
-        return registry.UserIdentity(int(m), int(u), snap.labels.get((int(m), int(u)), ""))
+        return identities.UserIdentity(int(m), int(u), snap.labels.get((int(m), int(u)), ""))
 
-    replaced = {"list_models": lambda: [registry.ModelIdentity(a, n) for a, n in sorted(snap.names.items())],
+    replaced = {"list_models": lambda: [identities.ModelIdentity(a, n) for a, n in sorted(snap.names.items())],
                 "all_users_by_model": lambda: {m: list(u) for m, u in snap.users.items() if u},
                 "get_user": get_user}
     saved = {name: getattr(registry, name) for name in replaced}

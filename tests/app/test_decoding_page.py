@@ -82,7 +82,7 @@ def test_hand_written_problems_and_a_switch_to_the_reasoning_model(monkeypatch):
 def test_batch_tab_shows_the_stored_benchmark_of_this_model_only(monkeypatch, tmp_path):
     import json
 
-    from backend.decoding import benchmark
+    import backend.decoding as decoding
     from backend.models import load
 
     row = {"label": "Greedy", "strategy": "greedy", "budget": 1, "problems": 3, "accuracy": 0.5,
@@ -91,8 +91,8 @@ def test_batch_tab_shows_the_stored_benchmark_of_this_model_only(monkeypatch, tm
     path.write_text(json.dumps({"model": "Tiny", "fingerprint": load("tiny-llama").fingerprint, "sets": {"heldout": 3},
                                 "budgets": [2], "max_new_tokens": 8, "summary": [row],
                                 "commands": ["bench grid", "bench merge"]}))
-    real = benchmark.stored_benchmark
-    monkeypatch.setattr(benchmark, "stored_benchmark", lambda fingerprint: real(fingerprint, path))
+    real = decoding.stored_benchmark
+    monkeypatch.setattr(decoding, "stored_benchmark", lambda fingerprint: real(fingerprint, path))
     at = run_page("decoding.py")
     open_tab(at, "dec-tab", "Batch & budgets")
     assert "dec-stored-fig" in {chart.key for chart in plotly_charts(at)}

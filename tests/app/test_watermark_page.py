@@ -9,10 +9,10 @@ def one_identity(tmp_path, monkeypatch):
     """A private secret and store holding one model identity with one user."""
     monkeypatch.setenv("DASH_WATERMARK_SECRET_FILE", str(tmp_path / "secret.key"))
     monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
-    from backend.watermark import registry
+    from backend.watermark import identities
 
-    model = registry.add_model("page-model")
-    registry.add_user(model.address, "page-user")
+    model = identities.add_model("page-model")
+    identities.add_user(model.address, "page-user")
 
 
 def test_watermark_page_detects_on_first_render(one_identity):
@@ -51,10 +51,10 @@ def crowd(tmp_path, monkeypatch):
     """A private secret and store with two models of 60 users each (120 identities)."""
     monkeypatch.setenv("DASH_WATERMARK_SECRET_FILE", str(tmp_path / "secret.key"))
     monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
-    from backend.watermark import registry
+    from backend.watermark import identities
 
     for name in ("model-a", "model-b"):
-        registry.bulk_add_users(registry.add_model(name).address, 60)
+        identities.bulk_add_users(identities.add_model(name).address, 60)
 
 
 def shown_p_values(at) -> list[tuple[str, float, str]]:

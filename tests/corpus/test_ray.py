@@ -75,11 +75,11 @@ def test_bad_shards_on_ray_are_reported_and_the_job_completes(tmp_path, fresh_st
 
 
 def test_watermark_scan_on_ray_equals_local(tmp_path, fresh_store):
-    from backend.watermark import registry
+    from backend.watermark import identities
     from backend.watermark.scan import ScanConfig, scan
 
-    registry.add_model("scan-model")
-    registry.bulk_add_users(1, 3)
+    identities.add_model("scan-model")
+    identities.bulk_add_users(1, 3)
     corpus = write_corpus(tmp_path / "c", 40, 2)
     local = scan(str(corpus), ScanConfig(), EngineConfig(), str(tmp_path / "local.parquet"))
     import shutil

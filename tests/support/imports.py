@@ -41,6 +41,33 @@ def _resolve(name: str) -> str:
     return probe or name.split(".")[0]
 
 
+@cache
+def _attributes_bound_by(package: str) -> frozenset[str]:
+    """Names a package's __init__ binds to objects that are not modules (`from .sweep import sweep` makes
+    `pkg.sweep` the function): `from pkg import sweep` then reads the __init__, not the submodule."""
+    path = project_modules().get(package)
+    if path is None or path.name != "__init__.py":
+        return frozenset()
+    bound = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module != package:
+            bound.update(a.asname or a.name for a in node.names if f"{node.module}.{a.name}" not in project_modules())
+    return frozenset(bound)
+
+
+@cache
+def exported_submodules(package: str) -> frozenset[str]:
+    """The submodules a package's __init__ exports as part of its face (imported there and listed in __all__)."""
+    path = project_modules().get(package)
+    if path is None or path.name != "__init__.py":
+        return frozenset()
+    exported = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            exported = {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+    return frozenset(f"{package}.{name}" for name in exported if f"{package}.{name}" in project_modules())
+
+
 def imports_of(path: Path) -> list[Edge]:
     """Every import in the file, at any depth. `from pkg import name` reads `pkg`'s namespace, so it names `pkg`
     (for a package: its __init__, which must have run), and `pkg.name` too when that is a submodule."""
@@ -56,7 +83,8 @@ def imports_of(path: Path) -> list[Edge]:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
             edges.append(Edge(importer, _resolve(base), node.lineno))
-            edges += [Edge(importer, _resolve(f"{base}.{alias.name}"), node.lineno) for alias in node.names]
+            edges += [Edge(importer, _resolve(f"{base}.{alias.name}"), node.lineno) for alias in node.names
+                      if alias.name not in _attributes_bound_by(base)]
     return [e for e in edges if e.imported != importer]
 
 

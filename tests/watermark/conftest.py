@@ -48,8 +48,8 @@ def writer_handle(session_dir):
 @pytest.fixture
 def identity():
     """One model with three users; returns (model address, [user addresses])."""
-    from backend.watermark import registry
+    from backend.watermark import identities
 
-    model = registry.add_model("test-model")
-    users = [registry.add_user(model.address, f"user {i}").user_address for i in range(3)]
+    model = identities.add_model("test-model")
+    users = [identities.add_user(model.address, f"user {i}").user_address for i in range(3)]
     return model.address, users

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend.watermark import registry
+from backend.watermark import identities
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.ipmark.detect import (CLEAN, EMPTY_REGISTRY, TOO_SHORT, WATERMARKED, detect, detect_signed,
                                             strip_prompt)
@@ -26,7 +26,7 @@ def balanced_text(model: int, user: int, per_level: int = 8) -> tuple[str, list[
 def crowd(identity):
     """The identity fixture plus two decoy models with 20 users each."""
     for name in ("decoy-a", "decoy-b"):
-        registry.bulk_add_users(registry.add_model(name).address, 20)
+        identities.bulk_add_users(identities.add_model(name).address, 20)
     return identity
 
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from backend.__main__ import main
-from backend.watermark import registry
+from backend.watermark import identities
 from backend.watermark.corpus import human_texts
 from backend.watermark.methods import EVIDENCE_MARKS, WATERMARKED, DetectRequest, detect
 from tests.watermark.test_detection import balanced_text
@@ -16,7 +16,7 @@ from tests.watermark.test_detection import balanced_text
 def crowd_of_120():
     """Two models with 60 users each (120 identities)."""
     for name in ("model-a", "model-b"):
-        registry.bulk_add_users(registry.add_model(name).address, 60)
+        identities.bulk_add_users(identities.add_model(name).address, 60)
 
 
 def test_human_texts_show_corrected_evidence_and_no_green_sentence(crowd_of_120):
@@ -32,7 +32,7 @@ def test_human_texts_show_corrected_evidence_and_no_green_sentence(crowd_of_120)
 
 
 def test_watermarked_text_keeps_its_evidence_colours(fixed_secret, crowd_of_120):
-    model = registry.list_models()[0].address
+    model = identities.list_models()[0].address
     text, _ = balanced_text(model, 7)
     found = detect(text, DetectRequest("ipmark"))
     assert found.flagged and found.p_family < 1e-3 and (found.model_address, found.guess_user) == (model, 7)

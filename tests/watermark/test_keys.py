@@ -6,7 +6,7 @@ import stat
 import pytest
 
 from backend.errors import UserError
-from backend.watermark import keys, registry
+from backend.watermark import identities, keys
 
 
 def test_secret_created_on_first_use_owner_only(private_secret):
@@ -49,8 +49,8 @@ def test_master_secret_never_leaks(private_secret, caplog, capsys, tmp_path):
     from backend.watermark.ipmark.detect import detect
 
     caplog.set_level(logging.DEBUG)
-    model = registry.add_model("leak-check")
-    registry.add_user(model.address, "u")
+    model = identities.add_model("leak-check")
+    identities.add_user(model.address, "u")
     report = detect("The first sentence is here today. The second sentence follows it now. A third one comes "
                     "after that. The fourth sentence ends the text.")
     assert main(["watermark", "identity", "list", "--json"]) == 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from backend.watermark import registry
+import backend.watermark.identities as identities
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.keys import model_key, user_key
 from backend.watermark.methods import CLEAN, EMPTY_REGISTRY, TOO_SHORT, WATERMARKED, strip_prompt
@@ -76,9 +76,9 @@ def detect_signed(sigs: list[Signature], cfg: IPMarkConfig, method: str = "hiera
                   signature_seconds: float = 0.0) -> IPMarkReport:
     """Detection on already signed sentences (lets benchmarks time retrieval alone)."""
     if names is None:
-        names = {m.address: m.name for m in registry.list_models()}
+        names = {m.address: m.name for m in identities.list_models()}
     if users is None:
-        users = {m: [] for m in names} | registry.all_users_by_model()
+        users = {m: [] for m in names} | identities.all_users_by_model()
     n_usable = sum(s.usable for s in sigs)
     if not users:
         return _report(EMPTY_REGISTRY, None, None, sigs, n_usable, names, cfg, signature_seconds)
@@ -119,7 +119,7 @@ def _report(verdict: str, best: Match | None, found: Retrieval | None, sigs, n_u
 
 def _label(best: Match) -> str:
     try:
-        return registry.get_user(best.model_address, best.user_address).label
+        return identities.get_user(best.model_address, best.user_address).label
     except Exception:  # the registry changed under us: the address is still right
         return ""
 
