@@ -96,7 +96,7 @@ def forward_logits(model: nn.Module, input_ids: torch.Tensor, attention_mask: to
     Gradients follow the caller's context (attribution methods call it under `enable_grad`).
     """
     check_room(model, input_ids.shape[1], 0)
-    device = next(model.parameters()).device
+    device = getattr(model, "device", None) or next(model.parameters()).device
     kwargs = {"input_ids": input_ids.to(device)}
     if attention_mask is not None:
         kwargs["attention_mask"] = attention_mask.to(device)

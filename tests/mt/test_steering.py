@@ -5,6 +5,7 @@ import torch
 
 from backend.errors import UserError
 from backend.models.architecture import attention_out_proj
+from backend.models import kernel
 from backend.models.hooks import Hooks, OutputAdd, trace
 from backend.mt.selection import head_count, random_heads, top_heads
 from backend.mt import steering
@@ -52,9 +53,9 @@ def _recorded_generation(monkeypatch, handle, prompt, intervention):
     """generate() with its decoder recorded: (text, every token fed, logits after the prefill and each step)."""
     seen = {}
 
-    class Recording(steering.IncrementalDecoder):
-        def __init__(self, model):
-            super().__init__(model)
+    class Recording(kernel.IncrementalDecoder):
+        def __init__(self, model, **kwargs):
+            super().__init__(model, **kwargs)
             seen["decoder"], seen["logits"] = self, []
 
         def prefill(self, *args, **kwargs):
@@ -65,7 +66,7 @@ def _recorded_generation(monkeypatch, handle, prompt, intervention):
             seen["logits"].append(super().step(*args, **kwargs)[0].clone())
             return seen["logits"][-1][None]
 
-    monkeypatch.setattr(steering, "IncrementalDecoder", Recording)
+    monkeypatch.setattr(kernel, "IncrementalDecoder", Recording)  # the one decoder every feature's loop runs on
     text = generate(handle.model, handle.tokenizer, prompt, 8, intervention, max_leading_blank=99)
     return text, seen["decoder"].tokens[0].tolist(), torch.stack(seen["logits"])
 
