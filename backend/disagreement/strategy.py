@@ -50,10 +50,11 @@ def run_guided(ctx: DecodeContext, config: DecodeConfig) -> Outcome:
     cal = calibration(pair, cal_config, scaled(ctx.progress, 0.0, 0.5))
     budget = float(options.budget)
     ctx.progress(0.5, "guided decoding")
-    out = decode(pair, ctx.prompt_ids, policy_for("guided", options.gate(), cal, budget), config.max_new_tokens,
-                 stops=ctx.stops)
+    # the pair's stop ids (either model's), as on the Disagreement page: one guided strategy, one stop rule
+    out = decode(pair, ctx.prompt_ids, policy_for("guided", options.gate(), cal, budget), config.max_new_tokens)
     stopped = len(out.token_ids) < config.max_new_tokens
-    return Outcome(out.token_ids, len(out.token_ids) + int(stopped), out.base_passes + out.reasoning_passes,
+    return Outcome(token_ids=out.token_ids, tokens_generated=len(out.token_ids) + int(stopped),
+                   forward_passes=out.base_passes + out.reasoning_passes,
                    notes=(f"{out.n_interventions} of {len(out.token_ids)} tokens written by "
                           f"{pair.reasoning.display_name} (rate {out.rate:.1%}, budget {budget:.0%})",))
 
