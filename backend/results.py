@@ -30,3 +30,10 @@ def load_result(name: str, where: Path | None = None) -> dict | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def preset_evidence(feature: str, preset: str) -> str:
+    """What a settings preset was measured to do (`<data>/results/preset_evidence.json`), shown beside it; "" when
+    not recorded. The presets carry settings only; their figures are data, like every measured result."""
+    found = (load_result("preset_evidence") or {}).get(feature, {})
+    return str(found.get(preset, "")) if isinstance(found, dict) else ""
