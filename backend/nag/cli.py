@@ -52,7 +52,7 @@ def _extract_config(args: argparse.Namespace) -> ExtractConfig:
     return ExtractConfig(**flag_values(args, ExtractConfig, EXTRACT_FLAGS))
 
 
-def cmd_methods(args: argparse.Namespace) -> dict:
+def cmd_list(args: argparse.Namespace) -> dict:
     return {"impacts": {m.name: m.help for m in IMPACTS}, "rankers": {s.name: s.help for s in SCORERS},
             "sample_domains": samples.domains()}
 
@@ -142,8 +142,9 @@ def _common(sub: argparse.ArgumentParser, targets: bool = True) -> None:
 def add_commands(subparsers) -> None:
     parser = subparsers.add_parser("nag", help="neuron-activated graph ranking for target-oriented data selection")
     actions = parser.add_subparsers(dest="action", required=True)
-    actions.add_parser("methods", help="impact types, ranking methods, sample domains").set_defaults(
-        handler=cmd_methods)
+    # "list", as every feature lists its variants; "methods" stays as an alias for earlier command lines.
+    actions.add_parser("list", aliases=["methods"], help="impact types, ranking methods, sample domains").set_defaults(
+        handler=cmd_list)
     sub = actions.add_parser("extract", help="top-K neurons per layer of every document (cached per document)")
     _common(sub, targets=False)
     sub.add_argument("--corpus", default=str(samples.pool_path()), help="JSONL/CSV/Parquet/TXT")

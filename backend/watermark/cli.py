@@ -140,15 +140,15 @@ def add_commands(subparsers) -> None:
     from backend.watermark.generation import GenerateRequest
     from backend.watermark.sampling import SamplingConfig
 
-    for name in ("generate", "embed"):
-        gen = actions.add_parser(name, help="generate text with a watermark (embed = generate)")
-        gen.add_argument("prompt")
-        add_flags(gen, GenerateRequest, {"method": "--method"})
-        gen.add_argument("--identity", help="MODEL.USER for ipmark, MODEL for kgw")
-        gen.add_argument("--model-id", help="language model (default: the configured default)")
-        add_flags(gen, SamplingConfig, SAMPLING_FLAGS)
-        add_flags(gen, IPMarkConfig, {"n_candidates": "--candidates"})
-        gen.set_defaults(handler=cmd_generate)
+    # One verb per meaning: "embed" stays as an alias of "generate" for earlier command lines.
+    gen = actions.add_parser("generate", aliases=["embed"], help="generate text with a watermark")
+    gen.add_argument("prompt")
+    add_flags(gen, GenerateRequest, {"method": "--method"})
+    gen.add_argument("--identity", help="MODEL.USER for ipmark, MODEL for kgw")
+    gen.add_argument("--model-id", help="language model (default: the configured default)")
+    add_flags(gen, SamplingConfig, SAMPLING_FLAGS)
+    add_flags(gen, IPMarkConfig, {"n_candidates": "--candidates"})
+    gen.set_defaults(handler=cmd_generate)
 
     det = actions.add_parser("detect", help="detect and attribute a watermark in text")
     det.add_argument("--text", help="the text (default: --file or standard input)")

@@ -68,5 +68,5 @@ def test_deactivation_result_and_cli(fresh_store, capsys):
     assert json.loads(capsys.readouterr().out)["per_domain"]
     assert main(["nag", "graph", "--model", "tiny-llama", "--target-domain", "maths", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["nodes"] > 0
-    assert main(["nag", "methods", "--json"]) == 0
+    assert main(["nag", "list", "--json"]) == 0
     assert "act_x_grad" in json.loads(capsys.readouterr().out)["impacts"]
