@@ -1,6 +1,9 @@
-"""Model layer: allowlist, loading (incl. the embedded SmolLM2), hooks, incremental decoding, fingerprints.
+"""Model layer: allowlist, loading (incl. the embedded SmolLM2), hooks, fingerprints, and the one generation kernel.
 
-The only package that touches transformers internals.
+The only package that touches transformers internals. Every feature generates through `kernel.decode` (a policy
+over the batched, cache-carrying `decoding.IncrementalDecoder`), stops by `rules.stop_ids`, is refused by
+`rules.check_room` before any forward when it would not fit the context, and runs teacher-forced forwards through
+`rules.forward_logits`; all of them hold the model's lock (`locks.model_lock`).
 """
 from backend.models.choice import arithmetic_reasoner, translator
 from backend.models.embedded import GEMMA_TERMS_URL
