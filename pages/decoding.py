@@ -16,7 +16,8 @@ from app.ui.text import literal
 from backend.decoding import STRATEGIES, DecodeConfig, decode, run_batch, settings_for, stored_benchmark
 from backend.models import arithmetic_reasoner
 from backend.params import help_of
-from backend.tasks import PROBLEM_SETS, format_prompt, load_jsonl_problems, problem_set, problem_set_size
+from backend.tasks import (MAX_BATCH_PROBLEMS, PROBLEM_SETS, PROBLEM_UPLOAD, format_prompt, problem_set,
+                           problem_set_size, problems_from_upload)
 
 PAGE_TOKENS = 48  # new tokens per sequence unless the model's registry entry asks for more
 
@@ -51,11 +52,13 @@ with st.container(border=True):
         st.caption("Free prompts have no checker: best-of-n and ASMC pick by score, and correctness is not shown.")
     elif source == "Upload JSONL":
         upload = st.file_uploader("JSON lines with {\"question\" or \"prompt\": ..., \"answer\": <int>}",
-                                  type=["jsonl", "json", "txt"], key="dec-upload")
+                                  type=["jsonl", "json", "txt"], key="dec-upload",
+                                  max_upload_size=PROBLEM_UPLOAD.upload_mb,
+                                  help=f"A batch's problems: {PROBLEM_UPLOAD.describe()}.")
         if upload is None:
             st.info("Upload a file to continue.")
             st.stop()
-        problems = guarded(lambda: load_jsonl_problems(upload.getvalue().decode("utf-8", errors="replace")))
+        problems = guarded(lambda: problems_from_upload(upload.getvalue()))  # capped before it is parsed
         if problems is None:
             st.stop()
         pick = st.selectbox("Problem", range(len(problems)), key="dec-upload-pick",
@@ -208,7 +211,7 @@ def batch() -> None:
     c0, c1, c2, c3 = st.columns(4)
     batch_family = c0.selectbox("Problem set", list(PROBLEM_SETS), format_func=PROBLEM_SETS.get,
                                 key="dec-batch-family", disabled=problems is not None, persist_state="page")
-    count = c1.number_input("Problems", 1, 200, 5, key="dec-batch-n", disabled=problems is not None,
+    count = c1.number_input("Problems", 1, MAX_BATCH_PROBLEMS, 5, key="dec-batch-n", disabled=problems is not None,
                             persist_state="page")
     batch_difficulty = c2.selectbox("Steps", ["mixed", 1, 2, 3], key="dec-batch-difficulty",
                                     disabled=problems is not None, persist_state="page")

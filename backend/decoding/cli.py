@@ -5,7 +5,6 @@ import argparse
 import dataclasses
 import json
 import sys
-from pathlib import Path
 
 from backend.cli.params import add_flags, flag_values
 from backend.decoding.config import DecodeConfig
@@ -13,7 +12,8 @@ from backend.decoding.registry import STRATEGIES
 from backend.decoding.run import decode, run_batch, settings_for
 from backend.errors import UserError
 from backend.models import default_model_id, load
-from backend.tasks.arithmetic import generate_problems, load_jsonl_problems
+from backend.tasks.arithmetic import generate_problems
+from backend.tasks.uploads import problems_from_file
 
 FIELDS = tuple(f.name for f in dataclasses.fields(DecodeConfig) if f.name not in ("strategy", "extra"))
 
@@ -47,11 +47,7 @@ def _config(args: argparse.Namespace, strategy: str) -> DecodeConfig:
 
 def _problems(args: argparse.Namespace) -> list:
     if args.jsonl:
-        try:
-            text = Path(args.jsonl).read_text()
-        except OSError as err:
-            raise UserError(f"Cannot read {args.jsonl}: {err.strerror}.") from None
-        return load_jsonl_problems(text)
+        return problems_from_file(args.jsonl)  # capped as a page upload is, before it is read
     if not 1 <= args.problems <= 1000:
         raise UserError(f"--problems must be between 1 and 1000, got {args.problems}.")
     return generate_problems(args.problems, split=args.split, seed=args.problem_seed)

@@ -19,6 +19,24 @@ def docx_bomb(unpacked_mb: int = 100) -> bytes:
     return buf.getvalue()
 
 
+def docx_empty_paragraphs(paragraphs: int = 1_200_000) -> bytes:
+    """A real .docx (python-docx's template) whose body is `paragraphs` empty paragraphs: about 50 KB packed
+    for 1.2M, under every size cap, yet an object per paragraph once parsed."""
+    from docx import Document
+
+    template = io.BytesIO()
+    Document().save(template)
+    out = io.BytesIO()
+    with zipfile.ZipFile(template) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename == "word/document.xml":
+                head, body, rest = data.partition(b"<w:body>")
+                data = head + body + b"<w:p></w:p>" * paragraphs + rest
+            dst.writestr(item.filename, data)
+    return out.getvalue()
+
+
 def docx_many_parts(parts: int = 5000) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:

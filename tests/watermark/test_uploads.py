@@ -1,4 +1,5 @@
 import io
+import time
 import zipfile
 
 import pytest
@@ -60,3 +61,30 @@ def test_crafted_uploads_are_refused_before_parsing():
 
 def test_a_pdf_within_the_page_limit_still_reads():
     assert read_upload("p.pdf", pdf_pages(3, "Short page")).count("Short page") == 3
+
+
+def test_a_docx_of_a_million_empty_paragraphs_is_refused_quickly_without_a_full_parse():
+    from backend.watermark.uploads import MAX_DOCX_PARAGRAPHS
+    from tests.support.crafted import docx_empty_paragraphs
+    from tests.support.memory import extra_peak_rss
+
+    bomb = docx_empty_paragraphs(1_200_000)
+    assert len(bomb) < 200_000  # passes every size cap: only counting its paragraphs catches it
+    start = time.perf_counter()
+    with extra_peak_rss() as extra, pytest.raises(UserError, match=f"more than {MAX_DOCX_PARAGRAPHS:,} paragraphs"):
+        read_upload("empty.docx", bomb)
+    seconds = time.perf_counter() - start
+    print(f"1.2M-paragraph .docx ({len(bomb) / 1e3:.0f} KB) refused in {seconds:.2f} s, "
+          f"{extra.mb:.1f} MB extra peak RSS")
+    assert seconds < 2.0 and extra.mb < 50
+
+
+def test_a_docx_under_the_paragraph_cap_still_reads_whole():
+    from docx import Document
+
+    buf = io.BytesIO()
+    doc = Document()
+    for i in range(500):
+        doc.add_paragraph(f"Paragraph {i}.")
+    doc.save(buf)
+    assert read_upload("ok.docx", buf.getvalue()).splitlines() == [f"Paragraph {i}." for i in range(500)]
