@@ -28,6 +28,11 @@ from backend.features import load_all  # noqa: E402  (after the environment: set
 load_all()
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "asks_before_computing: keep the pages' ask-before-computing threshold "
+                                       "(tests/app/conftest.py turns it off for the other AppTests)")
+
+
 @pytest.fixture(scope="session")
 def session_dir() -> Path:
     return _SESSION_DIR

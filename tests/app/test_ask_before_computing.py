@@ -1,9 +1,12 @@
 """AppTest: a page's automatic computation that is known to take long asks first, says how long, and the
 button computes it; a stored result or work never measured here runs as before."""
 import duckdb
+import pytest
 
 from backend.models import default_model_id, load
 from tests.app.helpers import plotly_charts, run_page
+
+pytestmark = pytest.mark.asks_before_computing  # the product's threshold (tests/app/conftest.py)
 
 
 def _pretend_earlier_runs_took(seconds: float, feature: str, action: str) -> None:
