@@ -133,7 +133,7 @@ def run_job(kind: str, task: ShardTask, corpus: str, engine: EngineConfig = Engi
     failed, notices = [], []
     for n, result in enumerate(run_shards(task, pending, out_dir, engine), start=1):
         if result.status == DONE and result.fingerprint != task.fingerprint:
-            result = ShardResult(result.shard_id, result.index, result.path, FAILED,
+            result = ShardResult(shard_id=result.shard_id, index=result.index, path=result.path, status=FAILED,
                                  error="the worker loaded a different model (fingerprint differs from the driver's)")
         _record(job_id, result)
         if result.status == FAILED:
@@ -145,8 +145,9 @@ def run_job(kind: str, task: ShardTask, corpus: str, engine: EngineConfig = Engi
     status = WITH_FAILURES if failed else FINISHED
     _upsert_job(job_id, kind, spec, key, task.fingerprint, out_dir, shards, engine.engine, status, seconds)
     row = job(job_id)
-    return JobSummary(job_id, kind, str(out_dir), len(shards), len(pending), len(done), int(row["rows"]),
-                      row["checksum"], status, seconds, tuple(failed), tuple(notices))
+    return JobSummary(job_id=job_id, kind=kind, out_dir=str(out_dir), shards=len(shards), processed=len(pending),
+                      skipped=len(done), rows=int(row["rows"]), checksum=row["checksum"], status=status,
+                      seconds=seconds, failed=tuple(failed), notices=tuple(notices))
 
 
 def job(job_id: str) -> dict:

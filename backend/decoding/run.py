@@ -59,9 +59,11 @@ def _compute(handle, spec: StrategySpec, key: RunKey, ids: torch.Tensor, progres
     answer = extract_answer(text) if checker else None
     correct = None if key.expected is None else answer == key.expected
     progress(1.0, f"{spec.label}: done")
-    return DecodeResult(spec.name, key.config, handle.id, key.problem_id, key.prompt, text, tuple(out.token_ids),
-                        answer, key.expected, correct, out.tokens_generated, out.forward_passes, wall,
-                        out.candidates, out.particles, out.mh, out.notes)
+    return DecodeResult(strategy=spec.name, config=key.config, model_id=handle.id, problem_id=key.problem_id,
+                        prompt=key.prompt, output=text, token_ids=tuple(out.token_ids), answer=answer,
+                        expected=key.expected, correct=correct, tokens_generated=out.tokens_generated,
+                        forward_passes=out.forward_passes, wall_seconds=wall, candidates=out.candidates,
+                        particles=out.particles, mh=out.mh, notes=out.notes)
 
 
 def _check_fits(handle, n_tokens: int, max_new_tokens: int, what: str) -> None:
@@ -135,9 +137,11 @@ def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], 
                 done = decode(handle, problem, s.config, lambda f, m: sub(f, f"problem {i + 1}/{len(problems)}, "
                                                                             f"{s.label}: {m}"), chat)
                 r = done.value
-                rows.append(BatchRow(s.label, r.strategy, s.budget, problem.id, r.correct, r.answer, r.expected,
-                                     r.wall_seconds, r.tokens_generated, r.forward_passes, r.ess_min_ratio,
-                                     r.acceptance_rate, done.key))
-        return BatchResult(handle.id, tuple(rows), tuple(s.label for s in settings))
+                rows.append(BatchRow(label=s.label, strategy=r.strategy, budget=s.budget, problem_id=problem.id,
+                                     correct=r.correct, answer=r.answer, expected=r.expected,
+                                     wall_seconds=r.wall_seconds, tokens_generated=r.tokens_generated,
+                                     forward_passes=r.forward_passes, ess_min_ratio=r.ess_min_ratio,
+                                     acceptance_rate=r.acceptance_rate, run_key=done.key))
+        return BatchResult(model_id=handle.id, rows=tuple(rows), labels=tuple(s.label for s in settings))
 
     return cached(FEATURE, "batch", ModelRef.of(handle), key, compute, code_version=CODE_VERSION)

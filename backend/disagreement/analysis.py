@@ -64,7 +64,7 @@ def trace(pair: Pair, config: TraceConfig, progress: Progress = silent) -> Compu
         teacher = at_temperature(rollout_logprobs(pair.reasoning, prompt, tokens), 1.0)
         signals = eopd_signals(student, teacher, torch.tensor(tokens, dtype=torch.long), config.eopd)
         progress(1.0, "traced")
-        return TraceResult(base, runs[1], signals)
+        return TraceResult(base=base, reasoning=runs[1], eopd=signals)
 
     return cached("disagreement", "trace", pair.ref, config, compute, code_version=CODE_VERSION)
 
@@ -134,6 +134,6 @@ def analyze(pair: Pair, config: AnalysisConfig, progress: Progress = silent) -> 
             batch = rollouts(pair, RolloutConfig(config.problems, source, config.max_new_tokens), step).value
             skipped = batch.skipped
             parts.append(analyse_batch(pair, batch.rollouts, config))
-        return AnalysisResult(config.signal, tuple(parts), skipped)
+        return AnalysisResult(signal=config.signal, per_source=tuple(parts), skipped=skipped)
 
     return cached("disagreement", "analyze", pair.ref, config, compute, code_version=CODE_VERSION)

@@ -55,4 +55,4 @@ def calibration(pair: Pair, config: CalibrationConfig, progress: Progress = sile
     batch = rollouts(pair, RolloutConfig(config.problems, "base", config.max_new_tokens), progress).value
     pooled = {name: np.concatenate([r.signals[name] for r in batch.rollouts])
               for name in (*SIGNALS.names(), "differs")}
-    return Calibration(len(batch.rollouts), pooled)
+    return Calibration(n_rollouts=len(batch.rollouts), signals=pooled)

@@ -74,8 +74,11 @@ def summarise(signals: list[dict[str, np.ndarray]]) -> EopdSummary:
     n = len(pooled["gate"])
     gated = pooled["gate"] > 0
     mean = (lambda x: float(x.mean()) if len(x) else float("nan"))
-    return EopdSummary(n, mean(pooled["gate"]), mean(pooled["teacher_entropy"]), mean(pooled["reverse_kl"]),
-                       mean(pooled["forward_kl_topk"][gated]), mean(pooled["eopd_term"]), mean(pooled["plain_term"]))
+    return EopdSummary(n_tokens=n, gated_share=mean(pooled["gate"]),
+                       mean_teacher_entropy=mean(pooled["teacher_entropy"]),
+                       mean_reverse_kl=mean(pooled["reverse_kl"]),
+                       mean_forward_kl_topk_gated=mean(pooled["forward_kl_topk"][gated]),
+                       loss_eopd=mean(pooled["eopd_term"]), loss_plain=mean(pooled["plain_term"]))
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,8 @@ def eopd(pair: Pair, config: EopdConfig, progress: Progress = silent) -> Compute
         for i, r in enumerate(batch.rollouts):
             progress(0.8 + 0.2 * i / len(batch.rollouts), f"teacher signals {i + 1}/{len(batch.rollouts)}")
             signals.append(rollout_eopd(pair, by_id[r.problem_id], r.token_ids, config.params, config.temperature))
-        return EopdResult(tuple(r.problem_id for r in batch.rollouts), tuple(r.tokens for r in batch.rollouts),
-                          tuple(signals), summarise(signals))
+        return EopdResult(problem_ids=tuple(r.problem_id for r in batch.rollouts),
+                          tokens=tuple(r.tokens for r in batch.rollouts), signals=tuple(signals),
+                          summary=summarise(signals))
 
     return cached("disagreement", "eopd", pair.ref, config, compute, code_version=CODE_VERSION)

@@ -58,4 +58,4 @@ def predict_failures(divergences: list[np.ndarray], entropies: list[np.ndarray],
         scores = np.array([predictor(d, e, top_k) for d, e in zip(divergences, entropies)])
         aucs[name] = auroc(scores, wrong)
         rocs[name] = roc_curve(scores, wrong)
-    return FailurePrediction(top_k, int(wrong.sum()), int((~wrong).sum()), aucs, rocs)
+    return FailurePrediction(top_k=top_k, n_wrong=int(wrong.sum()), n_right=int((~wrong).sum()), auroc=aucs, roc=rocs)

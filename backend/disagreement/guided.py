@@ -68,8 +68,10 @@ def intervene(pair: Pair, config: InterveneConfig, progress: Progress = silent) 
                             np.random.default_rng(config.seed))
         out = decode(pair, prompt, policy, config.max_new_tokens)
         text, pieces = decode_tokens(pair.base, list(out.token_ids))
-        return InterveneResult(config.policy, config.budget, getattr(policy, "threshold", None), out.token_ids,
-                               pieces, text, answer_correct(problem, text), out.intervened, out.signal,
-                               out.base_passes, out.reasoning_passes, out.stop_taken)
+        return InterveneResult(policy=config.policy, budget=config.budget,
+                               threshold=getattr(policy, "threshold", None), token_ids=out.token_ids, tokens=pieces,
+                               text=text, correct=answer_correct(problem, text), intervened=out.intervened,
+                               signal=out.signal, base_passes=out.base_passes, reasoning_passes=out.reasoning_passes,
+                               stop_taken=out.stop_taken)
 
     return cached("disagreement", "intervene", pair.ref, config, compute, code_version=CODE_VERSION)

@@ -118,8 +118,9 @@ def problem_cells(pair: Pair, config: ProblemCells, cal) -> tuple[SweepRecord, .
             if p not in config.policies:
                 continue
             ok = answer_correct(config.problem, decode_tokens(pair.base, list(out.token_ids))[0])
-            records.append(SweepRecord(config.problem.id, p, r, ok, out.n_interventions, len(out.token_ids),
-                                       out.base_passes, out.reasoning_passes))
+            records.append(SweepRecord(problem_id=config.problem.id, policy=p, budget=r, correct=ok,
+                                       n_interventions=out.n_interventions, length=len(out.token_ids),
+                                       base_passes=out.base_passes, reasoning_passes=out.reasoning_passes))
         return tuple(records)
 
     return cached("disagreement", "sweep-problem", pair.ref, config, compute, code_version=CELLS_VERSION).value
@@ -129,10 +130,11 @@ def aggregate(records: list[SweepRecord], policy: str, budget: float, threshold)
     cell = [r for r in records if r.policy == policy and r.budget == budget]
     tokens = sum(r.length for r in cell)
     scored = [r.correct for r in cell if r.correct is not None]
-    return SweepPoint(policy, budget, float(np.mean(scored)) if scored else float("nan"),
-                      sum(r.n_interventions for r in cell) / tokens if tokens else 0.0,
-                      tokens / len(cell) if cell else 0.0,
-                      threshold.tau if threshold else float("nan"), threshold.lam if threshold else float("nan"))
+    return SweepPoint(policy=policy, budget=budget, accuracy=float(np.mean(scored)) if scored else float("nan"),
+                      rate=sum(r.n_interventions for r in cell) / tokens if tokens else 0.0,
+                      mean_length=tokens / len(cell) if cell else 0.0,
+                      tau=threshold.tau if threshold else float("nan"),
+                      lam=threshold.lam if threshold else float("nan"))
 
 
 def sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> Computed[SweepResult]:
@@ -147,8 +149,9 @@ def sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> Compu
         for i, problem in enumerate(problems):
             progress(0.3 + 0.7 * i / len(problems), f"problem {i + 1}/{len(problems)}: "
                                                     f"{len(policies) * len(config.rates)} cells")
-            cells = ProblemCells(problem, config.rates, policies, config.gate, config.calibration,
-                                 config.max_new_tokens, config.seed, i)
+            cells = ProblemCells(problem=problem, rates=config.rates, policies=policies, gate=config.gate,
+                                 calibration=config.calibration, max_new_tokens=config.max_new_tokens,
+                                 seed=config.seed, index=i)
             records.extend(problem_cells(pair, cells, cal))
         points = []
         for budget in config.rates:
@@ -157,8 +160,10 @@ def sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> Compu
                 points.append(aggregate(records, policy, budget, threshold))
         progress(1.0, "sweep done")
         differs = np.concatenate([r.signals["differs"] for r in refs[1].rollouts])
-        return SweepResult(len(problems), refs[0].accuracy, refs[1].accuracy, tuple(points), tuple(records),
-                           refs[0].skipped, float(differs.mean()) if differs.size else float("nan"))
+        return SweepResult(n_problems=len(problems), base_accuracy=refs[0].accuracy,
+                           reasoning_accuracy=refs[1].accuracy, points=tuple(points), records=tuple(records),
+                           skipped=refs[0].skipped,
+                           reasoning_differs=float(differs.mean()) if differs.size else float("nan"))
 
     return cached("disagreement", "sweep", pair.ref, config, compute, code_version=CODE_VERSION)
 

@@ -55,6 +55,8 @@ def cell_stats(result: SweepResult, control: str = CONTROL) -> tuple[CellStats, 
         if theirs is not None and point.policy != control:
             wins, losses = discordant(mine, theirs)
             p = mcnemar_exact(wins, losses)
-        rows.append(CellStats(point.policy, point.budget, point.rate, n, k, accuracy, low, high,
-                              gap_share(accuracy, result.base_accuracy, result.reasoning_accuracy), wins, losses, p))
+        rows.append(CellStats(policy=point.policy, budget=point.budget, rate=point.rate, scored=n, right=k,
+                              accuracy=accuracy, low=low, high=high,
+                              gap_share=gap_share(accuracy, result.base_accuracy, result.reasoning_accuracy),
+                              only_policy=wins, only_control=losses, p_value=p))
     return tuple(rows)

@@ -169,11 +169,14 @@ def compute_bounds(handle, config: BoundsConfig, progress: Progress = silent) ->
         obs = observe(handle.model, handle.tokenizer, config.n_texts, config.max_tokens,
                       scaled(progress, 0.4, 1.0))
         observed, n_tokens = obs.max_abs, obs.n_tokens
-    return BoundsResult(handle.display_name, info.model_type, info.hidden_size, info.head_dim, info.n_kv_heads,
-                        w["rope"], w["qk_norm"], w["augmented"], config.method, w["iterations"], w["sigma"],
-                        w["norm_q"], w["norm_k"], w["rank_aware"], w["rotation_safe"], w["bound"],
-                        layer_bound.astype(np.float32), scale, fmt.name, fmt.max_value, config.calibration,
-                        w["check"], observed, n_tokens, weights_seconds)
+    return BoundsResult(model=handle.display_name, model_type=info.model_type, hidden_size=info.hidden_size,
+                        head_dim=info.head_dim, n_kv_heads=info.n_kv_heads, rope=w["rope"], qk_norm=w["qk_norm"],
+                        augmented=w["augmented"], method=config.method, iterations=w["iterations"], sigma=w["sigma"],
+                        norm_q=w["norm_q"], norm_k=w["norm_k"], bound_rank_aware=w["rank_aware"],
+                        bound_rotation_safe=w["rotation_safe"], bound=w["bound"],
+                        layer_bound=layer_bound.astype(np.float32), scale=scale, fp8_format=fmt.name,
+                        fp8_max=fmt.max_value, calibration=config.calibration, check_max_rel_error=w["check"],
+                        observed=observed, n_tokens=n_tokens, weights_seconds=weights_seconds)
 
 
 def bounds(handle, config: BoundsConfig = BoundsConfig(), progress: Progress = silent) -> Computed[BoundsResult]:

@@ -48,5 +48,7 @@ def concentration_curves(d: int, r: int, gamma: float = 2.0, n_points: int = 200
     alpha_agnostic = math.sqrt(-target_log10 * ln10 / agnostic_rate)
     alpha_aware = math.sqrt(-target_log10 * ln10 / aware_rate)
     alpha = np.linspace(0.0, 1.25 * alpha_agnostic, n_points)
-    return ConcentrationCurves(d, r, gamma, alpha, -aware_rate * alpha ** 2 / ln10, -agnostic_rate * alpha ** 2 / ln10,
-                               aware_rate / agnostic_rate, target_log10, alpha_aware, alpha_agnostic)
+    return ConcentrationCurves(d=d, r=r, gamma=gamma, alpha=alpha, log10_rank_aware=-aware_rate * alpha ** 2 / ln10,
+                               log10_rank_agnostic=-agnostic_rate * alpha ** 2 / ln10,
+                               exponent_ratio=aware_rate / agnostic_rate, target_log10=target_log10,
+                               alpha_rank_aware=alpha_aware, alpha_rank_agnostic=alpha_agnostic)

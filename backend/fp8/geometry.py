@@ -86,9 +86,10 @@ def layer_factors(model: nn.Module, layer: int) -> LayerFactors:
         b = torch.cat([b, (c_k if c_k is not None else torch.zeros(b.shape[0]))[:, None]], dim=1)
     r, kv, group = info.head_dim, info.n_kv_heads, info.group_size
     aware, safe = _qk_norm_factors(qk, info.n_heads, group, r)
-    return LayerFactors(a.reshape(kv, group, r, -1), b.reshape(kv, r, -1),
-                        float(info.hidden_size + (1 if augmented else 0)), qk.scaling * qk.rope_scaling ** 2,
-                        augmented, qk.rope, aware, safe)
+    return LayerFactors(a=a.reshape(kv, group, r, -1), b=b.reshape(kv, r, -1),
+                        n2=float(info.hidden_size + (1 if augmented else 0)),
+                        logit_scale=qk.scaling * qk.rope_scaling ** 2, augmented=augmented, rope=qk.rope,
+                        qk_gain_rank_aware=aware, qk_gain_rotation_safe=safe)
 
 
 def model_factors(model: nn.Module) -> list[LayerFactors]:

@@ -70,7 +70,7 @@ def observe(model: nn.Module, tokenizer, n_texts: int, max_tokens: int, progress
             s = layer_logits(model, layer, residual[layer]).abs().amax(dim=(0, 2, 3))
             out[layer] = np.maximum(out[layer], s.float().cpu().numpy())
     progress(1.0, "observed scores done")
-    return ObservedScores(out, len(samples), int(sum(ids.shape[1] for ids in samples)))
+    return ObservedScores(max_abs=out, n_texts=len(samples), n_tokens=int(sum(ids.shape[1] for ids in samples)))
 
 
 @torch.no_grad()

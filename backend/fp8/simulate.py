@@ -136,10 +136,13 @@ def run_simulation(handle, config: SimulateConfig, progress: Progress = silent) 
         counts["uf_g"][t], counts["uf_d"][t], counts["n"][t] = qg.underflows, qd.underflows, values.size
         nonfinite += qd.nonfinite_unclamped
         progress(0.3 + 0.7 * (t + 1) / n, f"step {t + 1}/{n}")
-    return SimulateResult(handle.display_name, layer, fmt.name, fmt.max_value, config.spike_step,
-                          config.spike_factor, config.history_len, a, out["amax"], out["bound"], out["lim_g"],
-                          out["lim_d"], counts["of_g"], counts["of_d"], counts["uf_g"], counts["uf_d"], out["rel_g"],
-                          out["rel_d"], nonfinite, counts["n"])
+    return SimulateResult(model=handle.display_name, layer=layer, fp8_format=fmt.name, fp8_max=fmt.max_value,
+                          spike_step=config.spike_step, spike_factor=config.spike_factor,
+                          history_len=config.history_len, activation_scale=a, amax=out["amax"], bound=out["bound"],
+                          limit_geometry=out["lim_g"], limit_delayed=out["lim_d"], overflow_geometry=counts["of_g"],
+                          overflow_delayed=counts["of_d"], underflow_geometry=counts["uf_g"],
+                          underflow_delayed=counts["uf_d"], rel_error_geometry=out["rel_g"],
+                          rel_error_delayed=out["rel_d"], nonfinite_unclamped_delayed=nonfinite, n_scores=counts["n"])
 
 
 def simulate(handle, config: SimulateConfig = SimulateConfig(), progress: Progress = silent

@@ -143,10 +143,12 @@ def compute_condition(handle: ModelHandle, config: ConditionConfig, data: Parall
                                 intervention))
         progress(0.3 + 0.7 * (i + 1) / len(rows), f"{label(config)}: {i + 1}/{len(rows)} sentences")
     detected = [metrics.identify(o, candidates) for o in outputs]
-    return ConditionResult(label(config), config, tuple(rows), tuple(sources), tuple(references), tuple(outputs),
-                           tuple(detected), np.array([metrics.sentence_chrf_pp(o, r) for o, r in zip(outputs, references)]),
-                           metrics.chrf_pp(outputs, references),
-                           float(np.mean([d == config.tgt for d in detected])), used)
+    return ConditionResult(label=label(config), config=config, rows=tuple(rows), sources=tuple(sources),
+                           references=tuple(references), outputs=tuple(outputs), detected=tuple(detected),
+                           sentence_chrf=np.array([metrics.sentence_chrf_pp(o, r)
+                                                   for o, r in zip(outputs, references)]),
+                           chrf=metrics.chrf_pp(outputs, references),
+                           target_rate=float(np.mean([d == config.tgt for d in detected])), heads=used)
 
 
 def run_condition(handle: ModelHandle, config: ConditionConfig, data: ParallelSet | None = None,

@@ -180,7 +180,7 @@ def run_experiment(handle: ModelHandle, kind: str, config: ExperimentConfig = Ex
         for i, cond in enumerate(conditions):
             part = scaled(progress, i / len(conditions), (i + 1) / len(conditions))
             results.append(run_condition(handle, cond, data, part).value)
-        return Experiment(handle.display_name, kind, config, tuple(results))
+        return Experiment(model=handle.display_name, kind=kind, config=config, conditions=tuple(results))
 
     return cached("mt", kind, ModelRef.of(handle), config, compute, code_version=CODE_VERSION)
 

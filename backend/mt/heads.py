@@ -113,11 +113,13 @@ def compute_head_map(handle: ModelHandle, config: HeadsConfig, data: ParallelSet
         attr_s += time.perf_counter() - start
         progress(0.1 + 0.8 * (i + 1) / n, f"prompt {i + 1}/{n}: attribution done")
     tok = handle.tokenizer
-    return HeadMap(handle.display_name, config, patch, attr, rank_correlation(patch, attr),
-                   mean_clean.numpy().astype(np.float32), tuple(ex.row for ex in examples),
-                   tuple(ex.answer_offset for ex in examples), tuple(tok.decode([ex.target]) for ex in examples),
-                   tuple(ex.kl for ex in examples), tuple(ex.clean_logp for ex in examples),
-                   tuple(ex.corrupt_logp for ex in examples), other, patch_s, attr_s)
+    return HeadMap(model=handle.display_name, config=config, patching=patch, attribution=attr,
+                   rank_correlation=rank_correlation(patch, attr), mean_clean=mean_clean.numpy().astype(np.float32),
+                   rows=tuple(ex.row for ex in examples), answer_offsets=tuple(ex.answer_offset for ex in examples),
+                   target_tokens=tuple(tok.decode([ex.target]) for ex in examples), kl=tuple(ex.kl for ex in examples),
+                   clean_logp=tuple(ex.clean_logp for ex in examples),
+                   corrupt_logp=tuple(ex.corrupt_logp for ex in examples), other_language=other, patch_seconds=patch_s,
+                   attribution_seconds=attr_s)
 
 
 def find_heads(handle: ModelHandle, config: HeadsConfig = HeadsConfig(), data: ParallelSet | None = None,

@@ -62,8 +62,8 @@ def compare(handle: ModelHandle, pool: Source, target_sets: list[TargetSet], con
                        scaled(progress, i / len(methods), (i + 1) / len(methods))).value
         rows.append([precision_curve(ranking, ks)[k] for k in ks])
         relevant = int(relevance(ranking).sum())
-    return Comparison(handle.display_name, tuple(t.name for t in target_sets), tuple(methods), tuple(ks),
-                      np.asarray(rows), relevant)
+    return Comparison(model=handle.display_name, targets=tuple(t.name for t in target_sets), methods=tuple(methods),
+                      ks=tuple(ks), precision=np.asarray(rows), relevant=relevant)
 
 
 @dataclass(frozen=True)

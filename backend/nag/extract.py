@@ -117,7 +117,7 @@ def extract_batched(handle: ModelHandle, texts: Sequence[str], config: ExtractCo
         ids, mask = pad_batch([encoded[i][0] for i in rows], pad_id(handle), handle.device)
         top = top_neurons(method.run(handle.model, ids, mask), config.stored_k)
         for row, i in enumerate(rows):
-            out[i] = DocFeatures(top[row], encoded[i][1], len(encoded[i][0]))
+            out[i] = DocFeatures(top=top[row], n_tokens=encoded[i][1], used_tokens=len(encoded[i][0]))
         progress((b + 1) / len(batches), f"impact of {sum(map(len, batches[:b + 1]))}/{len(texts)} documents")
     return out  # type: ignore[return-value]
 
@@ -137,6 +137,7 @@ def extract_naive(handle: ModelHandle, texts: Sequence[str], config: ExtractConf
             impact = torch.stack([ups[layer].abs().mean(1) for layer in layers], dim=1)
         else:
             impact = method.run(handle.model, ids, torch.ones_like(ids))
-        out.append(DocFeatures(top_neurons(impact, config.stored_k)[0], len(full), ids.shape[1]))
+        out.append(DocFeatures(top=top_neurons(impact, config.stored_k)[0], n_tokens=len(full),
+                               used_tokens=ids.shape[1]))
         progress((n + 1) / len(texts), f"impact of {n + 1}/{len(texts)} documents")
     return out

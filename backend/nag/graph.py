@@ -90,5 +90,6 @@ def build_graph(profiles: TargetProfiles, target: int = 0, config: GraphConfig =
                 src.append(offsets[j] + x)
                 dst.append(offsets[j + 1] + y)
                 ew.append(co[x, y])
-    return NagGraph(profiles.names[target], n_docs, layers, neurons, node_weights,
-                    np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), np.asarray(ew, dtype=np.float64))
+    return NagGraph(target=profiles.names[target], n_targets=n_docs, layers=layers, neurons=neurons,
+                    weights=node_weights, edge_src=np.asarray(src, dtype=np.int64),
+                    edge_dst=np.asarray(dst, dtype=np.int64), edge_weights=np.asarray(ew, dtype=np.float64))

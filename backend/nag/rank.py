@@ -152,9 +152,11 @@ def assemble(model: str, config: RankConfig, target_sets: list[TargetSet], ids: 
     if not (chosen.selected_by >= 0).any():
         notices.append("No document fits the token budget; raise the budget fraction.")
     progress(1.0, f"ranked {total} documents")
-    return Ranking(model, config, tuple(t.name for t in target_sets), tuple(ids), tuple(domains),
-                   tuple(previews), n_tokens, similarity, distance, chosen.selected_by, chosen.order,
-                   chosen.budget_tokens, chosen.used_tokens, hits, tuple(notices))
+    return Ranking(model=model, config=config, target_names=tuple(t.name for t in target_sets), ids=tuple(ids),
+                   domains=tuple(domains), previews=tuple(previews), n_tokens=n_tokens, similarity=similarity,
+                   distance=distance, selected_by=chosen.selected_by, order=chosen.order,
+                   budget_tokens=chosen.budget_tokens, used_tokens=chosen.used_tokens, cache_hits=hits,
+                   notices=tuple(notices))
 
 
 def preview(doc: Document) -> str:

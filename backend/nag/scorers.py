@@ -47,8 +47,8 @@ def _nag_score(state, handle, docs, extract: ExtractConfig, seed, progress) -> S
     batch = features_for(handle, docs, extract, progress)
     tops = np.stack([f.top[:, :extract.top_k] for f in batch.features])
     sim = np.stack([similarity(tops, weights) for weights in state.weights])
-    return SliceScores(sim, np.array([f.n_tokens for f in batch.features], dtype=np.int64),
-                       sum(f.used_tokens < f.n_tokens for f in batch.features), batch.hits)
+    return SliceScores(sim=sim, n_tokens=np.array([f.n_tokens for f in batch.features], dtype=np.int64),
+                       truncated=sum(f.used_tokens < f.n_tokens for f in batch.features), cache_hits=batch.hits)
 
 
 def _embedding_prepare(handle, target_sets, extract, progress):
@@ -64,7 +64,7 @@ def _embedding_score(centroids, handle, docs, extract, seed, progress) -> SliceS
     vectors, hits = document_embeddings(docs)
     sim = centroids @ vectors.T
     counts, truncated = _token_counts(handle, docs, extract.max_length)
-    return SliceScores(sim.astype(np.float64), counts, truncated, hits)
+    return SliceScores(sim=sim.astype(np.float64), n_tokens=counts, truncated=truncated, cache_hits=hits)
 
 
 def _random_prepare(handle, target_sets, extract, progress):
@@ -80,7 +80,7 @@ def random_score(seed: int, doc_id: str, target: int) -> float:
 def _random_score(n_targets, handle, docs, extract, seed, progress) -> SliceScores:
     sim = np.array([[random_score(seed, d.id, m) for d in docs] for m in range(n_targets)])
     counts, truncated = _token_counts(handle, docs, extract.max_length)
-    return SliceScores(sim, counts, truncated)
+    return SliceScores(sim=sim, n_tokens=counts, truncated=truncated)
 
 
 def _no_state(handle, target_sets, extract, progress):

@@ -57,7 +57,8 @@ def select(distance: np.ndarray, ids: Sequence[str], n_tokens: np.ndarray, fract
             picked.append(int(i))
         used.append(spent)
     rest = [int(i) for i in order_by_distance(distance.min(axis=0), ids) if selected_by[i] < 0]
-    return Selection(selected_by, np.asarray(picked + rest, dtype=np.int64), budget, tuple(used))
+    return Selection(selected_by=selected_by, order=np.asarray(picked + rest, dtype=np.int64), budget_tokens=budget,
+                     used_tokens=tuple(used))
 
 
 def precision_at_k(order: np.ndarray, relevant: np.ndarray, ks: Sequence[int]) -> dict[int, float]:

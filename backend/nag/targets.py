@@ -80,6 +80,6 @@ def target_profiles(handle: ModelHandle, target_sets: list[TargetSet], config: E
         if long:
             notices.append(f"{long} target document(s) of {target.name!r} are longer than {config.max_length} "
                            "tokens and were truncated for the profile.")
-    return TargetProfiles(tuple(t.name for t in target_sets), np.stack(weights), tuple(tops),
-                          tuple(tuple(d.id for d in t.documents) for t in target_sets), config.top_k,
-                          tuple(tokens), tuple(notices))
+    return TargetProfiles(names=tuple(t.name for t in target_sets), weights=np.stack(weights), tops=tuple(tops),
+                          doc_ids=tuple(tuple(d.id for d in t.documents) for t in target_sets), top_k=config.top_k,
+                          n_tokens=tuple(tokens), notices=tuple(notices))

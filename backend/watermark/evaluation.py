@@ -127,9 +127,11 @@ def eval_identities(handle: ModelHandle, n_users: int) -> tuple[int, list[int]]:
 
 
 def _row(method, condition, pos, neg, flagged_pos, flagged_neg) -> DetectionRow:
-    return DetectionRow(method, condition, roc_auc(pos, neg), *(tpr_at_fpr(pos, neg, f) for f in FPRS),
-                        float(np.mean(flagged_pos)) if flagged_pos else float("nan"),
-                        float(np.mean(flagged_neg)) if flagged_neg else float("nan"), len(pos), len(neg))
+    tpr_1, tpr_5, tpr_10 = (tpr_at_fpr(pos, neg, f) for f in FPRS)
+    return DetectionRow(method=method, condition=condition, auc=roc_auc(pos, neg), tpr_1=tpr_1, tpr_5=tpr_5,
+                        tpr_10=tpr_10, tpr_decision=float(np.mean(flagged_pos)) if flagged_pos else float("nan"),
+                        fpr_decision=float(np.mean(flagged_neg)) if flagged_neg else float("nan"), n_pos=len(pos),
+                        n_neg=len(neg))
 
 
 def _generations(handle: ModelHandle, cfg: EvalConfig, model_address: int, users: list[int],
@@ -155,10 +157,10 @@ def run_evaluation(handle: ModelHandle, cfg: EvalConfig, progress: Progress = si
     for method, items in gens.items():
         ppl = [perplexity(handle, g.prompt, g.text, cfg.sampling.chat) for g in items]
         ppl = [p for p in ppl if np.isfinite(p)]
-        quality.append(QualityRow(method, float(np.mean(ppl)) if ppl else float("nan"),
-                                  float(np.median(ppl)) if ppl else float("nan"),
-                                  float(np.mean([len(split_units(g.text)) for g in items])),
-                                  float(np.mean([len(g.text.split()) for g in items])), len(items)))
+        quality.append(QualityRow(method=method, ppl_mean=float(np.mean(ppl)) if ppl else float("nan"),
+                                  ppl_median=float(np.median(ppl)) if ppl else float("nan"),
+                                  sentences_mean=float(np.mean([len(split_units(g.text)) for g in items])),
+                                  words_mean=float(np.mean([len(g.text.split()) for g in items])), n=len(items)))
     baseline = gens[BASELINE]
     negatives = [g.text for g in baseline] + list(human_texts())
     watermarks = [m for m in METHODS if not m.is_baseline]
@@ -192,8 +194,9 @@ def run_evaluation(handle: ModelHandle, cfg: EvalConfig, progress: Progress = si
                    for row in _attribution(m, gens[m.name], model_address, cfg)]
     examples = tuple(items[0] for items in gens.values() if items)
     progress(1.0, "Done")
-    return EvalResult(handle.display_name, model_address, len(users), tuple(quality), tuple(rows),
-                      tuple(attribution), tuple(curves), examples)
+    return EvalResult(model_name=handle.display_name, model_address=model_address, n_users=len(users),
+                      quality=tuple(quality), detection=tuple(rows), attribution=tuple(attribution),
+                      curves=tuple(curves), examples=examples)
 
 
 def _attribution(method: WatermarkMethod, items: list[Generation], model_address: int,
@@ -212,8 +215,9 @@ def _attribution(method: WatermarkMethod, items: list[Generation], model_address
             user_ok.append(found.guess_model == model_address and found.guess_user == g.user_address)
             decided.append(found.model_address == model_address and found.user_address == g.user_address)
         if model_ok:
-            rows.append(AttributionRow(k, len(model_ok), float(np.mean(model_ok)), float(np.mean(user_ok)),
-                                       float(np.mean(decided)), method.name))
+            rows.append(AttributionRow(sentences=k, n_texts=len(model_ok), model_accuracy=float(np.mean(model_ok)),
+                                       user_accuracy=float(np.mean(user_ok)), user_decided=float(np.mean(decided)),
+                                       method=method.name))
     return rows
 
 

@@ -89,8 +89,9 @@ def run_generation(handle: ModelHandle, request: GenerateRequest,
     hook = METHODS.get(request.method).run(handle, request)
     loop = sentence_loop(handle, request.prompt, request.sampling, hook.n_candidates, hook.choose or first_candidate,
                          processor=hook.processor, on_sentence=on_sentence, progress=progress)
-    return Generation(request.method, request.prompt, loop.text, loop.sentences, request.model_address,
-                      request.user_address, loop.candidates_sampled, time.perf_counter() - start)
+    return Generation(method=request.method, prompt=request.prompt, text=loop.text, sentences=loop.sentences,
+                      model_address=request.model_address, user_address=request.user_address,
+                      candidates_sampled=loop.candidates_sampled, seconds=time.perf_counter() - start)
 
 
 def generate(handle: ModelHandle, request: GenerateRequest,

@@ -118,5 +118,7 @@ def length_rows(trials: list[dict[int, tuple]]) -> list[LengthRow]:
     rows = []
     for k in lengths:
         got = np.array([t[k] for t in trials if k in t], dtype=float)
-        rows.append(LengthRow(k, len(got), *(round(float(v), 4) for v in got.mean(axis=0))))
+        model_accuracy, user_accuracy, user_decided, flagged = (round(float(v), 4) for v in got.mean(axis=0))
+        rows.append(LengthRow(sentences=k, n_texts=len(got), model_accuracy=model_accuracy, user_accuracy=user_accuracy,
+                              user_decided=user_decided, flagged=flagged))
     return rows

@@ -73,7 +73,8 @@ def _match(m, u, msgs, model_bits, user_bits, w_sem, w_syn, alpha, n_models, n_u
     p_decision = bonferroni(min(model.p_family, total.p_family), 2)
     model_ok = p_decision <= alpha
     user_ok = model_ok and user is not None and user.p_family <= alpha
-    return Match(m, u, model, user, total, model_ok, user_ok, p_decision)
+    return Match(model_address=m, user_address=u, model=model, user=user, total=total, model_significant=model_ok,
+                 user_significant=user_ok, p_decision=p_decision)
 
 
 def identities(registry: dict[int, list[int]]) -> int:
@@ -111,7 +112,8 @@ def hierarchical(sigs: list[Signature], registry: dict[int, list[int]], w_sem: f
         if best is None or _rank(match) > _rank(best):
             best = match
     ranking = tuple((m, per_model[m][2].z, per_model[m][2].log10_p) for m in order)
-    return Retrieval(best, ranking, surviving, keys, time.perf_counter() - start, "hierarchical")
+    return Retrieval(best=best, models=ranking, surviving_models=surviving, keys_evaluated=keys,
+                     seconds=time.perf_counter() - start, method="hierarchical")
 
 
 def _rank(match: Match) -> tuple:
@@ -147,4 +149,5 @@ def flat(sigs: list[Signature], registry: dict[int, list[int]], w_sem: float, w_
                       identities(registry))
     ranking.sort(key=lambda item: (-item[1], item[0]))
     surviving = (best.model_address,) if best is not None and best.model_significant else ()
-    return Retrieval(best, tuple(ranking), surviving, keys, time.perf_counter() - start, "flat")
+    return Retrieval(best=best, models=tuple(ranking), surviving_models=surviving, keys_evaluated=keys,
+                     seconds=time.perf_counter() - start, method="flat")

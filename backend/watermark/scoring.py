@@ -93,7 +93,8 @@ def sentence_rows(sigs: list[Signature], model_key: Key, user_key: Key | None, w
     rows, seen = [], set()
     for i, sig in enumerate(sigs):
         if not sig.usable:
-            rows.append(SentenceRow(i, sig.text, sig.start, sig.end, False, "", -1, -1, 0.0, False))
+            rows.append(SentenceRow(index=i, text=sig.text, start=sig.start, end=sig.end, usable=False, level="",
+                                    sem_bit=-1, syn_bit=-1, contribution=0.0, repeated=False))
             continue
         level = level_of(model_key, sig.semantic)
         key = model_key if level == MODEL or user_key is None else user_key
@@ -101,6 +102,7 @@ def sentence_rows(sigs: list[Signature], model_key: Key, user_key: Key | None, w
         sem_new, syn_new = (level, "sem", sig.semantic) not in seen, (level, "syn", sig.syntactic) not in seen
         seen.update({(level, "sem", sig.semantic), (level, "syn", sig.syntactic)})
         contribution = w_sem * sem * sem_new + w_syn * syn * syn_new
-        rows.append(SentenceRow(i, sig.text, sig.start, sig.end, True, level, sem, syn, float(contribution),
-                                not (sem_new and syn_new)))
+        rows.append(SentenceRow(index=i, text=sig.text, start=sig.start, end=sig.end, usable=True, level=level,
+                                sem_bit=sem, syn_bit=syn, contribution=float(contribution),
+                                repeated=not (sem_new and syn_new)))
     return rows

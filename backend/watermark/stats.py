@@ -96,8 +96,9 @@ def level_score(level: str, n_sentences: int, sem_bits: list[int], syn_bits: lis
     variance = (w_sem ** 2 * n_sem + w_syn ** 2 * n_syn) / 4
     z = (score - expected) / math.sqrt(variance) if variance > 0 else 0.0
     log_p = log_sf_weighted(score, n_sem, n_syn, w_sem, w_syn)
-    return LevelScore(level, n_sentences, n_sem, n_syn, float(score), float(expected), float(variance), float(z),
-                      float(math.exp(log_p)), float(log_p / math.log(10)))
+    return LevelScore(level=level, n_sentences=n_sentences, n_sem=n_sem, n_syn=n_syn, score=float(score),
+                      expected=float(expected), variance=float(variance), z=float(z), p_value=float(math.exp(log_p)),
+                      log10_p=float(log_p / math.log(10)))
 
 
 def sidak(p: float, k: int) -> float:
@@ -128,5 +129,6 @@ def binomial_score(level: str, hits: int, n: int, gamma: float) -> LevelScore:
     variance = n * gamma * (1 - gamma)
     z = (hits - expected) / math.sqrt(variance) if variance > 0 else 0.0
     log_p = 0.0 if hits <= 0 else float(binom.logsf(hits - 1, n, gamma))
-    return LevelScore(level, n, n, 0, float(hits), float(expected), float(variance), float(z),
-                      float(math.exp(log_p)), float(log_p / math.log(10)))
+    return LevelScore(level=level, n_sentences=n, n_sem=n, n_syn=0, score=float(hits), expected=float(expected),
+                      variance=float(variance), z=float(z), p_value=float(math.exp(log_p)),
+                      log10_p=float(log_p / math.log(10)))

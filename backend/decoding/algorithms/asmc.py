@@ -74,10 +74,11 @@ def run_asmc(ctx: DecodeContext, config: DecodeConfig) -> Outcome:
     scores = log_w.numpy()
     mode = selection_mode(config.selection, ctx.answer_of is not None)
     best = choose(scores, answers, mode, weights)
-    candidates = tuple(Candidate(ctx.text(row), a, float(s), float(w), len(row))
+    candidates = tuple(Candidate(text=ctx.text(row), answer=a, score=float(s), weight=float(w), tokens=len(row))
                        for row, a, s, w in zip(rows, answers, scores, weights))
     notes.append(f"selected particle {best} by {mode}")
-    return Outcome(tuple(rows[best]), spent, sum(r.forward_passes for r in rounds), candidates,
+    return Outcome(token_ids=tuple(rows[best]), tokens_generated=spent,
+                   forward_passes=sum(r.forward_passes for r in rounds), candidates=candidates,
                    particles=tuple(r.trace for r in rounds), notes=tuple(notes))
 
 

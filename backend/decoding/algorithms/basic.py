@@ -16,7 +16,8 @@ def _progress(ctx: DecodeContext, config: DecodeConfig):
 
 def _single(ctx: DecodeContext, config: DecodeConfig, temperature: float, greedy: bool = False) -> Outcome:
     roll = ctx.rollout(1, temperature, config.max_new_tokens, greedy=greedy, on_step=_progress(ctx, config))
-    return Outcome(tuple(roll.row(0)), roll.tokens_generated, roll.forward_passes)
+    return Outcome(token_ids=tuple(roll.row(0)), tokens_generated=roll.tokens_generated,
+                   forward_passes=roll.forward_passes)
 
 
 def run_greedy(ctx: DecodeContext, config: DecodeConfig) -> Outcome:
@@ -41,9 +42,10 @@ def run_best_of_n(ctx: DecodeContext, config: DecodeConfig) -> Outcome:
     mode = selection_mode(config.selection, ctx.answer_of is not None)
     best = choose(scores, answers, mode)
     weights = np.full(config.n, 1.0 / config.n)
-    candidates = tuple(Candidate(ctx.text(r), a, float(s), float(w), len(r))
+    candidates = tuple(Candidate(text=ctx.text(r), answer=a, score=float(s), weight=float(w), tokens=len(r))
                        for r, a, s, w in zip(rows, answers, scores, weights))
-    return Outcome(tuple(rows[best]), roll.tokens_generated, roll.forward_passes, candidates,
+    return Outcome(token_ids=tuple(rows[best]), tokens_generated=roll.tokens_generated,
+                   forward_passes=roll.forward_passes, candidates=candidates,
                    notes=(f"selected sample {best} by {mode}",))
 
 

@@ -81,9 +81,10 @@ def run_mh(ctx: DecodeContext, config: DecodeConfig) -> Outcome:
         if toks and toks[-1] in stops:
             break
     cols = list(zip(*trace)) if trace else [(), (), (), (), ()]
-    mh = MHTrace(np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int64),
-                 np.array(cols[2], dtype=np.float64), np.array(cols[3], dtype=bool), np.array(cols[4], dtype=np.int64))
-    return Outcome(tuple(toks), generated, passes, mh=mh,
+    mh = MHTrace(block=np.array(cols[0], dtype=np.int64), position=np.array(cols[1], dtype=np.int64),
+                 log_ratio=np.array(cols[2], dtype=np.float64), accepted=np.array(cols[3], dtype=bool),
+                 proposal_tokens=np.array(cols[4], dtype=np.int64))
+    return Outcome(token_ids=tuple(toks), tokens_generated=generated, forward_passes=passes, mh=mh,
                    notes=(f"{len(trace)} MH steps, acceptance {mh.acceptance_rate:.2f}",) if trace else ())
 
 

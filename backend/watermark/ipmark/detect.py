@@ -99,7 +99,8 @@ def _report(verdict: str, best: Match | None, found: Retrieval | None, sigs, n_u
         uk = user_key(best.model_address, best.user_address) if best.user_address else None
         rows = sentence_rows(sigs, mk, uk, cfg.w_sem, cfg.w_syn)
     else:
-        rows = [SentenceRow(i, s.text, s.start, s.end, s.usable, "", -1, -1, 0.0, False) for i, s in enumerate(sigs)]
+        rows = [SentenceRow(index=i, text=s.text, start=s.start, end=s.end, usable=s.usable, level="", sem_bit=-1,
+                            syn_bit=-1, contribution=0.0, repeated=False) for i, s in enumerate(sigs)]
     attributed = verdict == WATERMARKED
     show_user = attributed and best is not None and best.user_significant
     top = tuple((m, names.get(m, "?"), round(z, 4), round(lp, 4)) for m, z, lp in (found.models[:10] if found else ()))

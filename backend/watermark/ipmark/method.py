@@ -51,14 +51,17 @@ def detection_of(report, body: str, score: float) -> Detection:
     pieces.append((body[pos:], "", ""))
     total = report.total
     levels = tuple(s for s in (report.model_level, report.user_level, total) if s is not None)
-    return Detection("ipmark", report.verdict, score, None if total is None else total.z,
-                     None if total is None else total.p_value, report.model_address, report.model_name,
-                     report.user_address, report.user_label,
-                     report.top_models[0][0] if report.top_models else 0, report.guess_user_address,
-                     f"{report.n_usable} usable of {report.n_sentences} sentences", levels,
-                     evidence_pieces((p for p in pieces if p[0]), report.verdict == WATERMARKED), report.sentences,
-                     report.keys_evaluated, report.signature_seconds + report.retrieval_seconds, report,
-                     None if total is None else report.p_decision, 1 if total is None else total.compared)
+    return Detection(method="ipmark", verdict=report.verdict, score=score, z=None if total is None else total.z,
+                     p_value=None if total is None else total.p_value, model_address=report.model_address,
+                     model_name=report.model_name, user_address=report.user_address, user_label=report.user_label,
+                     guess_model=report.top_models[0][0] if report.top_models else 0,
+                     guess_user=report.guess_user_address,
+                     evidence=f"{report.n_usable} usable of {report.n_sentences} sentences", levels=levels,
+                     pieces=evidence_pieces((p for p in pieces if p[0]), report.verdict == WATERMARKED),
+                     units=report.sentences, keys_evaluated=report.keys_evaluated,
+                     seconds=report.signature_seconds + report.retrieval_seconds, report=report,
+                     p_corrected=None if total is None else report.p_decision,
+                     compared=1 if total is None else total.compared)
 
 
 IPMARK = METHODS.register(WatermarkMethod(

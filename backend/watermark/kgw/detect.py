@@ -61,4 +61,5 @@ def detect(handle: ModelHandle, text: str, model_address: int, cfg: KGWConfig = 
     else:
         verdict = WATERMARKED if score.z >= cfg.z_threshold else CLEAN
     pieces = tuple((tok.decode([t]), m) for t, m in zip(ids, marks)) if ids else ()
-    return KGWReport(verdict, model_address, score, n, green, pieces)
+    return KGWReport(verdict=verdict, model_address=model_address, score=score, n_tokens=n, n_green=green,
+                     tokens=pieces)

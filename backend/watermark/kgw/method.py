@@ -30,10 +30,11 @@ def detect_text(text: str, request: DetectRequest) -> Detection:
     found = r.model_address if r.verdict == WATERMARKED else 0
     evidence = (f"z = {r.score.z:.2f}, p = {r.score.p_value:.2g}, {r.n_green}/{r.n_tokens} green tokens · "
                 f"tokenizer of {request.handle.display_name}")
-    return Detection("kgw", r.verdict, r.detection_score, r.score.z, r.score.p_value, found, "", 0, "",
-                     r.model_address, 0, evidence, (r.score,),
-                     evidence_pieces(((t, MARKS[g], "") for t, g in r.tokens), r.verdict == WATERMARKED), report=r,
-                     p_corrected=None, compared=1)  # one key tested: the raw p is the p
+    return Detection(method="kgw", verdict=r.verdict, score=r.detection_score, z=r.score.z, p_value=r.score.p_value,
+                     model_address=found, model_name="", user_address=0, user_label="", guess_model=r.model_address,
+                     guess_user=0, evidence=evidence, levels=(r.score,),
+                     pieces=evidence_pieces(((t, MARKS[g], "") for t, g in r.tokens), r.verdict == WATERMARKED),
+                     report=r, p_corrected=None, compared=1)  # one key tested: the raw p is the p
 
 
 KGW = METHODS.register(WatermarkMethod(
