@@ -39,7 +39,7 @@ def page_model(chosen: bool, current: str, recommended: str | None, default: str
 def open_page_on(recommended: str | None) -> None:
     """Before the picker is drawn: select `page_model` for this page, and remember when it is the page's
     recommendation (the page then says why it opened on that model)."""
-    from backend.models.registry import get_spec
+    from backend.models.allowlist import get_spec
 
     default = default_model_id()
     chosen = bool(st.session_state.get(CHOSEN_KEY))

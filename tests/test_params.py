@@ -7,7 +7,7 @@ import pytest
 from backend.cli.params import add_flags, flag_values
 from backend.errors import UserError
 from backend.params import Config, default_of, help_of, param, require
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 
 SHAPES = Registry("test-params-shapes", "shape")
 SHAPES.register(Variant("circle", "Circle", "round", print))

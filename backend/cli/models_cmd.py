@@ -8,7 +8,7 @@ import time
 from backend.errors import UserError
 from backend.models import embedded, list_models, load
 from backend.models.generate import generate
-from backend.models.registry import EMBEDDED_PREFIX, default_model_id
+from backend.models.allowlist import EMBEDDED_PREFIX, default_model_id
 from backend.store.db import StoreUnavailable
 from backend.store.reference import import_reference
 

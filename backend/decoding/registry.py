@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 
 if TYPE_CHECKING:  # annotations only: the config module reads STRATEGIES from here
     from backend.decoding.config import DecodeConfig

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 
 def log_probs(logits: torch.Tensor) -> torch.Tensor:
     """Logits `[..., V]` -> fp32 log-probabilities."""

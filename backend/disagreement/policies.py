@@ -15,7 +15,7 @@ import numpy as np
 
 from backend.disagreement.calibration import Calibration, GateConfig
 from backend.disagreement.intervention import FixedPositions, SignalGate
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 
 MATCHED_TO = "guided"  # the policy whose takeover count the matched controls copy
 

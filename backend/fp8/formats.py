@@ -11,7 +11,7 @@ from functools import partial
 import numpy as np
 import torch
 
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 
 
 def _round_trip(x: torch.Tensor, dtype: torch.dtype, max_value: float) -> torch.Tensor:

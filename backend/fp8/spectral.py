@@ -19,7 +19,7 @@ import torch
 
 from backend.errors import UserError
 from backend.params import Config, param
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 
 
 _NOISE = 16 * torch.finfo(torch.float32).eps  # relative rounding level of a Ritz value in fp32

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import backend.models.embedded as embedded
 from backend.errors import UserError
-from backend.models.registry import EMBEDDED_PREFIX, ModelSpec, list_models
+from backend.models.allowlist import EMBEDDED_PREFIX, ModelSpec, list_models
 
 TRANSLATOR = "gemma-3-270m"
 # Best first: adapter attempt 6 generalises beyond the generator's templates (40% on the hand-written set, 86% on

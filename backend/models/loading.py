@@ -22,7 +22,7 @@ from backend.errors import UserError
 import backend.models.embedded as embedded
 from backend.models.architecture import ArchInfo, arch_info
 from backend.models.fingerprint import fingerprint_dir
-from backend.models.registry import EMBEDDED_PREFIX, ModelSpec, get_spec
+from backend.models.allowlist import EMBEDDED_PREFIX, ModelSpec, get_spec
 
 Progress = Callable[[float, str], None]
 

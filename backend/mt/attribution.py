@@ -18,7 +18,7 @@ from scipy.stats import spearmanr
 
 from backend.models.hooks import HeadEdit, Hooks
 from backend.models.rules import forward_logits
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 
 
 def _gated_forward(model, prefix: tuple[int, ...], target: int, delta: torch.Tensor, offset: float):

@@ -20,7 +20,7 @@ from backend.mt.prompts import HEAD_TYPES
 from backend.mt.steering import STEER_MODES
 from backend.params import Config, param, require
 from backend.progress import Progress, scaled, silent
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 from backend.store import Computed, ModelRef, cached
 
 CODE_VERSION = "3"

@@ -12,7 +12,7 @@ from backend.models.loading import ModelHandle
 from backend.mt.data import ParallelSet
 from backend.mt.examples import encode
 from backend.mt.prompts import Demo, demo_block, instruction, pick_demos, query
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 
 
 @dataclass(frozen=True)

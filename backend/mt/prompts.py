@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from backend.errors import UserError
 from backend.mt.data import ParallelSet, language_name
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from backend.models.kernel import decode, greedy_policy, start
 from backend.models.rules import check_room, model_stop_ids
 from backend.models.hooks import HeadEdit, Hooks, OutputAdd
 from backend.mt.selection import Head
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 
 
 @torch.no_grad()

@@ -21,7 +21,7 @@ from backend.models.architecture import arch_info, mlp_down_proj, mlp_up_proj
 from backend.models.hooks import Hooks
 from backend.models.locks import model_lock
 from backend.models.rules import forward_logits
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 
 
 def masked_mean_abs(acts: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

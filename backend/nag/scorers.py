@@ -20,7 +20,7 @@ from backend.nag.featurecache import features_for
 from backend.nag.profile import similarity
 from backend.nag.targets import TargetSet, target_profiles
 from backend.progress import Progress
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 
 
 @dataclass(frozen=True)

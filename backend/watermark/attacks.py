@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from backend.errors import UserError
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 from backend.watermark.corpus import DATA
 from backend.watermark.segment import split_units
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from backend.errors import UserError
 from backend.params import Config, param
-from backend.registry import Registry, Variant
+from backend.variants import Registry, Variant
 from backend.watermark.uploads import MAX_CHARS
 
 BASELINE = "none"  # the unwatermarked baseline: generates like the others, never detects

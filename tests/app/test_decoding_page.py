@@ -53,7 +53,7 @@ def test_first_visit_opens_on_the_arithmetic_reasoner_and_says_so(monkeypatch):
     """As on a fresh install (the configured default is an embedded model): the first visit of Decoding switches
     to the reasoning model and says why; here a tiny model stands in for the reasoner."""
     import backend.models as models
-    from backend.models.registry import ModelSpec
+    from backend.models.allowlist import ModelSpec
 
     original = ModelSpec.is_embedded
     monkeypatch.setattr(ModelSpec, "is_embedded",

@@ -3,7 +3,7 @@ import json
 
 from backend.disagreement import pair
 from backend.models import choice
-from backend.models.registry import ModelSpec
+from backend.models.allowlist import ModelSpec
 
 
 def adapter(tmp_path, name: str) -> str:

@@ -33,7 +33,7 @@ def test_loading_twice_returns_the_same_object():
 
 
 def test_a_registry_entry_can_ask_for_more_new_tokens_but_only_a_whole_number():
-    from backend.models.registry import ModelSpec
+    from backend.models.allowlist import ModelSpec
 
     assert get_spec("smollm2-135m-arith-reasoner-everyday").max_new_tokens == 128  # worked solutions run long
     assert get_spec("smollm2-135m-instruct").max_new_tokens == 0  # the pages' default

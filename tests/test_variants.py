@@ -5,7 +5,7 @@ import pytest
 
 from backend.errors import UserError
 from backend.features import load_all
-from backend.registry import Registry, Variant, registries
+from backend.variants import Registry, Variant, registries
 
 load_all()
 FAMILIES = sorted(f for f in registries() if not f.startswith("test-"))  # skip throwaway test registries
