@@ -14,9 +14,9 @@ from app.ui.presets import preset_choice
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
-from backend.mt import (ATTRIBUTIONS, HEAD_TYPES, STEER_LAYERS, STEER_MODES, STEER_POSITIONS, ExperimentConfig,
-                        HeadsConfig, builtin, find_heads, fit_shots, language_name, parse_upload, run_experiment,
-                        steering_presets)
+from backend.mt import (ATTRIBUTIONS, HEAD_TYPES, STEER_LAYERS, STEER_MODES, STEER_POSITIONS, UPLOAD_CAPS,
+                        ExperimentConfig, HeadsConfig, builtin, find_heads, fit_shots, language_name, parse_upload,
+                        run_experiment, steering_presets)
 from backend.models import translator
 from backend.params import default_of
 
@@ -45,7 +45,8 @@ elif recommended is not None and handle.id != recommended:
 
 with st.expander("Data: built-in set or your own upload", expanded=False):
     upload = st.file_uploader("Parallel sentences (TSV, CSV or JSONL; one column per language code, optional "
-                              "'split' = heads/evaluate)", type=["tsv", "csv", "jsonl", "json", "txt"], key="mt-upload")
+                              "'split' = heads/evaluate)", type=["tsv", "csv", "jsonl", "json", "txt"], key="mt-upload",
+                              max_upload_size=UPLOAD_CAPS.upload_mb, help=f"{UPLOAD_CAPS.describe().capitalize()}.")
     data = None
     if upload is not None:
         data = guarded(lambda: _parse_upload(upload.getvalue(), upload.name))

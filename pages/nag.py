@@ -11,9 +11,11 @@ from app.ui.params import number_for, select_for, slider_for
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
-from backend.nag import (FORMATS, IMPACTS, SCORERS, DeactivationConfig, GraphConfig, Notices, RankConfig, TargetSet,
-                         build_graph, compare, deactivation_check, documents_from_texts, export_selected, feature_job,
-                         iter_documents, rank, rank_job, samples, target_profiles)
+from app.ui.uploads import within_caps
+from backend.nag import (FORMATS, IMPACTS, POOL_UPLOAD, SCORERS, TARGET_UPLOAD, DeactivationConfig, GraphConfig, Notices,
+                         RankConfig, TargetSet, build_graph, check_upload, compare, deactivation_check,
+                         documents_from_texts, export_selected, feature_job, iter_documents, rank, rank_job, samples,
+                         target_profiles)
 
 st.title("NAG: neuron-activated graphs")
 st.caption("Each target example is characterised by its top-K highest-impact MLP neurons per layer; their "
@@ -38,9 +40,10 @@ with left:
                                 default=samples.domains()[:1], key="nag-domains")
         target_sets = [TargetSet(d, tuple(samples.sample_targets(d))) for d in chosen]
     elif target_mode == "Upload":
-        upload = st.file_uploader("Target examples (JSONL/CSV/Parquet/TXT)", type=UPLOAD_TYPES, key="nag-tgt-up")
+        upload = st.file_uploader("Target examples (JSONL/CSV/Parquet/TXT)", type=UPLOAD_TYPES, key="nag-tgt-up",
+                                  max_upload_size=TARGET_UPLOAD.upload_mb, help=f"{TARGET_UPLOAD.describe().capitalize()}.")
         split = st.checkbox("One target set per 'domain' label", value=True, key="nag-split")
-        if upload is not None:
+        if upload is not None and within_caps(upload, lambda data, name: check_upload(data, name, TARGET_UPLOAD)):
             notices = Notices()
             docs = guarded(lambda: list(iter_documents(upload, name=upload.name, notices=notices)))
             for message in notices.messages("targets"):
@@ -63,7 +66,11 @@ with right:
     pool, pool_name = samples.pool_path(), None
     if pool_mode == "Upload":
         pool_upload = st.file_uploader("Candidate corpus (JSONL/CSV/Parquet/TXT; streamed)", type=UPLOAD_TYPES,
-                                       key="nag-pool-up")
+                                       key="nag-pool-up", max_upload_size=POOL_UPLOAD.upload_mb,
+                                       help=f"{POOL_UPLOAD.describe().capitalize()}.")
+        if pool_upload is not None and not within_caps(
+                pool_upload, lambda data, name: check_upload(data, name, POOL_UPLOAD)):
+            pool_upload = None
         pool, pool_name = (pool_upload, pool_upload.name) if pool_upload is not None else (None, None)
     with st.expander("Settings"):
         c1, c2, c3 = st.columns(3)

@@ -35,7 +35,8 @@ def detect_tab() -> None:
     text = None
     if source == "Upload":
         upload = st.file_uploader(f"{', '.join(SUFFIXES)} (at most {MAX_BYTES // 2**20} MB)",
-                                  type=[s.lstrip(".") for s in SUFFIXES], key="wm-upload")
+                                  type=[s.lstrip(".") for s in SUFFIXES], key="wm-upload",
+                                  max_upload_size=MAX_BYTES // 2**20)  # refused in the browser, before it is sent
         if upload is not None:
             text = guarded(lambda: _read_upload(upload.name, upload.getvalue()))
     else:

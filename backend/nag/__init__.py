@@ -6,6 +6,7 @@ streamed pool (rank.py, scorers.py, select.py) -> the graph (graph.py), precisio
 deactivation check (evaluate.py's `deactivation_check`, over the zeroing in deactivate.py; the verb has its
 own name so that `backend.nag.deactivate` stays the submodule).
 """
+from backend.corpus.capped import POOL_UPLOAD, TARGET_UPLOAD, check_upload
 from backend.corpus.documents import FORMATS, Document, Notices, documents_from_texts, iter_documents
 from backend.nag import samples
 from backend.nag.corpus_job import feature_job, rank_job
@@ -18,7 +19,8 @@ from backend.nag.rank import RankConfig, Ranking, export_selected, rank
 from backend.nag.scorers import SCORERS
 from backend.nag.targets import TargetProfiles, TargetSet, target_profiles
 
-__all__ = ["FORMATS", "IMPACTS", "SCORERS", "Comparison", "Deactivation", "DeactivationConfig", "Document",
-           "ExtractConfig", "GraphConfig", "NagGraph", "Notices", "RankConfig", "Ranking", "TargetProfiles",
-           "TargetSet", "build_graph", "compare", "deactivation_check", "documents_from_texts", "export_selected",
-           "feature_job", "iter_documents", "precision_curve", "rank", "rank_job", "samples", "target_profiles"]
+__all__ = ["FORMATS", "IMPACTS", "POOL_UPLOAD", "SCORERS", "TARGET_UPLOAD", "Comparison", "Deactivation",
+           "DeactivationConfig", "Document", "ExtractConfig", "GraphConfig", "NagGraph", "Notices", "RankConfig",
+           "Ranking", "TargetProfiles", "TargetSet", "build_graph", "check_upload", "compare", "deactivation_check",
+           "documents_from_texts", "export_selected", "feature_job", "iter_documents", "precision_curve", "rank",
+           "rank_job", "samples", "target_profiles"]

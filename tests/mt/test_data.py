@@ -76,3 +76,14 @@ def test_pair_checks(tiny_data):
         tiny_data.check_pair("en", "es")
     with pytest.raises(UserError, match="differ"):
         tiny_data.check_pair("fr", "fr")
+
+
+def test_uploads_over_a_cap_are_refused_before_decoding_with_the_cap_named():
+    from backend.mt.data import UPLOAD_CAPS
+
+    with pytest.raises(UserError, match="line 2: .* per line"):
+        parse_upload(b"en\tfr\n" + b"a" * (UPLOAD_CAPS.max_line_bytes + 1) + b"\tb\n", "long.tsv")
+    with pytest.raises(UserError, match="more than 200,000 lines"):
+        parse_upload(b"en\tfr\n" + b"a\tb\n" * 200_000, "many.tsv")
+    with pytest.raises(UserError, match="the limit is 20 MB"):
+        parse_upload(b"x" * (UPLOAD_CAPS.max_bytes + 1), "big.tsv")
