@@ -10,6 +10,14 @@
 | DASH_MAX_PARAMS        | refuse models with more parameters than this                   | 2e9                        |
 | DASH_DEVICE            | `cpu`, `cuda`, `mps` or `auto`                                 | auto                       |
 | DASH_SHARED_RUNS       | `1`: the Runs page shows every session's runs (a trusted group) | 0 (each session its own)   |
+| DASH_MODEL_MEMORY_MB   | weights of all resident models together; least recently used   | 12288 (12 GiB)             |
+|                        | idle ones are evicted past it (backend/models/residency.py)    |                            |
+| DASH_ADMIN             | `1`: any session may delete any runs (a `?runs=` link included) | 0 (only the creating tab)  |
+
+DASH_MODEL_MEMORY_MB's default is sized for a 24 GiB machine: 12 GiB of weights holds the largest model the
+parameter budget admits (2e9 fp32 parameters = 8 GB) beside the embedded ones, and leaves about half the machine
+to the OS, the Python and torch runtime (~2 GB), activations and caches of running computations, uploads and
+browser sessions. Set it to about half the machine's memory elsewhere.
 """
 from __future__ import annotations
 
@@ -32,6 +40,8 @@ class Settings:
     max_params: int
     device: str
     shared_runs: bool
+    model_memory_bytes: int = 12 * 2**30
+    admin: bool = False
 
     @property
     def registry_file(self) -> Path:
@@ -50,7 +60,22 @@ def settings() -> Settings:
         max_params=_max_params(os.environ.get("DASH_MAX_PARAMS", "2e9")),
         device=_device(os.environ.get("DASH_DEVICE", "auto")),
         shared_runs=os.environ.get("DASH_SHARED_RUNS", "0") == "1",
+        model_memory_bytes=_megabytes(os.environ.get("DASH_MODEL_MEMORY_MB", str(DEFAULT_MODEL_MEMORY_MB))),
+        admin=os.environ.get("DASH_ADMIN", "0") == "1",
     )
+
+
+DEFAULT_MODEL_MEMORY_MB = 12 * 1024  # see the module docstring: half of a 24 GiB machine
+
+
+def _megabytes(text: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"DASH_MODEL_MEMORY_MB must be a number of megabytes such as 12288, got {text!r}.") from None
+    if not value > 0 or value == float("inf"):
+        raise UserError(f"DASH_MODEL_MEMORY_MB must be a positive number of megabytes, got {text!r}.")
+    return int(value * 2**20)
 
 
 DEVICES = ("auto", "cpu", "cuda", "mps")

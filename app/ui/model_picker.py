@@ -1,12 +1,14 @@
-"""Sidebar model picker shared by all pages. Loading is cached per process by the backend,
-so switching back to a model that is already in memory is instant."""
+"""Sidebar model picker shared by all pages. Loaded models stay resident in the backend under the server's
+model memory budget, so switching back to a model that is still in memory is instant; one evicted to make
+room loads again, with a note saying why."""
 from __future__ import annotations
 
 import streamlit as st
 
 from app.session import MODEL_KEY, choose_model, selected_model_id
 from app.ui.guarded import guarded
-from backend.models import ModelHandle, list_models, load, loaded_ids
+from app.ui.text import literal
+from backend.models import ModelHandle, list_models, load, loaded_ids, memory_use
 
 
 def model_picker() -> None:
@@ -19,7 +21,11 @@ def model_picker() -> None:
                          help="Allowlisted models (data/models/registry.json and DASH_EXTRA_MODELS).")
     in_memory = loaded_ids()
     if in_memory:
-        st.sidebar.caption("In memory: " + ", ".join(in_memory))
+        used, budget = memory_use()
+        st.sidebar.caption("In memory: " + ", ".join(reversed(in_memory)) + f" ({used / 2**20:,.0f} of "
+                           f"{budget / 2**20:,.0f} MB)", help="Models stay loaded while they fit the server's model "
+                           "memory budget (DASH_MODEL_MEMORY_MB); past it, the least recently used one that no "
+                           "computation is using is unloaded, and loads again when a page needs it.")
 
 
 def current_model() -> ModelHandle | None:
@@ -34,6 +40,10 @@ def current_model() -> ModelHandle | None:
             bar.progress(min(max(fraction, 0.0), 1.0), text=message)
 
         handle = guarded(lambda: load(model_id, progress=progress))
-        box.update(label=f"Loaded {model_id}" if handle else f"Could not load {model_id}",
-                   state="complete" if handle else "error", expanded=handle is None)
+        box.update(label=(f"Reloaded {model_id}" if handle.reloaded else f"Loaded {model_id}") if handle
+                   else f"Could not load {model_id}", state="complete" if handle else "error",
+                   expanded=handle is None)
+    if handle is not None and handle.reloaded:
+        st.info(f"{literal(handle.display_name)} was loaded again ({handle.load_seconds:.1f} s): it had been unloaded to keep "
+                "the server's models within its memory budget (DASH_MODEL_MEMORY_MB) while it was not in use.")
     return handle

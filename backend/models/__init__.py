@@ -7,8 +7,8 @@ over the batched, cache-carrying `decoding.IncrementalDecoder`), stops by `rules
 """
 from backend.models.choice import arithmetic_reasoner, translator
 from backend.models.embedded import GEMMA_TERMS_URL
-from backend.models.loading import ModelHandle, load, loaded_ids
+from backend.models.loading import ModelHandle, load, loaded_ids, memory_use
 from backend.models.allowlist import ModelSpec, default_model_id, get_spec, list_models
 
-__all__ = ["GEMMA_TERMS_URL", "ModelHandle", "ModelSpec", "arithmetic_reasoner", "default_model_id", "get_spec", "list_models", "load",
-           "loaded_ids", "translator"]
+__all__ = ["GEMMA_TERMS_URL", "ModelHandle", "ModelSpec", "arithmetic_reasoner", "default_model_id", "get_spec",
+           "list_models", "load", "loaded_ids", "memory_use", "translator"]

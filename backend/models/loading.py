@@ -1,8 +1,10 @@
-"""Loading allowlisted causal LMs, once per process.
+"""Loading allowlisted causal LMs, kept resident under a memory budget.
 
-Safetensors only, trust_remote_code=False always, fp32 on CPU (CUDA when available). A model is
-loaded at most once per process: switching back to it in the UI is free. Models whose parameter
-count exceeds the budget are refused before any weight is read.
+Safetensors only, trust_remote_code=False always, fp32 on CPU (CUDA when available). A loaded model
+stays resident while the models together fit DASH_MODEL_MEMORY_MB: switching back to it in the UI is
+free. Past the budget the least recently used idle model is evicted (backend/models/residency.py) and
+loaded again when a page needs it, with `reloaded` set on its handle. Models whose parameter count
+exceeds DASH_MAX_PARAMS are refused before any weight is read.
 """
 from __future__ import annotations
 
@@ -22,7 +24,9 @@ from backend.errors import UserError
 import backend.models.embedded as embedded
 from backend.models.architecture import ArchInfo, arch_info
 from backend.models.fingerprint import fingerprint_dir
+from backend.models.locks import in_use
 from backend.models.allowlist import EMBEDDED_PREFIX, ModelSpec, get_spec
+from backend.models.residency import Residency, model_bytes
 
 Progress = Callable[[float, str], None]
 
@@ -39,6 +43,8 @@ class ModelHandle:
     load_seconds: float
     device: str
     info: ArchInfo
+    resident_bytes: int = 0  # weights in memory (parameters and buffers)
+    reloaded: bool = False  # loaded again after an eviction (pages say so)
 
     @property
     def id(self) -> str:
@@ -55,8 +61,8 @@ class ModelHandle:
                 "layers": self.info.n_layers, "heads": self.info.n_heads, "kv_heads": self.info.n_kv_heads}
 
 
-_loaded: dict[str, ModelHandle] = {}
-_lock = threading.Lock()
+_lock = threading.Lock()  # one load at a time; also serialises the residency's bookkeeping
+_resident: Residency[ModelHandle] = Residency(lambda handle: handle.model, in_use)
 
 
 def pick_device() -> str:
@@ -124,9 +130,18 @@ def _merge_adapter(model: PreTrainedModel, spec: ModelSpec, base_fingerprint: st
 
 def load(model_id: str, progress: Progress | None = None) -> ModelHandle:
     """Load (or return the already loaded) allowlisted model `model_id`."""
+    resident = _resident.get(model_id)  # without the load lock: a resident model never waits for another's load
+    if resident is not None:
+        return resident
     with _lock:
-        if model_id in _loaded:
-            return _loaded[model_id]
+        resident = _resident.get(model_id)  # loaded while this call waited
+        if resident is not None:
+            return resident
+        alive = _resident.still_alive(model_id)
+        if alive is not None:  # evicted, but a computation still holds it: the same weights, no second copy
+            _resident.make_room(alive.resident_bytes, settings().model_memory_bytes, alive.display_name)
+            _resident.add(model_id, alive, alive.resident_bytes)
+            return alive
         spec = get_spec(model_id)
         report = progress or (lambda fraction, message: None)
         start = time.perf_counter()
@@ -137,8 +152,12 @@ def load(model_id: str, progress: Progress | None = None) -> ModelHandle:
             raise UserError(f"Model {spec.id!r} has no .safetensors weights in its folder; pickle checkpoints "
                             "(.bin, .pt) are not loaded. Convert it to safetensors first.")
         n_params = check_budget(spec, AutoConfig.from_pretrained(directory, trust_remote_code=False))
-        report(0.9, f"Loading {spec.display_name}")
         device = pick_device()
+        reloaded = _resident.was_evicted(model_id)
+        _resident.make_room(n_params * (4 if device == "cpu" else 2), settings().model_memory_bytes,
+                            spec.display_name)
+        report(0.9, f"{'Reloading' if reloaded else 'Loading'} {spec.display_name}"
+                    + (" (evicted earlier to keep the models within DASH_MODEL_MEMORY_MB)" if reloaded else ""))
         model = AutoModelForCausalLM.from_pretrained(
             directory, dtype=torch.float32 if device == "cpu" else torch.bfloat16,
             use_safetensors=True, trust_remote_code=False).to(device).eval()
@@ -148,12 +167,19 @@ def load(model_id: str, progress: Progress | None = None) -> ModelHandle:
         if spec.adapter_dir is not None:
             model, fingerprint = _merge_adapter(model, spec, fingerprint)
         tokenizer = AutoTokenizer.from_pretrained(directory, trust_remote_code=False)
-        handle = ModelHandle(spec, model, tokenizer, fingerprint, n_params,
-                             time.perf_counter() - start, device, arch_info(model))
-        _loaded[model_id] = handle
-        report(1.0, f"{spec.display_name} loaded")
+        size = model_bytes(model)
+        handle = ModelHandle(spec, model, tokenizer, fingerprint, n_params, time.perf_counter() - start, device,
+                             arch_info(model), resident_bytes=size, reloaded=reloaded)
+        _resident.add(model_id, handle, size)
+        report(1.0, f"{spec.display_name} {'reloaded after eviction' if reloaded else 'loaded'}")
         return handle
 
 
 def loaded_ids() -> list[str]:
-    return list(_loaded)
+    """Resident models, least recently used first."""
+    return _resident.ids()
+
+
+def memory_use() -> tuple[int, int]:
+    """(bytes of resident weights, the budget in bytes)."""
+    return _resident.used_bytes(), settings().model_memory_bytes

@@ -112,8 +112,11 @@ def test_a_reasoner_that_needs_more_tokens_resets_the_token_field(monkeypatch):
     from backend.models import loading
 
     reasoner = loading.load("tiny-qwen2")
-    monkeypatch.setitem(loading._loaded, "tiny-qwen2",
-                        dataclasses.replace(reasoner, spec=dataclasses.replace(reasoner.spec, max_new_tokens=96)))
+    resident = loading.Residency(lambda handle: handle.model, loading.in_use)  # this test's own, restored after it
+    resident.add("tiny-qwen2", dataclasses.replace(reasoner, spec=dataclasses.replace(reasoner.spec, max_new_tokens=96)),
+                 reasoner.resident_bytes)
+    resident.add("tiny-llama", loading.load("tiny-llama"), 0)
+    monkeypatch.setattr(loading, "_resident", resident)
     monkeypatch.setattr(models, "arithmetic_reasoner", lambda: "tiny-qwen2")
     at = run_page("decoding.py")
     assert at.number_input(key="dec-max-new").value == 48

@@ -121,7 +121,7 @@ def test_adapter_is_merged_and_changes_fingerprint(tmp_path, monkeypatch):
     ids = base.tokenizer("abc", return_tensors="pt")["input_ids"]
     with torch.no_grad():
         assert not torch.allclose(merged.model(input_ids=ids).logits, base.model(input_ids=ids).logits)
-    monkeypatch.setattr(loading, "_loaded", {})
+    monkeypatch.setattr(loading, "_resident", loading.Residency(lambda handle: handle.model, loading.in_use))
     (tmp_path / "adapter" / "adapter_config.json").unlink()
     with pytest.raises(UserError, match="adapter"):
         load("tiny-llama-lora")

@@ -1,0 +1,67 @@
+"""Resident models are an LRU under DASH_MODEL_MEMORY_MB: idle ones are evicted, in-use ones never, and an
+evicted model loads again on demand, saying so."""
+import gc
+import os
+
+import pytest
+
+from backend.errors import UserError
+from backend.models import load, loaded_ids, memory_use
+from backend.models.locks import model_lock
+from tests.support.tiny import build_tiny_model
+
+
+@pytest.fixture
+def ids(monkeypatch, request, tmp_path):
+    """Three tiny models under ids of this test's own (so no other test holds or has evicted them), and a
+    budget that fits two of them (about 0.42 MB of weights each) but not three."""
+    sources = {key: build_tiny_model(arch, tmp_path / key) for key, arch in zip("abc", ("llama", "qwen2", "qwen3"))}
+    names = {key: f"resid-{request.node.name[5:30]}-{key}" for key in sources}
+    extra = ";".join(f"{names[key]}={path}" for key, path in sources.items())
+    monkeypatch.setenv("DASH_EXTRA_MODELS", os.environ["DASH_EXTRA_MODELS"] + ";" + extra)
+    monkeypatch.setenv("DASH_MODEL_MEMORY_MB", "1")
+    return names
+
+
+def test_the_least_recently_used_idle_model_is_evicted_and_reloads_with_a_note(ids):
+    load(ids["a"]), load(ids["b"])
+    assert {ids["a"], ids["b"]} <= set(loaded_ids())
+    load(ids["a"])  # a is now more recently used than b
+    gc.collect()
+    assert not load(ids["c"]).reloaded
+    resident = loaded_ids()
+    assert ids["b"] not in resident and {ids["a"], ids["c"]} <= set(resident)
+    used, budget = memory_use()
+    assert used <= budget == 2**20
+    gc.collect()
+    messages = []
+    handle = load(ids["b"], progress=lambda fraction, message: messages.append(message))
+    assert handle.reloaded and handle.resident_bytes > 0
+    assert messages[-1].endswith("reloaded after eviction")
+    assert ids["a"] not in loaded_ids()  # a was the least recently used once c had been loaded
+
+
+def test_a_model_in_use_is_never_evicted(ids):
+    a, b = load(ids["a"]), load(ids["b"])
+    with model_lock(a.model):  # a computation is running on a (the least recently used)
+        c = load(ids["c"])
+        assert ids["a"] in loaded_ids() and ids["b"] not in loaded_ids()
+        with model_lock(c.model), pytest.raises(UserError, match="in use by running computations"):
+            load(ids["b"])  # a and c busy: no room, refused with the budget named
+    assert load(ids["b"]) is b  # b was evicted but this test still holds it: the same weights, no second copy
+
+
+def test_a_model_larger_than_the_whole_budget_is_refused_by_name(monkeypatch, ids):
+    monkeypatch.setenv("DASH_MODEL_MEMORY_MB", "0.1")
+    with pytest.raises(UserError, match="DASH_MODEL_MEMORY_MB"):
+        load(ids["c"])
+
+
+def test_the_budget_setting_is_checked(monkeypatch):
+    from backend.config import settings
+
+    monkeypatch.setenv("DASH_MODEL_MEMORY_MB", "lots")
+    with pytest.raises(UserError, match="DASH_MODEL_MEMORY_MB must be a number"):
+        settings()
+    monkeypatch.delenv("DASH_MODEL_MEMORY_MB")
+    assert settings().model_memory_bytes == 12 * 2**30
