@@ -138,8 +138,7 @@ def load(model_id: str, progress: Progress | None = None) -> ModelHandle:
         if resident is not None:
             return resident
         alive = _resident.still_alive(model_id)
-        if alive is not None:  # evicted, but a computation still holds it: the same weights, no second copy
-            _resident.make_room(alive.resident_bytes, settings().model_memory_bytes, alive.display_name)
+        if alive is not None:  # evicted, but a computation still holds it (and it still counts): no second copy
             _resident.add(model_id, alive, alive.resident_bytes)
             return alive
         spec = get_spec(model_id)

@@ -5,8 +5,9 @@ lock is free, backend/models/locks.py) are evicted until the new one fits. A mod
 if the idle ones cannot make room, the load is refused with a message naming the budget. A page that needs
 an evicted model loads it again, and the handle says it was reloaded.
 
-An evicted model still referenced by a running computation is still in memory: asking for it again returns
-that same object (no second copy) instead of reading the weights from disk.
+An evicted model still referenced by a running computation (which let go of its lock between steps) is still
+in memory: it keeps counting against the budget until the computation drops it, and asking for it again
+returns that same object (no second copy) instead of reading the weights from disk.
 
 Its bookkeeping has a lock of its own, so reading it (the sidebar's "in memory", a page's already resident
 model) never waits for a load in progress; loads themselves are serialised by backend/models/loading.py.
@@ -48,7 +49,7 @@ class Residency(Generic[H]):
 
     def __init__(self, model_of: Callable[[H], nn.Module], in_use: Callable[[nn.Module], bool]) -> None:
         self._resident: OrderedDict[str, tuple[H, int]] = OrderedDict()
-        self._evicted: dict[str, weakref.ref] = {}  # id -> the evicted handle, alive while someone holds it
+        self._evicted: dict[str, tuple[weakref.ref, int]] = {}  # id -> (evicted handle, alive while held; bytes)
         self._model_of = model_of
         self._in_use = in_use
         self._books = threading.RLock()
@@ -65,7 +66,7 @@ class Residency(Generic[H]):
     def still_alive(self, model_id: str) -> H | None:
         """An evicted handle that a computation still holds (so still in memory), or None."""
         with self._books:
-            ref = self._evicted.get(model_id)
+            ref, _ = self._evicted.get(model_id, (None, 0))
         return ref() if ref is not None else None
 
     def was_evicted(self, model_id: str) -> bool:
@@ -73,8 +74,13 @@ class Residency(Generic[H]):
             return model_id in self._evicted
 
     def used_bytes(self) -> int:
+        """Resident weights, and evicted ones a computation still holds."""
         with self._books:
-            return sum(size for _, size in self._resident.values())
+            return (sum(size for _, size in self._resident.values())
+                    + sum(size for ref, size in self._evicted.values() if ref() is not None))
+
+    def _held_after_eviction(self) -> list[str]:
+        return [model_id for model_id, (ref, _) in self._evicted.items() if ref() is not None]
 
     def ids(self) -> list[str]:
         with self._books:
@@ -87,9 +93,10 @@ class Residency(Generic[H]):
                             f"budget of {_mb(budget)} (set DASH_MODEL_MEMORY_MB to change it).")
         with self._books:
             evicted = self._evict_idle(need, budget)
-            free, busy = budget - self.used_bytes(), ", ".join(self._resident)
-        if evicted:
+        if evicted or self.used_bytes() + need > budget:
             gc.collect()  # the weights go now, not at the next collection: the new model is about to be read
+        with self._books:
+            free, busy = budget - self.used_bytes(), ", ".join([*self._resident, *self._held_after_eviction()])
         if free < need:
             raise UserError(f"{label} needs {_mb(need)} but only {_mb(free)} of the model "
                             f"memory budget ({_mb(budget)}, DASH_MODEL_MEMORY_MB) is free, and the models holding "
@@ -108,9 +115,9 @@ class Residency(Generic[H]):
 
     def add(self, model_id: str, handle: H, size: int) -> None:
         with self._books:
+            self._evicted.pop(model_id, None)  # a revived one moves back: counted once
             self._resident[model_id] = (handle, size)
-            self._evicted.pop(model_id, None)
 
     def _evict(self, model_id: str) -> None:
-        handle, _ = self._resident.pop(model_id)
-        self._evicted[model_id] = weakref.ref(handle)
+        handle, size = self._resident.pop(model_id)
+        self._evicted[model_id] = (weakref.ref(handle), size)

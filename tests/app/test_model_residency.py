@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from backend.models import loading
 from tests.app.helpers import run_page
 from tests.support.tiny import build_tiny_model
 
@@ -17,6 +18,8 @@ def one_model_budget(monkeypatch, tmp_path):
     monkeypatch.setenv("DASH_EXTRA_MODELS", os.environ["DASH_EXTRA_MODELS"] + ";" + extra)
     monkeypatch.setenv("DASH_DEFAULT_MODEL", ids["x"])
     monkeypatch.setenv("DASH_MODEL_MEMORY_MB", "0.7")
+    # a residency of the test's own: models other tests hold (and keep in memory) do not count against it
+    monkeypatch.setattr(loading, "_resident", loading.Residency(lambda handle: handle.model, loading.in_use))
     return ids
 
 

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from backend.errors import UserError
-from backend.models import load, loaded_ids, memory_use
+from backend.models import load, loaded_ids, loading, memory_use
 from backend.models.locks import model_lock
 from tests.support.tiny import build_tiny_model
 
@@ -20,6 +20,8 @@ def ids(monkeypatch, request, tmp_path):
     extra = ";".join(f"{names[key]}={path}" for key, path in sources.items())
     monkeypatch.setenv("DASH_EXTRA_MODELS", os.environ["DASH_EXTRA_MODELS"] + ";" + extra)
     monkeypatch.setenv("DASH_MODEL_MEMORY_MB", "1")
+    # a residency of the test's own: models other tests hold (and keep in memory) do not count against it
+    monkeypatch.setattr(loading, "_resident", loading.Residency(lambda handle: handle.model, loading.in_use))
     return names
 
 
@@ -42,13 +44,26 @@ def test_the_least_recently_used_idle_model_is_evicted_and_reloads_with_a_note(i
 
 
 def test_a_model_in_use_is_never_evicted(ids):
-    a, b = load(ids["a"]), load(ids["b"])
+    a = load(ids["a"])
+    load(ids["b"])
     with model_lock(a.model):  # a computation is running on a (the least recently used)
         c = load(ids["c"])
         assert ids["a"] in loaded_ids() and ids["b"] not in loaded_ids()
+        gc.collect()
         with model_lock(c.model), pytest.raises(UserError, match="in use by running computations"):
             load(ids["b"])  # a and c busy: no room, refused with the budget named
-    assert load(ids["b"]) is b  # b was evicted but this test still holds it: the same weights, no second copy
+    del a, c  # the computations are over
+    assert load(ids["b"]).reloaded  # b loads again
+
+
+def test_an_evicted_model_a_computation_still_holds_counts_and_comes_back_without_a_second_copy(ids):
+    a = load(ids["a"])  # a computation holds a between its locked steps (its lock is free)
+    load(ids["b"])
+    load(ids["c"])  # a evicted (idle, least recently used) but still in memory: it still counts, so b goes too
+    assert ids["a"] not in loaded_ids() and ids["b"] not in loaded_ids()
+    used, budget = memory_use()
+    assert a.resident_bytes + load(ids["c"]).resident_bytes == used <= budget
+    assert load(ids["a"]) is a  # the same weights, not read again
 
 
 def test_a_model_larger_than_the_whole_budget_is_refused_by_name(monkeypatch, ids):
