@@ -33,6 +33,29 @@ def test_backend_never_imports_streamlit_bench_or_training():
     assert not offenders
 
 
+def test_the_app_never_imports_bench_or_training():
+    """The product (backend, app, pages) reads measured results as data (backend.results), never from bench/."""
+    offenders = [str(e) for p in _files("app", "pages") for e in imports_of(p)
+                 if e.imported.split(".")[0] in {"bench", "training"}]
+    assert not offenders
+
+
+def test_the_product_never_reads_bench_results_by_path():
+    """A path into bench/ (`"bench"` as a path part, or `bench/results`) in backend, app or pages is a read of
+    benchmark output; stored results are published to data/results/ and read through backend.results."""
+    import ast
+
+    def code_strings(path: Path):  # string constants, docstrings and other bare string statements left out
+        tree = ast.parse(path.read_text())
+        prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+        return [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                and id(n) not in prose]
+
+    offenders = [f"{p.relative_to(ROOT)}:{node.lineno}" for p in _files("backend", "app", "pages")
+                 for node in code_strings(p) if node.value == "bench" or "bench/results" in node.value]
+    assert not offenders
+
+
 def test_pages_and_figures_never_import_torch_or_transformers():
     files = _files("pages", "app")
     offenders = [str(e) for p in files for e in imports_of(p) if e.imported.split(".")[0] in {"torch", "transformers"}]
