@@ -13,8 +13,12 @@ DASH_ADDRESS ?= 127.0.0.1
 run: prepare
 	HF_HUB_OFFLINE=1 .venv/bin/python -m streamlit run app/main.py --server.port 8501 --server.address $(DASH_ADDRESS)
 
+# Two worker processes (pytest-xdist), each with its own store and temp folder; a test file stays on one
+# worker and the browser tests share one (tests/conftest.py, tests/e2e/conftest.py). TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
+
 test: prepare
-	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q tests
+	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup tests
 
 # Screenshots for the README: the browser test on the embedded default model.
 screenshots: prepare

@@ -2,6 +2,12 @@
 
 The environment is set before any test imports the backend settings, so the app (AppTest runs
 in-process) and the backend see the same tiny models and the same temporary DuckDB file.
+
+Under pytest-xdist (`make test` runs `-n 2`) every worker is its own process with its own session folder,
+store and lock files (the folder is named after PYTEST_XDIST_WORKER; pytest's tmp_path is per worker too);
+the tiny models are built once per run and shared read-only (tests/support/shared.py). The cores are shared
+out: each worker's torch (and the subprocesses it starts) gets cores / workers threads, so two workers on
+two cores do not fight over four spinning OpenMP threads.
 """
 from __future__ import annotations
 
@@ -9,12 +15,24 @@ import os
 import tempfile
 from pathlib import Path
 
-import pytest
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", ... under xdist; "" in a plain run
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+if _WORKERS > 1:  # before torch is imported: OpenMP reads it once, subprocesses inherit it
+    os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // _WORKERS))
 
-from tests.support.tiny import ARCHITECTURES, build_tiny_model
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
-_SESSION_DIR = Path(tempfile.mkdtemp(prefix="dash-tests-"))
-TINY_DIRS = {arch: build_tiny_model(arch, _SESSION_DIR / "models" / arch) for arch in ARCHITECTURES}
+from tests.support.shared import built_once  # noqa: E402
+from tests.support.tiny import ARCHITECTURES, build_tiny_model  # noqa: E402
+
+if _WORKERS > 1:
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix=f"dash-tests-{_WORKER}-" if _WORKER else "dash-tests-"))
+# built once per run (the xdist controller builds them before its workers start; tests/support/shared.py)
+TINY_DIRS = {arch: built_once(f"models/{arch}", lambda path, arch=arch: build_tiny_model(arch, path))
+             for arch in ARCHITECTURES}
 
 os.environ["DASH_EXTRA_MODELS"] = ";".join(f"tiny-{arch}={path}" for arch, path in TINY_DIRS.items())
 if os.environ.get("DASH_E2E_REAL_MODEL") != "1":
@@ -31,6 +49,17 @@ load_all()
 def pytest_configure(config):
     config.addinivalue_line("markers", "asks_before_computing: keep the pages' ask-before-computing threshold "
                                        "(tests/app/conftest.py turns it off for the other AppTests)")
+
+
+@pytest.hookimpl(trylast=True)  # after tests/e2e/conftest.py has put the browser tests in one group
+def pytest_collection_modifyitems(config, items):
+    """Under xdist (`--dist loadgroup`): each test file runs whole on one worker, in its order, so a module's
+    fixtures (a local Ray, a trained model) are set up once; a test that names its group keeps it."""
+    if not _WORKER:
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 @pytest.fixture(scope="session")

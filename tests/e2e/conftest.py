@@ -15,13 +15,19 @@ from app.server import CHROMIUM, CHROMIUM_FLAGS, AppDidNotStart, running_app
 PAGE_TIMEOUT_S = 900 if os.environ.get("DASH_E2E_REAL_MODEL") == "1" else 180
 
 
+def _is_browser_test(item) -> bool:
+    return "tests/e2e/" in str(item.fspath).replace(os.sep, "/")
+
+
 def pytest_collection_modifyitems(items):
+    browser_tests = [item for item in items if _is_browser_test(item)]
+    for item in browser_tests:  # under xdist: one worker runs them all, with one app server and one Chromium
+        item.add_marker(pytest.mark.xdist_group("browser"))
     if Path(CHROMIUM).exists() or os.environ.get("CI") == "true":
         return
     skip = pytest.mark.skip(reason="Debian chromium is not installed (CI installs it)")
-    for item in items:
-        if "tests/e2e/" in str(item.fspath).replace(os.sep, "/"):
-            item.add_marker(skip)
+    for item in browser_tests:
+        item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

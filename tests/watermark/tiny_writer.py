@@ -12,6 +12,14 @@ from tests.support.tiny import byte_tokenizer, tiny_config
 
 
 def build_tiny_writer(directory: Path, steps: int = 60, seed: int = 0) -> Path:
+    """The writer of this test run: trained once by the first xdist worker that needs it, shared by the others
+    (the same seeded weights each would train; `directory` is not used then)."""
+    from tests.support.shared import built_once
+
+    return built_once(f"models/tiny-writer-{steps}-{seed}", lambda path: train_tiny_writer(path, steps, seed))
+
+
+def train_tiny_writer(directory: Path, steps: int = 60, seed: int = 0) -> Path:
     tokenizer = byte_tokenizer()
     torch.manual_seed(seed)
     config = tiny_config("llama", len(tokenizer))
