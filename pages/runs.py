@@ -6,10 +6,26 @@ import streamlit as st
 from app.figures.runs import runs_timeline
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
-from app.ui.scope import listed_session
+from app.ui.scope import delete_rights, listed_session
 from app.ui.text import literal
 from backend.store import (RunFilter, count_runs, delete_runs, export_result, list_runs, preview_delete, reopen,
                            to_jsonable)
+
+
+def delete_section(own, rights) -> None:
+    """Pick runs of `own` (the ones this session may delete), see exactly what goes, confirm, delete."""
+    doomed = st.multiselect("Runs to delete", own["run_id"], help=rights.reason)
+    plan = guarded(lambda: preview_delete(list(doomed), rights.session)) if doomed else None
+    if plan is not None:  # exactly what the button removes: shipped, imported and others' results stay
+        st.info(literal(f"Deletes {plan.describe()}"))
+    sure = st.checkbox(f"Yes, delete {len(doomed)} run(s) and the stored results listed above", value=False,
+                       disabled=plan is None, key="runs-confirm")
+    if st.button("Delete selected", type="primary", disabled=not (plan is not None and sure)):
+        done = guarded(lambda: delete_runs(list(doomed), rights.session))
+        if done is not None:
+            st.session_state["runs-flash"] = f"Deleted {done.describe()}"
+            st.rerun()
+
 
 st.title("Runs")
 st.caption("Every request is a run; identical requests share one stored artifact and are served from DuckDB.")
@@ -61,15 +77,9 @@ if not runs.empty:
             st.json(to_jsonable(value), expanded=1)
         st.download_button("Download result (JSON)", export_result(run_id), file_name=f"run-{run_id}.json",
                            mime="application/json")
+    rights = delete_rights()  # a runs link grants reading, not deleting
     with st.expander("Delete runs"):
-        doomed = st.multiselect("Runs to delete", runs["run_id"])
-        plan = guarded(lambda: preview_delete(list(doomed), session)) if doomed else None
-        if plan is not None:  # exactly what the button removes: shipped, imported and others' results stay
-            st.info(literal(f"Deletes {plan.describe()}"))
-        sure = st.checkbox(f"Yes, delete {len(doomed)} run(s) and the stored results listed above", value=False,
-                           disabled=plan is None, key="runs-confirm")
-        if st.button("Delete selected", type="primary", disabled=not (plan is not None and sure)):
-            done = guarded(lambda: delete_runs(list(doomed), session))
-            if done is not None:
-                st.session_state["runs-flash"] = f"Deleted {done.describe()}"
-                st.rerun()
+        if not rights.allowed:
+            st.info(rights.reason)
+        else:
+            delete_section(runs if rights.session is None else runs[runs["session"] == rights.session], rights)

@@ -1,11 +1,15 @@
 """The run scope of this browser session: a random token kept in the session state and the URL.
 
 The URL keeps it across a reload of the tab (reopening the link shows the same runs); a new tab
-without the token starts a new scope. The token only groups run-history rows: it grants nothing.
+without the token starts a new scope. The token groups run-history rows and grants reading them: anyone
+given the link can list and reopen the runs. Deleting them needs more than the link (`delete_rights`):
+the browser session that made the token (its own server-side session state, which a link does not carry),
+or a server started with DASH_ADMIN=1.
 """
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -14,11 +18,23 @@ from backend.config import settings
 from backend.store.scope import current_scope, set_scope
 
 KEY = "run_scope"
+MINTED = "run_scope_minted"  # the token this session made itself (never one read from a link)
+
+
+@dataclass(frozen=True)
+class DeleteRights:
+    """Whether this session may delete runs, and whose: `session` None = any listed run (an admin)."""
+
+    allowed: bool
+    session: str | None
+    reason: str
 
 
 def browser_scope() -> str:
     """This session's scope, made the backend's current one for the rest of the script run."""
-    scope = st.session_state.get(KEY) or _from_url() or secrets.token_urlsafe(12)
+    scope = st.session_state.get(KEY) or _from_url()
+    if not scope:
+        scope = st.session_state[MINTED] = secrets.token_urlsafe(12)
     st.session_state[KEY] = scope
     if st.query_params.get("runs") != scope:
         st.query_params["runs"] = scope
@@ -30,6 +46,19 @@ def listed_session() -> str | None:
     """Whose runs Home and Runs count and list: this browser session's, or every session's (None) on a server
     started with DASH_SHARED_RUNS=1. One function, so the two pages always count the same runs."""
     return None if guarded(lambda: settings().shared_runs) else current_scope()
+
+
+def delete_rights() -> DeleteRights:
+    """A `?runs=` link grants reading, not deleting: only the session that made the scope deletes its runs
+    (and only those, even on a DASH_SHARED_RUNS server), or anyone on a DASH_ADMIN=1 server."""
+    if guarded(lambda: settings().admin):
+        return DeleteRights(True, listed_session(), "Admin server (DASH_ADMIN=1): any listed run can be deleted.")
+    scope = current_scope()
+    if scope and st.session_state.get(MINTED) == scope:
+        return DeleteRights(True, scope, "This tab's own runs can be deleted.")
+    return DeleteRights(False, scope, "This tab was opened from a runs link (or reloaded): it can list and reopen "
+                        "these runs but not delete them. Deleting needs the tab that created them, or a server "
+                        "started with DASH_ADMIN=1.")
 
 
 def _from_url() -> str | None:
