@@ -13,9 +13,9 @@ from backend.upload_caps import LineCaps, check_lines, check_size
 
 # Targets are read whole into memory and every one is tokenised: a few thousand examples are plenty for a profile.
 TARGET_UPLOAD = LineCaps("The target file", max_lines=2000, max_line_bytes=256 * 2**10, max_bytes=10 * 2**20)
-# The pool is streamed, so its size is bounded by the upload itself; a line is one document, tokenised whole
-# before truncation, hence the per-line cap.
-POOL_UPLOAD = LineCaps("The candidate corpus", max_lines=500_000, max_line_bytes=256 * 2**10, max_bytes=50 * 2**20)
+# The pool is streamed, so its size is bounded by the upload itself (under the server's maxUploadSize); a line is
+# one document, tokenised whole before truncation, hence the per-line cap. Larger corpora: a server-side path.
+POOL_UPLOAD = LineCaps("The candidate corpus", max_lines=500_000, max_line_bytes=256 * 2**10, max_bytes=40 * 2**20)
 
 
 def check_upload(data: bytes, name: str, caps: LineCaps) -> None:

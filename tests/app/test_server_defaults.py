@@ -5,7 +5,9 @@ from pathlib import Path
 import pytest
 
 from app.server import running_app
-from backend.mt.data import MAX_BYTES as MT_MAX_BYTES
+from backend.corpus.capped import POOL_UPLOAD, TARGET_UPLOAD
+from backend.mt.data import UPLOAD_CAPS as MT_UPLOAD
+from backend.tasks.uploads import PROBLEM_UPLOAD
 from backend.watermark.uploads import MAX_BYTES as WATERMARK_MAX_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -14,7 +16,8 @@ CONFIG = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
 
 def test_config_binds_loopback_and_caps_uploads():
     assert CONFIG["server"]["address"] == "127.0.0.1"
-    largest = max(MT_MAX_BYTES, WATERMARK_MAX_BYTES)
+    caps = (POOL_UPLOAD, TARGET_UPLOAD, MT_UPLOAD, PROBLEM_UPLOAD)
+    largest = max(WATERMARK_MAX_BYTES, *(c.max_bytes for c in caps))
     assert CONFIG["server"]["maxUploadSize"] * 10**6 >= largest
     assert CONFIG["server"]["maxUploadSize"] < 200  # Streamlit's default, which no feature accepts
     assert "--server.address $(DASH_ADDRESS)" in (ROOT / "Makefile").read_text()
