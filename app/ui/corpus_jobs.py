@@ -14,6 +14,7 @@ import streamlit as st
 from app.ui.guarded import guarded
 from app.ui.text import literal
 from backend.corpus import jobs
+from backend.corpus.capped import MAX_SHARDS, SHARD_UPLOAD, check_shard_set, check_upload
 from backend.corpus.shards import SHARD_SUFFIXES
 from backend.corpus.uploads import save_upload_set
 from backend.errors import UserError
@@ -72,14 +73,31 @@ def corpus_jobs_panel(kind: str, launch: Callable, key: str, open_job: Callable[
             corpus = st.text_input("File, folder or glob on the server", key=f"{key}-path").strip()
         else:
             files = st.file_uploader("Shards", type=[s.lstrip(".") for s in SHARD_SUFFIXES],
-                                     accept_multiple_files=True, key=f"{key}-upload")
-            corpus = guarded(lambda: str(save_upload_set([(f.name, f.getvalue()) for f in files]))) if files else ""
+                                     accept_multiple_files=True, key=f"{key}-upload",
+                                     max_upload_size=SHARD_UPLOAD.upload_mb,
+                                     help=f"Up to {MAX_SHARDS} shards at a time; each "
+                                          f"{SHARD_UPLOAD.describe()}.")
+            corpus = guarded(lambda: str(_save_shards(files))) if files else ""
         busy = key in _running and _running[key]["job"] is None and not _running[key]["error"]
         if st.button("Run local job", disabled=not corpus or busy, key=f"{key}-run"):
             _launch(key, corpus, launch)
             busy = True
         _watch(key, busy)
         _jobs_table(kind, key, open_job)
+
+
+def _save_shards(files) -> Path:
+    """The uploaded shards on disk, each checked against its caps first (the set by its sizes alone); once per
+    set of uploaded files, not on every rerun of the page."""
+    saved: dict = st.session_state.setdefault("corpus-shards-saved", {})
+    ids = tuple(f.file_id for f in files)
+    if ids not in saved:
+        check_shard_set([(f.name, f.size) for f in files])
+        for f in files:
+            check_upload(f.getvalue(), f.name, SHARD_UPLOAD)
+        saved.clear()  # one set per session: the previous one stays on disk for its jobs, not in memory here
+        saved[ids] = save_upload_set([(f.name, f.getvalue()) for f in files])
+    return saved[ids]
 
 
 def _watch(key: str, busy: bool) -> None:

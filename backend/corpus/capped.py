@@ -6,6 +6,7 @@ so the count is an upper bound); Parquet is checked from its footer alone: rows 
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 from backend.corpus.documents import detect_format
 from backend.errors import UserError
@@ -16,6 +17,22 @@ TARGET_UPLOAD = LineCaps("The target file", max_lines=2000, max_line_bytes=256 *
 # The pool is streamed, so its size is bounded by the upload itself (under the server's maxUploadSize); a line is
 # one document, tokenised whole before truncation, hence the per-line cap. Larger corpora: a server-side path.
 POOL_UPLOAD = LineCaps("The candidate corpus", max_lines=500_000, max_line_bytes=256 * 2**10, max_bytes=40 * 2**20)
+
+# Shards uploaded for a corpus job are written to disk, but the server holds them all in memory until then.
+SHARD_UPLOAD = LineCaps("An uploaded shard", max_lines=500_000, max_line_bytes=256 * 2**10, max_bytes=40 * 2**20)
+MAX_SHARDS = 20
+MAX_SHARD_SET_BYTES = 200 * 2**20
+
+
+def check_shard_set(files: Sequence[tuple[str, int]]) -> None:
+    """Refuse an upload of shards by their (name, size) alone, before any is read: count and total bytes."""
+    if len(files) > MAX_SHARDS:
+        raise UserError(f"{len(files)} shards uploaded; the limit is {MAX_SHARDS} at a time (larger corpora: "
+                        "a folder on the server).")
+    total = sum(size for _, size in files)
+    if total > MAX_SHARD_SET_BYTES:
+        raise UserError(f"The shards add up to {total / 2**20:,.0f} MB; the limit is "
+                        f"{MAX_SHARD_SET_BYTES / 2**20:,.0f} MB at a time (larger corpora: a folder on the server).")
 
 
 def check_upload(data: bytes, name: str, caps: LineCaps) -> None:

@@ -46,3 +46,13 @@ def test_the_shipped_caps_keep_targets_smaller_than_pools():
     assert TARGET_UPLOAD.max_lines < POOL_UPLOAD.max_lines and TARGET_UPLOAD.max_bytes <= POOL_UPLOAD.max_bytes
     check_upload("".join(json.dumps({"text": f"doc {i}"}) + "\n" for i in range(2000)).encode(), "t.jsonl",
                  TARGET_UPLOAD)
+
+
+def test_a_shard_set_is_refused_by_count_and_total_before_any_is_read():
+    from backend.corpus.capped import MAX_SHARD_SET_BYTES, MAX_SHARDS, check_shard_set
+
+    check_shard_set([("a.jsonl", 10)] * MAX_SHARDS)
+    with pytest.raises(UserError, match=f"the limit is {MAX_SHARDS} at a time"):
+        check_shard_set([("a.jsonl", 10)] * (MAX_SHARDS + 1))
+    with pytest.raises(UserError, match="the limit is 200 MB at a time"):
+        check_shard_set([("a.parquet", MAX_SHARD_SET_BYTES // 2 + 1)] * 2)
