@@ -11,6 +11,7 @@ from app.ui.params import number_for, select_for
 from app.ui.run import expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
+from backend.results import load_result
 from backend.watermark import (BASELINE, MAX_BYTES, METHODS, SUFFIXES, DetectRequest, EvalConfig, GenerateRequest,
                                IPMarkConfig, SamplingConfig, detect, evaluate, generate, human_texts, identities,
                                latest_evaluation, make_request, read_upload, scan, watermark_names)
@@ -153,13 +154,13 @@ def evaluate_tab() -> None:
         c1, c2 = st.columns(2)
         c1.plotly_chart(figs.perplexity_bars(result), width="stretch", key="wm-ppl")
         c2.plotly_chart(figs.attribution_curve(result), width="stretch", key="wm-attr")
-    by_length = figs.benchmark_rows(figs.LENGTH_RESULTS)
+    by_length = load_result("watermark_length") or {}  # stored results, published by the benchmarks
     st.plotly_chart(figs.length_curve(by_length), width="stretch", key="wm-length")
     if by_length:
         st.caption("Measured by `bench/watermark_length.py` on the embedded model: each generated text (B = 8, "
                    "writing continued past the end of answer) is replayed with the keys of every user of its model; "
                    "see the benchmark's docstring for what a replay is and is not.")
-    bench = figs.benchmark_rows()
+    bench = load_result("watermark") or {}
     if bench.get("latency"):
         st.plotly_chart(figs.latency_chart(bench["latency"]), width="stretch", key="wm-latency")
 

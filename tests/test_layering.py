@@ -14,8 +14,9 @@ from tests.support.imports import ROOT, cycles, exported_submodules, graph, impo
 
 FEATURE_NAMES = {f.name for f in FEATURES}
 # The core packages' public faces a page may read besides its feature's: models (list, pick), the store (runs),
-# settings and config helpers, the task generators the problem pickers draw from.
-SHARED_FACES = {"backend.models", "backend.store", "backend.params", "backend.tasks", "backend.config"}
+# settings and config helpers, the task generators the problem pickers draw from, the stored measured results.
+SHARED_FACES = {"backend.models", "backend.store", "backend.params", "backend.tasks", "backend.config",
+                "backend.results"}
 
 
 def _files(*tops: str) -> list[Path]:

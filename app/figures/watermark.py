@@ -1,5 +1,5 @@
 """Figures of the watermark view: detection evidence, highlighted text, ROC curves, quality, attribution,
-latency. Pure functions of backend results (no Streamlit), plus the reader of the measured benchmarks."""
+latency. Pure functions of backend results (no Streamlit)."""
 from __future__ import annotations
 
 import html
@@ -9,10 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from app.ui.text import literal_html, plot_label
-from backend.results import load_result
 
-BENCH_RESULTS = "watermark"  # the stored results the page shows (data/results/, published by bench/watermark.py)
-LENGTH_RESULTS = "watermark_length"  # published by bench/watermark_length.py
 LEVEL_COLOURS = {"model": "#4a7ab5", "user": "#d08a2e", "": "#bbbbbb", "total": "#5a9a5a", "tokens": "#5a9a5a"}
 MARK_COLOURS = {"strong": "#9fd79f", "weak": "#d7ecb0", "miss": "#f3b3a6", "unscored": "#e6e6e6",
                  "neutral": "transparent"}  # neutral: scored, but the text is not flagged (no evidence colour)
@@ -23,11 +20,6 @@ def p_text(level) -> str:
     if level.compared > 1:
         return f"p = {level.p_family:.2g} (best of {level.compared:,} keys)"
     return f"p = {level.p_value:.2g}"
-
-
-def benchmark_rows(name: str = BENCH_RESULTS) -> dict:
-    """The stored result `name` when it exists, else {}: the page's latency and length figures."""
-    return load_result(name) or {}
 
 
 def _empty(message: str, height: int = 260) -> go.Figure:
