@@ -144,8 +144,10 @@ def test_mt_parallel_upload(data, name):
 @example(b'id,text\n1,"' + b"a" * 200_000 + b'"\n', "c.csv")  # a field over the csv module's limit
 @example(b'{"text": ' + b"9" * 5000 + b"}\n", "c.jsonl")  # an integer over Python's 4,300 digits
 def test_nag_corpus_reader(data, name):
+    from backend.corpus.capped import POOL_UPLOAD, check_upload
     from backend.corpus.documents import iter_documents
 
+    _refuses_cleanly(lambda: check_upload(data, name, POOL_UPLOAD))  # what the page checks first
     _refuses_cleanly(lambda: list(iter_documents(io.BytesIO(data), name=name)))
 
 
@@ -156,8 +158,10 @@ def test_nag_corpus_reader(data, name):
     .map("\n".join)))
 def test_arithmetic_problem_upload(text):
     from backend.tasks.arithmetic import load_jsonl_problems
+    from backend.tasks.uploads import problems_from_upload
 
     _refuses_cleanly(lambda: load_jsonl_problems(text))
+    _refuses_cleanly(lambda: problems_from_upload(text.encode("utf-8", "surrogatepass")))  # the page's reader
 
 
 def test_case_budget_meets_the_fast_path_target():
