@@ -33,6 +33,8 @@ def read_upload(name: str, data: bytes) -> str:
         raise UserError(f"The file is {len(data) / 1e6:.1f} MB; the limit is {MAX_BYTES / 1e6:.0f} MB.")
     if not data:
         raise UserError("The file is empty.")
+    if suffix in (".txt", ".md") and len(data) > 4 * MAX_CHARS + 4:  # 4 bytes a character at most: over for sure
+        raise UserError(f"The text has more than {MAX_CHARS:,} characters; the limit is {MAX_CHARS:,}.")
     reader = {".pdf": _pdf, ".docx": _docx}.get(suffix, _plain)
     text = reader(data)
     if not text.strip():

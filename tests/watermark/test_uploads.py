@@ -88,3 +88,14 @@ def test_a_docx_under_the_paragraph_cap_still_reads_whole():
         doc.add_paragraph(f"Paragraph {i}.")
     doc.save(buf)
     assert read_upload("ok.docx", buf.getvalue()).splitlines() == [f"Paragraph {i}." for i in range(500)]
+
+
+def test_a_text_file_certainly_over_the_character_cap_is_refused_before_decoding():
+    from backend.watermark.uploads import MAX_CHARS
+    from tests.support.memory import extra_peak_rss
+
+    data = b"\xf0\x9f\x98\x80" * (MAX_CHARS + 2)  # 4-byte characters: just over the cap, refused by size alone
+    with extra_peak_rss() as extra, pytest.raises(UserError, match=f"more than {MAX_CHARS:,} characters"):
+        read_upload("long.txt", data)
+    assert extra.mb < 5  # not decoded (decoding would take 4+ MB for the text alone)
+    assert read_upload("ok.txt", b"\xf0\x9f\x98\x80" * 1000).startswith("\U0001f600")
