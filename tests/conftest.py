@@ -42,6 +42,14 @@ if os.environ.get("DASH_E2E_REAL_MODEL") != "1":
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 from backend.features import load_all  # noqa: E402  (after the environment: settings are read on import)
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+# Property tests draw the same examples every run (no example database, no wall-clock deadline or "too slow"
+# check, which fail under CPU load); HYPOTHESIS_PROFILE=explore draws fresh ones, as test_fuzz's DASH_FUZZ_RANDOM.
+settings.register_profile("suite", derandomize=True, database=None, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("explore", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 load_all()
 
