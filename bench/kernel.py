@@ -34,18 +34,27 @@ def _timed(fn: Callable):
     return out, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def bare_loop(model, prompt, rows, sample: bool):
+def bare_loop(model, prompt, rows, pick_rule: str):
     """The framework's floor: the same rows `[N, L]` teacher-forced one step at a time through a DynamicCache,
-    picking a token each step as the feature does (argmax, or a draw from the softmax; the pick is discarded)."""
+    picking a token each step (the pick is discarded) by `pick_rule`:
+    argmax; sample (a draw from the softmax); weighted (what an importance-weighted sampler must compute besides:
+    log p and log q = log softmax(alpha * logits) over the full vocabulary, a draw from q, both gathered at the
+    draw); weighted_t1 (the same with q = p, plain sampling at temperature 1)."""
     import torch
     from transformers import DynamicCache
 
     generator = torch.Generator().manual_seed(0)
 
     def pick(logits):
-        if sample:
-            return torch.multinomial(torch.softmax(logits.float(), dim=-1), 1, generator=generator)
-        return logits.argmax(-1)
+        logits = logits.float()
+        if pick_rule == "argmax":
+            return logits.argmax(-1)
+        if pick_rule == "sample":
+            return torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=generator)
+        log_p = torch.log_softmax(logits, dim=-1)
+        log_q = log_p if pick_rule == "weighted_t1" else torch.log_softmax(logits * 4.0, dim=-1)
+        x = torch.multinomial(log_q.exp(), 1, generator=generator)
+        return log_p.gather(1, x), log_q.gather(1, x)
 
     with torch.no_grad():
         cache = DynamicCache(config=model.config)
@@ -129,6 +138,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is steadiest on a shared box)")
+    ap.add_argument("--only", default="", help="comma-separated feature names (default: all)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "kernel.json"))
     args = ap.parse_args()
 
@@ -142,21 +152,34 @@ def main() -> None:
     handle = load(args.model)
     two_models = {"intervention (2 models)", "sweep rows x4 (2 models)"}
     sampled = {"sampling x8", "asmc x8", "watermark candidates x4"}
+    # they also compute log p and log q of every draw (SMC / MH weights); plain sampling at temperature 1: q = p
+    weighted = {"sampling x8": "weighted_t1", "asmc x8": "weighted"}
+    wanted = [n.strip() for n in args.only.split(",")] if args.only else None
     results = {}
     for name, run in features(handle, args.tokens).items():
+        if wanted and name not in wanted:
+            continue
         run()  # warm-up
-        kernel_t, bare_t, shape = [], [], None
+        rule = "sample" if name in sampled else "argmax"
+        bares = {"bare": rule, **({"bare_same_math": weighted[name]} if name in weighted else {})}
+        times: dict[str, list] = {"kernel": [], **{b: [] for b in bares}}
+        shape = None
         for _ in range(args.reps):
             (prompt, rows), wall, cpu = _timed(run)
-            kernel_t.append((wall, cpu))
+            times["kernel"].append((wall, cpu))
             forwards = 2 if name in two_models else 1
-            _, wall, cpu = _timed(lambda: [bare_loop(handle.model, prompt, rows, name in sampled) for _ in range(forwards)])
-            bare_t.append((wall, cpu))
+            for bare, pick_rule in bares.items():
+                _, wall, cpu = _timed(lambda: [bare_loop(handle.model, prompt, rows, pick_rule)
+                                               for _ in range(forwards)])
+                times[bare].append((wall, cpu))
             shape = list(rows.shape)
         med = {k: {"wall_s": statistics.median(w for w, _ in v), "cpu_s": statistics.median(c for _, c in v)}
-               for k, v in (("kernel", kernel_t), ("bare", bare_t))}
-        results[name] = {"rows_x_tokens": shape, "seconds": med,
+               for k, v in times.items()}
+        results[name] = {"rows_x_tokens": shape, "seconds": med, "bare_pick": rule,
                          "ratio": {u: med["kernel"][u] / med["bare"][u] for u in ("wall_s", "cpu_s")}}
+        if "bare_same_math" in med:
+            results[name]["ratio_same_math"] = {u: med["kernel"][u] / med["bare_same_math"][u]
+                                                for u in ("wall_s", "cpu_s")}
         print(f"{name}: {shape} kernel/bare = {results[name]['ratio']['cpu_s']:.3f} (cpu)", file=sys.stderr,
               flush=True)
     out = {"bench": "kernel", "model": args.model, "tokens": args.tokens, "reps": args.reps,
