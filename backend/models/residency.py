@@ -49,7 +49,8 @@ class Residency(Generic[H]):
 
     def __init__(self, model_of: Callable[[H], nn.Module], in_use: Callable[[nn.Module], bool]) -> None:
         self._resident: OrderedDict[str, tuple[H, int]] = OrderedDict()
-        self._evicted: dict[str, tuple[weakref.ref, int]] = {}  # id -> (evicted handle, alive while held; bytes)
+        # id -> (the evicted handle, its model, bytes): weak, alive while a computation holds them
+        self._evicted: dict[str, tuple[weakref.ref, weakref.ref, int]] = {}
         self._model_of = model_of
         self._in_use = in_use
         self._books = threading.RLock()
@@ -66,8 +67,8 @@ class Residency(Generic[H]):
     def still_alive(self, model_id: str) -> H | None:
         """An evicted handle that a computation still holds (so still in memory), or None."""
         with self._books:
-            ref, _ = self._evicted.get(model_id, (None, 0))
-        return ref() if ref is not None else None
+            handle, _, _ = self._evicted.get(model_id, (None, None, 0))
+        return handle() if handle is not None else None
 
     def was_evicted(self, model_id: str) -> bool:
         with self._books:
@@ -77,10 +78,10 @@ class Residency(Generic[H]):
         """Resident weights, and evicted ones a computation still holds."""
         with self._books:
             return (sum(size for _, size in self._resident.values())
-                    + sum(size for ref, size in self._evicted.values() if ref() is not None))
+                    + sum(size for _, model, size in self._evicted.values() if model() is not None))
 
     def _held_after_eviction(self) -> list[str]:
-        return [model_id for model_id, (ref, _) in self._evicted.items() if ref() is not None]
+        return [model_id for model_id, (_, model, _) in self._evicted.items() if model() is not None]
 
     def ids(self) -> list[str]:
         with self._books:
@@ -119,5 +120,5 @@ class Residency(Generic[H]):
             self._resident[model_id] = (handle, size)
 
     def _evict(self, model_id: str) -> None:
-        handle, size = self._resident.pop(model_id)
-        self._evicted[model_id] = (weakref.ref(handle), size)
+        handle, size = self._resident.pop(model_id)  # a computation may hold the handle or only its model
+        self._evicted[model_id] = (weakref.ref(handle), weakref.ref(self._model_of(handle)), size)

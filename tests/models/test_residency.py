@@ -66,6 +66,17 @@ def test_an_evicted_model_a_computation_still_holds_counts_and_comes_back_withou
     assert load(ids["a"]) is a  # the same weights, not read again
 
 
+def test_a_computation_holding_only_the_model_still_counts(ids):
+    model = load(ids["a"]).model  # e.g. a hook set or a decoder that kept the module, not the handle
+    load(ids["b"])
+    load(ids["c"])  # a evicted, its weights still held
+    gc.collect()
+    used, _ = memory_use()
+    assert used == sum(p.numel() * p.element_size() for p in model.parameters()) \
+        + sum(b.numel() * b.element_size() for b in model.buffers()) + load(ids["c"]).resident_bytes
+    assert load(ids["a"]).reloaded  # its handle is gone: read again (the held module is a computation's own)
+
+
 def test_a_model_larger_than_the_whole_budget_is_refused_by_name(monkeypatch, ids):
     monkeypatch.setenv("DASH_MODEL_MEMORY_MB", "0.1")
     with pytest.raises(UserError, match="DASH_MODEL_MEMORY_MB"):
