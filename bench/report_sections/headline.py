@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import wraps
 
 from bench.report import Ctx, pct, sec, slug
 
@@ -12,30 +13,35 @@ def _link(text: str, section: str) -> str:
     return f"- {text} ([details](docs/RESULTS.md#{slug(section)}))"
 
 
-def memory(ctx: Ctx) -> str | None:
-    r = ctx.load("app_rss.json")
-    if not r:
-        return None
+def _from(name: str) -> Callable[[Callable[[dict], str]], Line]:
+    """A line written from one result JSON alone: no line when that JSON is missing or empty."""
+    def line_of(write: Callable[[dict], str]) -> Line:
+        @wraps(write)
+        def line(ctx: Ctx) -> str | None:
+            r = ctx.load(name)
+            return write(r) if r else None
+        return line
+    return line_of
+
+
+@_from("app_rss.json")
+def memory(r: dict) -> str:
     home = r["pages"][0]["rss_mb"]
     return _link(f"**Memory**: the server holds {r['peak_rss_mb']:.0f} MB (RSS) once every page has been opened "
                  f"once ({home:.0f} MB with Home alone; a page that opens on its own model loads it).",
                  "App memory (RSS)")
 
 
-def first_open(ctx: Ctx) -> str | None:
-    r = ctx.load("first_open.json")
-    if not r:
-        return None
+@_from("first_open.json")
+def first_open(r: dict) -> str:
     p = r["pages"].values()
     return _link(f"**First open**: every page's first view in ≤ {max(x['first_open_script_idle_s'] for x in p)} s to "
                  f"script idle on a fresh install; a cached reopen in ≤ "
                  f"{max(x['cached_reopen_script_idle_s'] for x in p)} s.", "First open of every page")
 
 
-def decoding(ctx: Ctx) -> str | None:
-    r = ctx.load("decoding.json")
-    if not r:
-        return None
+@_from("decoding.json")
+def decoding(r: dict) -> str:
     rs, mh = r["resampling"], r["asmc_vs_mh"]
     return _link(f"**Decoding**: resampling by reordering KV-cache rows is "
                  f"{rs['speedup_reorder_vs_recompute']['wall_s']:.1f}× faster than recomputing prefixes; ASMC's p95 "
@@ -43,10 +49,8 @@ def decoding(ctx: Ctx) -> str | None:
                  "budget.", "Decoding speed")
 
 
-def accuracy(ctx: Ctx) -> str | None:
-    r = ctx.load("decoding_accuracy_everyday.json")
-    if not r:
-        return None
+@_from("decoding_accuracy_everyday.json")
+def accuracy(r: dict) -> str:
     by = {s["label"]: s for s in r["summary"]}
     asmc = max((s for s in r["summary"] if s["strategy"] == "asmc"), key=lambda s: s["budget"])  # largest budget
     p = {c["against"]: c["mcnemar_p"] for c in r["comparisons"] if c["label"] == asmc["label"]}
@@ -57,10 +61,8 @@ def accuracy(ctx: Ctx) -> str | None:
                  "Decoding accuracy, adapter attempt 6 (the Decoding page's model)")
 
 
-def disagreement(ctx: Ctx) -> str | None:
-    r = ctx.load("disagreement_decisive.json")
-    if not r:
-        return None
+@_from("disagreement_decisive.json")
+def disagreement(r: dict) -> str:
     acc = r["accuracy"]
     g = next(p for p in acc["guided"] if p["budget"] == 0.2)  # the page's default budget
     rnd = next(p for p in acc["random"] if p["budget"] == g["budget"])
@@ -70,10 +72,8 @@ def disagreement(ctx: Ctx) -> str | None:
                  f"{pct(rnd['accuracy'], 0)}).", "Disagreement: decisive sweep, adapter attempt 3 (the page's pair)")
 
 
-def adapters(ctx: Ctx) -> str | None:
-    r = ctx.load("data/models/smollm2-135m-arith-lora-everyday/eval.json")
-    if not r:
-        return None
+@_from("data/models/smollm2-135m-arith-lora-everyday/eval.json")
+def adapters(r: dict) -> str:
     ev = r["evaluations"]
     sets = ", ".join(f"{name} {pct(ev[name]['reasoning']['exact_match'], 0)}" for name in ev)
     return _link(f"**Arithmetic adapter** (attempt 6, greedy): {sets}; the base model "
@@ -119,10 +119,8 @@ def watermark(ctx: Ctx) -> str | None:
     return _link(text + ".", "Watermark: retrieval, detection, attribution")
 
 
-def fp8(ctx: Ctx) -> str | None:
-    r = ctx.load("fp8.json")
-    if not r:
-        return None
+@_from("fp8.json")
+def fp8(r: dict) -> str:
     w = r["whole_model_bounds"]
     return _link(f"**FP8 bounds**: every attention-logit bound of the {w['layers']}-layer model from its weights in "
                  f"{sec(w['seconds_power'])}; on sample texts the observed logits "
