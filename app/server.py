@@ -28,6 +28,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for_health(url: str, proc: subprocess.Popen, timeout_s: float) -> None:
+    """Return once the streamlit server at `url` answers its health check; AppDidNotStart when it has not
+    within `timeout_s` or its process `proc` has ended."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
+            return
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise AppDidNotStart(f"streamlit did not answer on {url} within {timeout_s:.0f} s")
+            time.sleep(0.5)
+
+
 @contextmanager
 def running_app(log: IO | None = None, env: dict[str, str] | None = None,
                 start_timeout_s: float = 60.0) -> Iterator[tuple[str, subprocess.Popen]]:
@@ -40,15 +54,7 @@ def running_app(log: IO | None = None, env: dict[str, str] | None = None,
                             env=env if env is not None else os.environ.copy())
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + start_timeout_s
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise AppDidNotStart(f"streamlit did not answer on {url} within {start_timeout_s:.0f} s")
-                time.sleep(0.5)
+        wait_for_health(url, proc, start_timeout_s)
         yield url, proc
     finally:
         proc.terminate()

@@ -22,7 +22,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import psutil
@@ -30,7 +29,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.server import CHROMIUM, CHROMIUM_FLAGS, free_port, wait_until_idle  # noqa: E402
+from app.server import CHROMIUM, CHROMIUM_FLAGS, free_port, wait_for_health, wait_until_idle  # noqa: E402
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "app_rss.json"
@@ -92,18 +91,6 @@ def code_version(app_root: Path) -> str:
         pass
     marker = app_root / ".source-commit"  # a `git archive` export says what it was exported from
     return marker.read_text().strip() if marker.exists() else "unknown"
-
-
-def wait_for_health(url: str, proc: subprocess.Popen, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-            return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not answer on {url} within {timeout_s:.0f} s")
-            time.sleep(0.5)
 
 
 def measure(store: Path, timeout_s: float, settle_s: float, log_path: Path, app_root: Path) -> dict:
