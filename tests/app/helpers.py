@@ -10,10 +10,15 @@ ROOT = Path(__file__).resolve().parents[2]
 MAIN = str(ROOT / "app" / "main.py")
 
 
-def run_page(script: str | None = None, timeout: float = 120) -> AppTest:
-    """Run app/main.py, switching to pages/<script> when given; fails on any exception element."""
+def run_page(script: str | None = None, timeout: float = 120, state: dict | None = None) -> AppTest:
+    """Run app/main.py, switching to pages/<script> when given; fails on any exception element.
+
+    state: widget values set before the page's first run (e.g. fewer new tokens, so a default prompt fits the
+    tiny models' 256-position context, which the one context rule would otherwise refuse)."""
     at = AppTest.from_file(MAIN, default_timeout=timeout)
     at.run()
+    for key, value in (state or {}).items():
+        at.session_state[key] = value
     if script is not None:
         at.switch_page(str(ROOT / "pages" / script))
         at.run()

@@ -1,13 +1,17 @@
 """The Disagreement page on tiny models: the trace on first render, then each button's figures."""
 from tests.app.helpers import error_texts, open_tab, plotly_charts, run_page
 
+# the default question's prompt is 174 tokens on the tiny byte-level models (256 positions): 96 new tokens would not
+# fit, and the context rule refuses such a request before any forward
+FITS = {"dis-max-new": 64}
+
 
 def _button(at, key):
     return next(b for b in at.button if b.key == key)
 
 
 def test_first_render_traces_both_rollouts():
-    at = run_page("disagreement.py")
+    at = run_page("disagreement.py", state=FITS)
     assert not at.error, [e.value for e in at.error]
     assert [c.key for c in plotly_charts(at)] == ["dis-trace-fig"]  # the other tabs' figures are not sent
     assert at.selectbox(key="dis-base").value == "tiny-llama"
@@ -23,7 +27,7 @@ def test_first_render_traces_both_rollouts():
 
 
 def test_batch_sweep_and_eopd_buttons():
-    at = run_page("disagreement.py")
+    at = run_page("disagreement.py", state=FITS)
     at.slider(key="dis-max-new").set_value(16).run()
 
     def click(key):
@@ -50,7 +54,7 @@ def test_batch_sweep_and_eopd_buttons():
     assert any(m.label == "Gated tokens" for m in at.metric)
     open_tab(at, "dis-tab", "Intervention")  # the values typed there were kept while another tab was open
     assert at.number_input(key="dis-sweep-n").value == 2 and at.multiselect(key="dis-sweep-rates").value == [0.1]
-    again = open_tab(run_page("disagreement.py"), "dis-tab", "Intervention")  # a new session: the stored sweep
+    again = open_tab(run_page("disagreement.py", state=FITS), "dis-tab", "Intervention")  # a new session: the stored sweep
     assert any("Latest stored sweep of this pair" in c.value for c in again.caption)
 
 
@@ -68,14 +72,14 @@ def test_mismatched_pair_shows_a_message(tmp_path, monkeypatch):
     AutoModelForCausalLM.from_config(tiny_config("llama", len(tok))).save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
     monkeypatch.setenv("DASH_EXTRA_MODELS", os.environ["DASH_EXTRA_MODELS"] + f";tiny-page-other={tmp_path}")
-    at = run_page("disagreement.py")
+    at = run_page("disagreement.py", state=FITS)
     at.selectbox(key="dis-reason-tiny-llama").set_value("tiny-page-other").run()
     assert not at.exception
     assert at.error and "tokenizer" in error_texts(at)[0]
 
 
 def test_a_typed_problem_without_an_answer_is_shown_but_not_scored():
-    at = run_page("disagreement.py")
+    at = run_page("disagreement.py", state=FITS)
     at.radio(key="dis-mode").set_value("Typed").run()
     at.text_input(key="dis-answer").set_value("").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
