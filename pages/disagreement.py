@@ -10,7 +10,7 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import checkbox_for, number_for, select_for
 from app.ui.presets import preset_choice
-from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
+from app.ui.run import ASK_OVER_S, clicked_for, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.disagreement import (DIVERGENCES, POLICIES, SIGNALS, AnalysisConfig, CalibrationConfig, EopdConfig,
@@ -118,9 +118,7 @@ def batch_tab() -> None:
                                        None if batch_difficulty == "mixed" else int(batch_difficulty)),
                             max_new, batch_signal)
     expected_time("disagreement", "analyze", pair.ref.fingerprint)
-    if st.button("Analyse the batch", key="dis-batch-run"):
-        st.session_state["dis-batch"] = config
-    if st.session_state.get("dis-batch") == config:
+    if clicked_for(config, "Analyse the batch", "dis-batch"):
         done = run_with_progress("Batch analysis", lambda progress: analyze(pair, config, progress))
         if done is not None:
             result = done.value
@@ -178,9 +176,7 @@ def intervene_tab() -> None:
     gate_config = GateConfig(gate_signal, int(window), capped=bool(capped), decisive=bool(decisive))
     calibration = CalibrationConfig(ProblemSet(int(cal_n), cal_set.split, cal_set.seed), max_new)
     one = InterveneConfig(question, answer, policy, budget, gate_config, calibration, max_new)
-    if st.button("Decode this problem", key="dis-intervene-run"):
-        st.session_state["dis-intervene"] = one
-    if st.session_state.get("dis-intervene") == one:
+    if clicked_for(one, "Decode this problem", "dis-intervene"):
         done = run_with_progress("Intervention decoding", lambda progress: intervene(pair, one, progress))
         if done is not None:
             v = done.value
@@ -202,10 +198,8 @@ def intervene_tab() -> None:
     sweep_config = SweepConfig(ProblemSet(int(n_sweep)), tuple(sorted(rates)), sweep_policies(), gate_config,
                                calibration, max_new)
     expected_time("disagreement", "sweep", pair.ref.fingerprint)
-    if st.button("Run the sweep", key="dis-sweep-run", disabled=not rates):
-        st.session_state["dis-sweep"] = sweep_config
     shown = None
-    if st.session_state.get("dis-sweep") == sweep_config:
+    if clicked_for(sweep_config, "Run the sweep", "dis-sweep", disabled=not rates):
         done = run_with_progress("Budget sweep", lambda progress: sweep(pair, sweep_config, progress))
         shown = None if done is None else done.value
     else:  # before a run: the latest stored sweep of this pair (e.g. the benchmark's 100 problems)
@@ -252,9 +246,7 @@ def eopd_tab() -> None:
                         value=default_of(EopdConfig, "problems").n, key="dis-eopd-n", persist_state="page")
     eopd_config = EopdConfig(ProblemSet(int(n_eopd)), EopdParams(tau, int(top_k), alpha), max_new, temperature)
     expected_time("disagreement", "eopd", pair.ref.fingerprint)
-    if st.button("Summarise over a batch", key="dis-eopd-run"):
-        st.session_state["dis-eopd"] = eopd_config
-    if st.session_state.get("dis-eopd") == eopd_config:
+    if clicked_for(eopd_config, "Summarise over a batch", "dis-eopd"):
         done = run_with_progress("EOPD signals", lambda progress: eopd(pair, eopd_config, progress))
         if done is not None:
             s = done.value.summary

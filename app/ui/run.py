@@ -40,6 +40,14 @@ def expected_time(feature: str, action: str, fingerprint: str) -> None:
                    "a stored result for the same settings is shown at once).")
 
 
+def clicked_for(config: object, label: str, key: str, *, disabled: bool = False) -> bool:
+    """A button that starts work on these settings: true from its click on, for as long as the settings are still
+    `config` (kept in session state under `key`; the button's key is `key` + "-run"), so a rerun keeps the result."""
+    if st.button(label, key=f"{key}-run", disabled=disabled):
+        st.session_state[key] = config
+    return st.session_state.get(key) == config
+
+
 def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
                       ask_over_s: float | None = None) -> Computed[T] | None:
     """Call `call(progress)` inside a status box with a progress bar; show where the result came from.
