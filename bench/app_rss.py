@@ -15,7 +15,6 @@ Debian's chromium is used (/usr/bin/chromium); no browser is downloaded.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -31,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.server import CHROMIUM, CHROMIUM_FLAGS, free_port, wait_for_health, wait_until_idle  # noqa: E402
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
+from bench.output import write_result  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "app_rss.json"
 MB = 2**20
@@ -175,10 +175,7 @@ def main(argv: list[str] | None = None) -> dict:
            "default_model": os.environ.get("DASH_DEFAULT_MODEL", "smollm2-135m-instruct"),
            "cpus": os.cpu_count(), "load_average_start": load_start, **result,
            "load_average_end": round(os.getloadavg()[0], 2)}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=1) + "\n")
-    print(json.dumps(out, indent=1))
-    return out
+    return write_result(args.out, out)
 
 
 if __name__ == "__main__":

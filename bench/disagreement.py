@@ -12,7 +12,6 @@ outputs for the bench prompts (cheap, and the decisions only matter for the entr
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -32,6 +31,7 @@ from backend.disagreement.scoring import score  # noqa: E402
 from backend.errors import UserError  # noqa: E402
 from backend.features import load_all  # noqa: E402
 from backend.tasks.arithmetic import generate_problems  # noqa: E402
+from bench.output import write_result  # noqa: E402
 
 BASE, REASONER = "smollm2-135m-instruct", "smollm2-135m-arith-reasoner"
 
@@ -114,11 +114,7 @@ def main(argv: list[str] | None = None) -> dict:
                               "reasoning": sum(r.reasoning_passes for r in entropy_runs)}},
     }
     result["meets_targets"] = (result["guided_vs_base"] <= 2.3 and result["entropy_gated_vs_base"] <= 1.5)
-    out = ROOT / "bench" / "results" / "disagreement.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps(result, indent=1))
-    return result
+    return write_result(ROOT / "bench" / "results" / "disagreement.json", result)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ Writes bench/results/disagreement_accuracy.json. On a 2-core CPU this takes abou
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -40,6 +39,7 @@ from backend.disagreement.policies import sweep_policies  # noqa: E402
 from backend.disagreement.sweep import SweepConfig, sweep  # noqa: E402
 from backend.disagreement.sweep_stats import cell_stats  # noqa: E402
 from backend.features import load_all  # noqa: E402
+from bench.output import write_result  # noqa: E402
 
 BASE, REASONER = "smollm2-135m-instruct", "smollm2-135m-arith-reasoner"
 START = time.perf_counter()
@@ -177,11 +177,7 @@ def main(argv: list[str] | None = None) -> dict:
                        "mean_reverse_kl": _r(summary.mean_reverse_kl),
                        "mean_forward_kl_topk_gated": _r(summary.mean_forward_kl_topk_gated),
                        "loss_eopd": _r(summary.loss_eopd), "loss_plain_reverse_kl": _r(summary.loss_plain)}
-    path = Path(opts.out)
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps(out, indent=1) + "\n")
-    print(json.dumps(out, indent=1))
-    return out
+    return write_result(opts.out, out)
 
 
 if __name__ == "__main__":

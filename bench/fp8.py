@@ -7,7 +7,6 @@ algorithm's and not thread contention's; the load average is recorded alongside.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from backend.fp8.geometry import model_factors  # noqa: E402
 from backend.fp8.simulate import SimulateConfig, run_simulation  # noqa: E402
 from backend.fp8.spectral import interaction_sigma  # noqa: E402
 from backend.models import load  # noqa: E402
+from bench.output import write_result  # noqa: E402
 
 EMBEDDED = "smollm2-135m-instruct"
 RESULTS = ROOT / "bench" / "results" / "fp8.json"
@@ -113,10 +113,7 @@ def main() -> dict:
                                 float(torch.tensor(full.bound_rank_aware / full.bound_rotation_safe).median())},
         "transient_simulation": sims,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps(result, indent=1))
-    return result
+    return write_result(RESULTS, result)
 
 
 if __name__ == "__main__":
