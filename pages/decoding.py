@@ -13,6 +13,7 @@ from app.ui.params import checkbox_for, number_for, select_for, slider_for
 from app.ui.run import NEVER_ASK, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
+from app.ui.uploads import PROMPT_MAX_CHARS
 from backend.decoding import STRATEGIES, DecodeConfig, decode, run_batch, settings_for, stored_benchmark
 from backend.models import arithmetic_reasoner
 from backend.params import help_of
@@ -48,7 +49,7 @@ with st.container(border=True):
                       key="dec-source")
     problems = None
     if source == "Own prompt":
-        task = st.text_area("Prompt", "Write one sentence about the sea.", key="dec-prompt")
+        task = st.text_area("Prompt", "Write one sentence about the sea.", key="dec-prompt", max_chars=PROMPT_MAX_CHARS)
         st.caption("Free prompts have no checker: best-of-n and ASMC pick by score, and correctness is not shown.")
     elif source == "Upload JSONL":
         upload = st.file_uploader("JSON lines with {\"question\" or \"prompt\": ..., \"answer\": <int>}",

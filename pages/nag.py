@@ -11,9 +11,9 @@ from app.ui.params import number_for, select_for, slider_for
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
-from app.ui.uploads import within_caps
-from backend.nag import (FORMATS, IMPACTS, POOL_UPLOAD, SCORERS, TARGET_UPLOAD, DeactivationConfig, GraphConfig, Notices,
-                         RankConfig, TargetSet, build_graph, check_upload, compare, deactivation_check,
+from app.ui.uploads import PASTED_TARGETS_MAX_CHARS, within_caps
+from backend.nag import (FORMATS, IMPACTS, POOL_UPLOAD, SCORERS, TARGET_UPLOAD, DeactivationConfig, GraphConfig,
+                         Notices, RankConfig, TargetSet, build_graph, check_upload, compare, deactivation_check,
                          documents_from_texts, export_selected, feature_job, iter_documents, rank, rank_job, samples,
                          target_profiles)
 
@@ -41,7 +41,8 @@ with left:
         target_sets = [TargetSet(d, tuple(samples.sample_targets(d))) for d in chosen]
     elif target_mode == "Upload":
         upload = st.file_uploader("Target examples (JSONL/CSV/Parquet/TXT)", type=UPLOAD_TYPES, key="nag-tgt-up",
-                                  max_upload_size=TARGET_UPLOAD.upload_mb, help=f"{TARGET_UPLOAD.describe().capitalize()}.")
+                                  max_upload_size=TARGET_UPLOAD.upload_mb,
+                                  help=f"{TARGET_UPLOAD.describe().capitalize()}.")
         split = st.checkbox("One target set per 'domain' label", value=True, key="nag-split")
         if upload is not None and within_caps(upload, lambda data, name: check_upload(data, name, TARGET_UPLOAD)):
             notices = Notices()
@@ -55,7 +56,7 @@ with left:
                                       []).append(doc)
                 target_sets = [TargetSet(name, tuple(group)) for name, group in groups.items()]
     else:
-        pasted = st.text_area("One target example per line", key="nag-paste",
+        pasted = st.text_area("One target example per line", key="nag-paste", max_chars=PASTED_TARGETS_MAX_CHARS,
                               value="The enzyme was measured with a spectrophotometer at three temperatures.")
         docs = documents_from_texts(pasted.splitlines(), prefix="pasted")
         target_sets = [TargetSet("pasted", tuple(docs))] if docs else []

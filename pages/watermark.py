@@ -11,10 +11,11 @@ from app.ui.params import number_for, select_for
 from app.ui.run import expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
+from app.ui.uploads import PROMPT_MAX_CHARS
 from backend.results import load_result
-from backend.watermark import (BASELINE, MAX_BYTES, METHODS, SUFFIXES, DetectRequest, EvalConfig, GenerateRequest,
-                               IPMarkConfig, SamplingConfig, detect, evaluate, generate, human_texts, identities,
-                               latest_evaluation, make_request, read_upload, scan, watermark_names)
+from backend.watermark import (BASELINE, MAX_BYTES, MAX_CHARS, METHODS, SUFFIXES, DetectRequest, EvalConfig,
+                               GenerateRequest, IPMarkConfig, SamplingConfig, detect, evaluate, generate, human_texts,
+                               identities, latest_evaluation, make_request, read_upload, scan, watermark_names)
 
 st.title("Watermarks: who wrote this text?")
 st.caption("IPMark-style sentence-level watermark carrying a model address and a user address, chosen among B "
@@ -43,7 +44,8 @@ def detect_tab() -> None:
     else:
         if "wm-text" not in st.session_state:  # the Generate tab puts its watermarked text here
             st.session_state["wm-text"] = human_texts()[0]
-        text = st.text_area("Paste text to check", None, height=160, key="wm-text", persist_state="page")
+        text = st.text_area("Paste text to check", None, height=160, key="wm-text", persist_state="page",
+                            max_chars=MAX_CHARS)  # the same cap as an uploaded file's text
     c1, c2 = st.columns([3, 1])
     prompt = c1.text_input("Prompt to strip (optional)", "", key="wm-strip", persist_state="page")
     method = METHODS.get(select_for(DetectRequest, "method", "Method", labels=METHODS.labels(), container=c2,
@@ -96,7 +98,8 @@ def generate_tab() -> None:
         st.info("Register a model identity and at least one user (Registry tab) to generate watermarked text.")
     elif handle is not None:
         with st.form("wm-generate"):
-            gprompt = st.text_area("Prompt", "Describe a rainy day in a big city.", key="wm-prompt")
+            gprompt = st.text_area("Prompt", "Describe a rainy day in a big city.", key="wm-prompt",
+                                   max_chars=PROMPT_MAX_CHARS)
             c1, c2, c3, c4 = st.columns(4)
             pick = c1.selectbox("Identity", range(len(identity_choices)), format_func=lambda i: identity_choices[i][2])
             gmethod = select_for(GenerateRequest, "method", "Method", labels=METHODS.labels(), container=c2,

@@ -44,6 +44,6 @@ def current_model() -> ModelHandle | None:
                    else f"Could not load {model_id}", state="complete" if handle else "error",
                    expanded=handle is None)
     if handle is not None and handle.reloaded:
-        st.info(f"{literal(handle.display_name)} was loaded again ({handle.load_seconds:.1f} s): it had been unloaded to keep "
-                "the server's models within its memory budget (DASH_MODEL_MEMORY_MB) while it was not in use.")
+        st.info(f"{literal(handle.display_name)} was loaded again ({handle.load_seconds:.1f} s): it had been unloaded "
+                "to keep the server's models within its memory budget (DASH_MODEL_MEMORY_MB) while it was not in use.")
     return handle

@@ -1,4 +1,5 @@
-"""An uploaded file checked against its caps once, before a page parses it."""
+"""What a user sends, bounded before the server works on it: an uploaded file checked against its caps once,
+before a page parses it, and the length of a typed prompt (refused in the browser)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -6,6 +7,11 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.ui.guarded import guarded
+
+# A prompt fills at most a small model's context (a few thousand tokens); the context check refuses a longer one
+# later, but only after the server has received and tokenised it.
+PROMPT_MAX_CHARS = 20_000
+PASTED_TARGETS_MAX_CHARS = 1_000_000  # as much text as a watermark upload may hold
 
 _PASSED = "uploads-within-caps"  # file ids already checked in this session: a rerun does not rescan 50 MB
 

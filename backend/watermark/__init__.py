@@ -21,8 +21,8 @@ from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.methods import BASELINE, METHODS, DetectRequest, detect, watermark_names
 from backend.watermark.sampling import SamplingConfig
 from backend.watermark.scan import scan
-from backend.watermark.uploads import MAX_BYTES, SUFFIXES, read_upload
+from backend.watermark.uploads import MAX_BYTES, MAX_CHARS, SUFFIXES, read_upload
 
-__all__ = ["BASELINE", "MAX_BYTES", "METHODS", "SUFFIXES", "DetectRequest", "EvalConfig", "GenerateRequest",
-           "IPMarkConfig", "SamplingConfig", "detect", "evaluate", "generate", "human_texts", "identities",
-           "latest_evaluation", "make_request", "read_upload", "scan", "watermark_names"]
+__all__ = ["BASELINE", "MAX_BYTES", "MAX_CHARS", "METHODS", "SUFFIXES", "DetectRequest", "EvalConfig",
+           "GenerateRequest", "IPMarkConfig", "SamplingConfig", "detect", "evaluate", "generate", "human_texts",
+           "identities", "latest_evaluation", "make_request", "read_upload", "scan", "watermark_names"]
