@@ -73,14 +73,14 @@ def _snapshot_registry(snap: RegistrySnapshot) -> Iterator[None]:
     replaced = {"list_models": lambda: [identities.ModelIdentity(a, n) for a, n in sorted(snap.names.items())],
                 "all_users_by_model": lambda: {m: list(u) for m, u in snap.users.items() if u},
                 "get_user": get_user}
-    saved = {name: getattr(registry, name) for name in replaced}
+    saved = {name: getattr(identities, name) for name in replaced}
     for name, fn in replaced.items():
-        setattr(registry, name, fn)
+        setattr(identities, name, fn)
     try:
         yield
     finally:
         for name, fn in saved.items():
-            setattr(registry, name, fn)
+            setattr(identities, name, fn)
 
 
 @dataclass(frozen=True)

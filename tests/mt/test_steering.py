@@ -8,7 +8,6 @@ from backend.models.architecture import attention_out_proj
 from backend.models import kernel
 from backend.models.hooks import Hooks, OutputAdd, trace
 from backend.mt.selection import head_count, random_heads, top_heads
-from backend.mt import steering
 from backend.mt.steering import NONE, Intervention, generate, steering_vectors
 
 IDS = torch.tensor([list(range(70, 95))])
