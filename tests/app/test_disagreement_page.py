@@ -59,19 +59,11 @@ def test_batch_sweep_and_eopd_buttons():
 
 
 def test_mismatched_pair_shows_a_message(tmp_path, monkeypatch):
-    import os
-
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    from tests.support.tiny import byte_tokenizer, tiny_config
+    from tests.support.tiny import allow_model, byte_tokenizer, save_for_tokenizer
 
     tok = byte_tokenizer()
     tok.add_tokens(["<other>"])
-    torch.manual_seed(1)
-    AutoModelForCausalLM.from_config(tiny_config("llama", len(tok))).save_pretrained(tmp_path)
-    tok.save_pretrained(tmp_path)
-    monkeypatch.setenv("DASH_EXTRA_MODELS", os.environ["DASH_EXTRA_MODELS"] + f";tiny-page-other={tmp_path}")
+    allow_model(monkeypatch, "tiny-page-other", save_for_tokenizer(tmp_path, tok, seed=1))
     at = run_page("disagreement.py", state=FITS)
     at.selectbox(key="dis-reason-tiny-llama").set_value("tiny-page-other").run()
     assert not at.exception

@@ -3,7 +3,6 @@ the cheap variant catches the reasoning cache up in chunks, and mismatched token
 import numpy as np
 import pytest
 import torch
-from transformers import AutoModelForCausalLM
 
 from backend.disagreement.gate import Threshold, calibrate
 from backend.disagreement.intervention import FixedPositions, SignalGate, decode
@@ -13,7 +12,7 @@ from backend.errors import UserError
 from backend.models import load
 from backend.models.generate import generate
 from backend.tasks.arithmetic import format_prompt
-from tests.support.tiny import byte_tokenizer, tiny_config
+from tests.support.tiny import allow_model, byte_tokenizer, save_for_tokenizer, tiny_config
 
 PROBLEM = typed_problem("Ava has 3 apples and gets 4 more. How many now?", 7)
 N = 24
@@ -67,12 +66,7 @@ def test_fixed_length_runs_ignore_eos(pair):
 def test_mismatched_tokenizers_are_refused(tmp_path, monkeypatch):
     tok = byte_tokenizer()
     tok.add_tokens(["<extra>"])
-    torch.manual_seed(0)
-    AutoModelForCausalLM.from_config(tiny_config("llama", len(tok))).save_pretrained(tmp_path)
-    tok.save_pretrained(tmp_path)
-    import os
-
-    monkeypatch.setenv("DASH_EXTRA_MODELS", os.environ["DASH_EXTRA_MODELS"] + f";tiny-other-vocab={tmp_path}")
+    allow_model(monkeypatch, "tiny-other-vocab", save_for_tokenizer(tmp_path, tok))
     with pytest.raises(UserError, match="do not share a tokenizer"):
         load_pair("tiny-llama", "tiny-other-vocab")
     assert "tiny-other-vocab" not in reasoning_candidates("tiny-llama")
@@ -107,16 +101,11 @@ def test_batched_rows_equal_one_by_one_decoding(pair):
 
 def test_different_eos_tokens_are_accepted_and_both_stop(tmp_path, monkeypatch):
     """A base model and its chat fine-tune often end with different tokens (Qwen3-Base vs Qwen3)."""
-    import os
-
     tok = byte_tokenizer()
     tok.eos_token = "<|endoftext|>"
     config = tiny_config("llama", len(tok))
     config.eos_token_id = tok.eos_token_id
-    torch.manual_seed(0)
-    AutoModelForCausalLM.from_config(config).save_pretrained(tmp_path)
-    tok.save_pretrained(tmp_path)
-    monkeypatch.setenv("DASH_EXTRA_MODELS", os.environ["DASH_EXTRA_MODELS"] + f";tiny-other-eos={tmp_path}")
+    allow_model(monkeypatch, "tiny-other-eos", save_for_tokenizer(tmp_path, tok, config=config))
     pair = load_pair("tiny-other-eos", "tiny-qwen2")
     assert pair.stops == {tok.convert_tokens_to_ids("<|endoftext|>"), tok.convert_tokens_to_ids("<|im_end|>")}
 

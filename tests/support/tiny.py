@@ -5,6 +5,7 @@ through the same allowlist and loader as real models; no network needed.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import torch
@@ -68,3 +69,17 @@ def build_tiny_model(arch: str, directory: Path, seed: int = 0) -> Path:
     model.save_pretrained(directory, safe_serialization=True)
     tokenizer.save_pretrained(directory)
     return directory
+
+
+def save_for_tokenizer(directory: Path, tokenizer: PreTrainedTokenizerFast, seed: int = 0, config=None) -> Path:
+    """A tiny random llama sized to `tokenizer` (or one of `config`), saved with that tokenizer to `directory`:
+    a model that differs from the shared ones in its tokenizer (another vocabulary, another eos)."""
+    torch.manual_seed(seed)
+    AutoModelForCausalLM.from_config(config or tiny_config("llama", len(tokenizer))).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def allow_model(monkeypatch, model_id: str, directory: Path) -> None:
+    """Put the model saved in `directory` on this test's allowlist as `model_id` (DASH_EXTRA_MODELS)."""
+    monkeypatch.setenv("DASH_EXTRA_MODELS", os.environ["DASH_EXTRA_MODELS"] + f";{model_id}={directory}")
