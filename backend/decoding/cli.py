@@ -22,6 +22,14 @@ def _progress(fraction: float, message: str) -> None:
     print(f"[{fraction:4.0%}] {message}", file=sys.stderr)
 
 
+def _add_problem_flags(parser: argparse.ArgumentParser) -> None:
+    """The problems: generated arithmetic ones (how many, which split, seed), or a JSON-lines file."""
+    parser.add_argument("--problems", type=int, default=5, help="number of generated arithmetic problems")
+    parser.add_argument("--split", choices=("heldout", "train"), default="heldout")
+    parser.add_argument("--problem-seed", type=int, default=0)
+    parser.add_argument("--jsonl", help="JSON-lines file of {question|prompt, answer} instead")
+
+
 def _add_config_flags(parser: argparse.ArgumentParser) -> None:
     """One flag per DecodeConfig field (default, range and help from the dataclass), plus --option key=value."""
     add_flags(parser, DecodeConfig, FIELDS)
@@ -92,20 +100,16 @@ def add_commands(subparsers) -> None:
     parser = subparsers.add_parser("decode", help="decoding strategies side by side (ASMC, MH, best-of-n, ...)")
     actions = parser.add_subparsers(dest="action", required=True)
     actions.add_parser("list", help="registered strategies").set_defaults(handler=cmd_list)
-    for name, handler, text in (("run", cmd_run, "one strategy on one prompt or problem"),
-                                ("compare", cmd_compare, "several strategies on many problems")):
-        sub = actions.add_parser(name, help=text)
-        if name == "run":
-            add_flags(sub, DecodeConfig, {"strategy": "--strategy"})
-            sub.add_argument("--prompt", help="free prompt (no checker); otherwise a task problem")
-            sub.add_argument("--index", type=int, default=0, help="which problem of the set")
-        else:
-            sub.add_argument("--strategies", default="greedy,best_of_n,asmc", help="comma-separated names")
-            sub.add_argument("--budgets", default="",
-                             help="comma-separated budget multipliers (accuracy vs budget), e.g. 2,4,8")
-        sub.add_argument("--problems", type=int, default=5, help="number of generated arithmetic problems")
-        sub.add_argument("--split", choices=("heldout", "train"), default="heldout")
-        sub.add_argument("--problem-seed", type=int, default=0)
-        sub.add_argument("--jsonl", help="JSON-lines file of {question|prompt, answer} instead")
+    run = actions.add_parser("run", help="one strategy on one prompt or problem")
+    add_flags(run, DecodeConfig, {"strategy": "--strategy"})
+    run.add_argument("--prompt", help="free prompt (no checker); otherwise a task problem")
+    run.add_argument("--index", type=int, default=0, help="which problem of the set")
+    run.set_defaults(handler=cmd_run)
+    compare = actions.add_parser("compare", help="several strategies on many problems")
+    compare.add_argument("--strategies", default="greedy,best_of_n,asmc", help="comma-separated names")
+    compare.add_argument("--budgets", default="",
+                         help="comma-separated budget multipliers (accuracy vs budget), e.g. 2,4,8")
+    compare.set_defaults(handler=cmd_compare)
+    for sub in (run, compare):
+        _add_problem_flags(sub)
         _add_config_flags(sub)
-        sub.set_defaults(handler=handler)
