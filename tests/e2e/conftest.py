@@ -40,13 +40,29 @@ def app_url():
             pytest.fail(str(exc))
 
 
+class PatientBrowser:
+    """The session's Chromium, whose pages wait for an element or an action as long as a page may take to run
+    (Playwright's default of 30 s failed an upload on the MT page with other jobs on the machine)."""
+
+    def __init__(self, browser):
+        self._browser = browser
+
+    def new_page(self, **options):
+        page = self._browser.new_page(**options)
+        page.set_default_timeout(PAGE_TIMEOUT_S * 1000)
+        return page
+
+    def __getattr__(self, name):
+        return getattr(self._browser, name)
+
+
 @pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
-        yield browser
+        yield PatientBrowser(browser)
         browser.close()
 
 
