@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from app.ui.text import WORD_JOINER
-from tests.e2e.conftest import open_tab, wait_until_idle
+from tests.e2e.conftest import PAGE_TIMEOUT_S, open_tab, wait_until_idle
 
 MD_IMAGE = "![t](http://tracker.invalid/md.gif)"
 MD_LINK = "[see](http://tracker.invalid/link)"
@@ -74,6 +74,13 @@ class GuardedPage:
         time.sleep(1.0)
         wait_until_idle(self.page)
 
+    def wait_for_text(self, text: str) -> None:
+        """Under CPU load the rerun an upload triggers can start after wait_until_idle has already returned on the
+        previous run's idle state: wait for what the new run renders, then for it to finish."""
+        self.page.wait_for_function("t => document.body.innerText.includes(t)", arg=text,
+                                    timeout=PAGE_TIMEOUT_S * 1000)
+        wait_until_idle(self.page)
+
     def choose(self, radio_label: str, option: str) -> None:
         self.page.locator('[data-testid="stRadio"]').filter(has_text=radio_label).get_by_text(
             option, exact=True).click()
@@ -123,6 +130,7 @@ def test_uploaded_text_file_on_the_watermark_page(guarded):
     g = guarded("watermark")
     g.choose("Paste", "Upload")
     g.upload("at most", "hostile.txt", PAYLOAD)
+    g.wait_for_text(MD_IMAGE)
     g.assert_clean()
     assert MD_IMAGE in g.body() and HTML_IMG in g.body()
 
