@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from backend.models.kernel import decode, start
-from backend.models.rules import context_limit, stop_ids
+from backend.models.rules import fits, stop_ids
 from backend.models.generate import encode_prompt
 from backend.models.loading import ModelHandle
 from backend.params import Config, param
@@ -158,8 +158,7 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
 
 def room_for_sentence(handle: ModelHandle, context_tokens: int, cfg: SamplingConfig) -> bool:
     """Whether one more sentence of up to max_sentence_tokens fits the model's context after the text so far."""
-    limit = context_limit(handle.model)
-    return limit is None or context_tokens + cfg.max_sentence_tokens <= limit
+    return fits(handle.model, context_tokens, cfg.max_sentence_tokens)
 
 
 def _special_ids(handle: ModelHandle, vocab: int) -> torch.Tensor:
