@@ -12,6 +12,7 @@ import pandas as pd
 
 from backend.errors import UserError
 from backend.store.db import connect_with
+from backend.watermark.keys import DEMO_MODEL_ADDRESS
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS wm_models (
@@ -59,14 +60,20 @@ def _clean_name(text: str, what: str) -> str:
     return text
 
 
-def add_model(name: str, address: int | None = None) -> ModelIdentity:
-    """Register a model identity; the address is the next free one unless given."""
+def add_model(name: str, address: int | None = None, *, demo: bool = False) -> ModelIdentity:
+    """Register a model identity; the address is the next free one unless given. The demo identity's reserved
+    address (its keys come from the public demo secret) is taken only with `demo` (backend.watermark.demo)."""
     name = _clean_name(name, "model name")
     with _tx() as con:
         if address is None:
-            address = con.execute("SELECT coalesce(max(address), 0) + 1 FROM wm_models").fetchone()[0]
+            address = con.execute("SELECT coalesce(max(address), 0) + 1 FROM wm_models WHERE address <> ?",
+                                  [DEMO_MODEL_ADDRESS]).fetchone()[0]
         elif not 1 <= int(address) <= 2**31 - 1:
             raise UserError("A model address must be a positive integer.")
+        if (int(address) == DEMO_MODEL_ADDRESS) != demo:
+            raise UserError(f"Model address {DEMO_MODEL_ADDRESS} is reserved for the demo identity, whose keys come "
+                            "from a public secret; choose another address." if not demo else
+                            "The demo identity has its own reserved address.")
         if con.execute("SELECT 1 FROM wm_models WHERE address = ?", [int(address)]).fetchone():
             raise UserError(f"Model address {address} is already taken.")
         con.execute("INSERT INTO wm_models (address, name) VALUES (?, ?)", [int(address), name])
@@ -104,6 +111,15 @@ def bulk_add_users(model_address: int, count: int, prefix: str = "user") -> int:
                     "SELECT ?, ? + i, ? || '-' || CAST(? + i AS VARCHAR) FROM range(?) t(i)",
                     [int(model_address), start, prefix, start, count])
     return count
+
+
+def remove_model(address: int) -> int:
+    """Remove a model identity and its users; returns how many identities (model and users) were removed."""
+    with _tx() as con:
+        users = con.execute("SELECT count(*) FROM wm_users WHERE model_address = ?", [int(address)]).fetchone()[0]
+        con.execute("DELETE FROM wm_users WHERE model_address = ?", [int(address)])
+        models = con.execute("DELETE FROM wm_models WHERE address = ? RETURNING address", [int(address)]).fetchall()
+    return users + len(models)
 
 
 def get_or_add_model(name: str) -> ModelIdentity:

@@ -5,6 +5,10 @@ file created on first use under `<data>/secrets/watermark_master.key` (DASH_WATE
 overrides the path) with owner-only permissions (dir 0700, file 0600). It is never returned to a
 caller, printed, logged, stored in DuckDB or exported: only HMAC outputs leave this module, and the
 key objects redact themselves in repr/str so an accidental log line shows nothing.
+
+The demo identity (backend.watermark.demo) lives at one reserved model address, DEMO_MODEL_ADDRESS, and its keys
+come from a public demo secret instead: its marks are for trying the app, and anyone can write them. No other
+address ever derives from the demo secret, and a master secret equal to it is refused.
 """
 from __future__ import annotations
 
@@ -22,6 +26,9 @@ ENV_SECRET = "DASH_WATERMARK_SECRET"
 ENV_SECRET_FILE = "DASH_WATERMARK_SECRET_FILE"
 _lock = threading.Lock()
 _cache: dict[str, bytes] = {}
+DEMO_MODEL_ADDRESS = 2**31 - 1  # reserved for the demo identity: the identity registry gives it to no real model
+# Public on purpose (shipped example texts carry its marks); a fixed digest, so every install reads the examples.
+_DEMO_SECRET = hashlib.sha256(b"dash watermark demo secret v1: public, for example texts only").digest()
 
 
 class Key:
@@ -77,7 +84,9 @@ def _load_master() -> bytes:
     if env is not None:
         if len(env) < 16:
             raise UserError(f"{ENV_SECRET} must be at least 16 characters long.")
-        return hashlib.sha256(b"env:" + env.encode("utf-8")).digest()
+        raw = hashlib.sha256(b"env:" + env.encode("utf-8")).digest()
+        _refuse_demo(raw)
+        return raw
     path = secret_file()
     with _lock:
         if str(path) in _cache:
@@ -91,8 +100,16 @@ def _load_master() -> bytes:
                             "create a new one (existing watermarks then no longer verify).")
         if path.stat().st_mode & 0o077:
             os.chmod(path, 0o600)  # tighten a file someone copied in with loose permissions
+        _refuse_demo(raw)
         _cache[str(path)] = raw
         return raw
+
+
+def _refuse_demo(raw: bytes) -> None:
+    """A master secret must never be the public demo secret (real identities would carry forgeable marks)."""
+    if hmac.compare_digest(raw, _DEMO_SECRET):
+        raise UserError("The watermark master secret equals the public demo secret; create a new secret "
+                        f"({ENV_SECRET} or a new secret file).")
 
 
 def master_key() -> Key:
@@ -100,19 +117,34 @@ def master_key() -> Key:
     return Key(_load_master(), "master")
 
 
+def demo_key() -> Key:
+    """The root of the demo identity's keys (public; never the master secret)."""
+    return Key(_DEMO_SECRET, "demo")
+
+
+def is_demo(model_address: int) -> bool:
+    return int(model_address) == DEMO_MODEL_ADDRESS
+
+
+def root_key(model_address: int) -> Key:
+    """The secret a model identity's keys derive from: the demo secret for the demo address, else the master."""
+    return demo_key() if is_demo(model_address) else master_key()
+
+
 def model_key(model_address: int) -> Key:
-    return master_key().derive(f"ipmark/model/{int(model_address)}", f"model {model_address}")
+    return root_key(model_address).derive(f"ipmark/model/{int(model_address)}", f"model {model_address}")
 
 
 def user_key(model_address: int, user_address: int) -> Key:
-    return master_key().derive(f"ipmark/user/{int(model_address)}.{int(user_address)}",
+    return root_key(model_address).derive(f"ipmark/user/{int(model_address)}.{int(user_address)}",
                                f"user {model_address}.{user_address}")
 
 
 def kgw_key(model_address: int) -> Key:
-    return master_key().derive(f"kgw/model/{int(model_address)}", f"kgw {model_address}")
+    return root_key(model_address).derive(f"kgw/model/{int(model_address)}", f"kgw {model_address}")
 
 
-def secret_tag() -> str:
-    """A short one-way tag of the master secret, for cache keys (results change when the secret does)."""
-    return master_key().mac(b"cache-tag").hex()[:12]
+def secret_tag(model_address: int = 0) -> str:
+    """A short one-way tag of the secret this identity's keys come from (the master secret unless it is the demo
+    identity), for cache keys: results change when the secret does, and the demo's are the same on every install."""
+    return root_key(model_address).mac(b"cache-tag").hex()[:12]
