@@ -14,7 +14,8 @@ from app.ui.run import NEVER_ASK, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from app.ui.uploads import PROMPT_MAX_CHARS
-from backend.decoding import STRATEGIES, DecodeConfig, decode, run_batch, settings_for, stored_benchmark
+from backend.decoding import (FIRST_VIEW, STRATEGIES, DecodeConfig, aggregate, decode, run_batch, settings_for,
+                              stored_benchmark)
 from backend.models import arithmetic_reasoner
 from backend.params import help_of
 from backend.tasks import (MAX_BATCH_PROBLEMS, PROBLEM_SETS, PROBLEM_UPLOAD, format_prompt, problem_set,
@@ -48,6 +49,7 @@ with st.container(border=True):
     source = st.radio("Input", ["Arithmetic problem", "Own prompt", "Upload JSONL"], horizontal=True,
                       key="dec-source")
     problems = None
+    illustrated = False  # the first view's problem of the stored benchmark, on its model: labelled as such
     if source == "Own prompt":
         task = st.text_area("Prompt", "Write one sentence about the sea.", key="dec-prompt", max_chars=PROMPT_MAX_CHARS)
         st.caption("Free prompts have no checker: best-of-n and ASMC pick by score, and correctness is not shown.")
@@ -67,13 +69,17 @@ with st.container(border=True):
         task = problems[pick]
     else:
         c1, c2, c3 = st.columns([2, 1, 1])
+        # opens on the first view's problem (backend/decoding/first_view.py), chosen from the stored benchmark
         family = c1.selectbox("Problem set", list(PROBLEM_SETS), format_func=PROBLEM_SETS.get, key="dec-family",
+                              index=list(PROBLEM_SETS).index(FIRST_VIEW.problem_set),
                               help="Held-out problems of the generator (never trained on; the classic templates "
                                    "are the ones the adapter learnt first), or the hand-written set, in wording "
                                    "the generator never produces.")
-        difficulty = c2.selectbox("Steps", [1, 2, 3], index=0, key="dec-difficulty")
+        difficulty = c2.selectbox("Steps", [1, 2, 3], index=FIRST_VIEW.steps - 1, key="dec-difficulty")
         available = problem_set_size(family, difficulty)
-        index = c3.number_input("Problem #", 0, available - 1, 0, key=f"dec-index-{family}-{difficulty}")
+        opening = FIRST_VIEW.index if (family, difficulty) == (FIRST_VIEW.problem_set, FIRST_VIEW.steps) else 0
+        index = c3.number_input("Problem #", 0, available - 1, opening, key=f"dec-index-{family}-{difficulty}")
+        illustrated = FIRST_VIEW.shows(handle.id, family, difficulty, int(index))
         task = problem_set(family, int(index) + 1, difficulty)[-1]
     if not isinstance(task, str):
         st.markdown(f"**{literal(task.question)}** (answer: {task.answer})")
@@ -86,7 +92,7 @@ with st.container(border=True):
                      on_click=choose_model, args=(reasoner,))
 
 # ---------------------------------------------------------------- strategies and parameters
-picked = st.multiselect("Strategies", list(label_of), default=["greedy", "asmc"], format_func=label_of.get,
+picked = st.multiselect("Strategies", list(label_of), default=list(FIRST_VIEW.strategies), format_func=label_of.get,
                         key="dec-strategies")
 with st.expander("Parameters and budgets", expanded=False):  # ranges and help from DecodeConfig's fields
     c1, c2, c3, c4 = st.columns(4)
@@ -94,7 +100,7 @@ with st.expander("Parameters and budgets", expanded=False):  # ranges and help f
         "max_new_tokens": number_for(Cfg, "max_new_tokens", "Max new tokens", container=c1, value=tokens_default,
                                      key="dec-max-new"),
         "alpha": number_for(Cfg, "alpha", "alpha (power)", container=c2, min_value=0.1, step=0.5, key="dec-alpha"),
-        "n": number_for(Cfg, "n", "n (samples / particles)", container=c3, value=4, key="dec-n"),
+        "n": number_for(Cfg, "n", "n (samples / particles)", container=c3, value=FIRST_VIEW.particles, key="dec-n"),
         "temperature": number_for(Cfg, "temperature", "Temperature (sampling, best-of-n)", container=c4,
                                   min_value=0.05, step=0.05, key="dec-temp"),
     }
@@ -169,6 +175,17 @@ def candidates_view(results: list) -> None:
 
 
 # ---------------------------------------------------------------- one prompt (runs on first render)
+def illustration() -> None:
+    """The first view's problem is one chosen for illustration: say so, with the stored benchmark's aggregate
+    (every problem, the same model) beside it."""
+    rows = aggregate(handle.fingerprint)
+    left, right = st.columns([2, 3]) if rows else (st.container(), None)
+    left.info(f"**Chosen for illustration.** {literal(FIRST_VIEW.evidence)}")
+    if right is not None:
+        right.markdown(f"**The stored benchmark, every problem** ({rows[0].problems} problems, this model)")
+        right.dataframe(figs.aggregate_table(rows), hide_index=True, width="stretch", key="dec-aggregate")
+
+
 def side_by_side() -> None:
     clicked = st.button("Run selected strategies", type="primary", key="dec-run")
     state = st.session_state.get("dec-results")
@@ -181,6 +198,8 @@ def side_by_side() -> None:
                 results.append(done.value)
         st.session_state["dec-results"] = state = (handle.id, results)
     results = state[1]
+    if illustrated:
+        illustration()
     if not results:
         st.info("Pick at least one strategy and press Run.")
     else:

@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from backend.decoding import BatchResult, DecodeResult
+from backend.decoding import AggregateRow, BatchResult, DecodeResult
 from backend.significance import wilson_interval
 
 
@@ -29,6 +29,13 @@ def results_table(results: list[DecodeResult], labels: dict[str, str] | None = N
         row["strategy"] = (labels or {}).get(r.strategy, r.strategy)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def aggregate_table(rows: tuple[AggregateRow, ...]) -> pd.DataFrame:
+    """The stored benchmark beside the first view: accuracy with its 95% Wilson interval, p95 latency."""
+    return pd.DataFrame([{"strategy": r.label, "accuracy": f"{r.accuracy:.1%}",
+                          "95% interval": f"{r.low:.1%} - {r.high:.1%}", "correct": f"{r.correct} / {r.problems}",
+                          "p95 latency (s)": r.p95_latency_s} for r in rows])
 
 
 def ess_over_time(result: DecodeResult, threshold: float | None = None) -> go.Figure:

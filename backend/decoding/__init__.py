@@ -7,10 +7,11 @@ settings_for([configs], budgets))`; strategies are listed by the registry `STRAT
 """
 from backend.decoding.benchmark import StoredBenchmark, stored_benchmark
 from backend.decoding.config import DecodeConfig
+from backend.decoding.first_view import FIRST_VIEW, AggregateRow, FirstView, aggregate
 from backend.decoding.registry import STRATEGIES, StrategySpec
 from backend.decoding.result import BatchResult, BatchRow, Candidate, DecodeResult, MHTrace, ParticleTrace
 from backend.decoding.run import Setting, decode, prepare, run_batch, settings_for
 
-__all__ = ["STRATEGIES", "BatchResult", "BatchRow", "Candidate", "DecodeConfig", "DecodeResult", "MHTrace",
-           "ParticleTrace", "Setting", "StoredBenchmark", "StrategySpec", "decode", "prepare", "run_batch",
-           "settings_for", "stored_benchmark"]
+__all__ = ["FIRST_VIEW", "STRATEGIES", "AggregateRow", "BatchResult", "BatchRow", "Candidate", "DecodeConfig",
+           "DecodeResult", "FirstView", "MHTrace", "ParticleTrace", "Setting", "StoredBenchmark", "StrategySpec",
+           "aggregate", "decode", "prepare", "run_batch", "settings_for", "stored_benchmark"]

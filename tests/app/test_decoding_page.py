@@ -1,6 +1,9 @@
 """AppTest: the Decoding page runs greedy and ASMC on first render and shows the ESS figure; other tabs, batch."""
+import dataclasses
 import html
+import json
 
+from backend.decoding import FIRST_VIEW
 from tests.app.helpers import error_texts, open_tab, plotly_charts, run_page
 
 
@@ -71,8 +74,9 @@ def test_hand_written_problems_and_a_switch_to_the_reasoning_model(monkeypatch):
     monkeypatch.setattr(models, "arithmetic_reasoner", lambda: "tiny-qwen2")
     at = run_page("decoding.py")
     at.selectbox(key="dec-family").set_value("handwritten").run()
-    first = next(p for p in handwritten_problems() if p.difficulty == 1)
-    assert any(html.unescape(first.question) in html.unescape(m.value) for m in at.markdown)
+    shown = [p for p in handwritten_problems() if p.difficulty == FIRST_VIEW.steps][FIRST_VIEW.index]
+    assert any(html.unescape(shown.question) in html.unescape(m.value) for m in at.markdown)  # the first view's
+    assert not any("Chosen for illustration" in i.value for i in at.info)  # not its model: not labelled
     at.button(key="dec-use-reasoner").click().run()
     assert not at.exception
     assert any("tiny-qwen2" in html.unescape(c.value) for c in at.caption)  # now decoding with the reasoner
@@ -124,3 +128,31 @@ def test_a_reasoner_that_needs_more_tokens_resets_the_token_field(monkeypatch):
     at.button(key="dec-use-reasoner").click().run()
     assert not at.exception
     assert at.number_input(key="dec-max-new").value == 96
+
+
+def test_first_view_is_labelled_as_chosen_for_illustration_beside_the_stored_aggregate(monkeypatch, tmp_path):
+    """On the model the first view was chosen for (a tiny model stands in), the page opens on its problem, says it
+    was chosen for illustration, and shows the stored benchmark's aggregate with intervals beside it; another
+    problem drops the label."""
+    import backend.decoding as decoding
+    import backend.decoding.first_view as first_view
+    from backend.models import load
+
+    rows = [{"label": "Greedy", "strategy": "greedy", "budget": 1, "problems": 160, "accuracy": 0.575,
+             "p95_latency_s": 6.07, "mean_tokens": 40.0},
+            {"label": "ASMC x4", "strategy": "asmc", "budget": 4, "problems": 160, "accuracy": 0.58125,
+             "p95_latency_s": 10.06, "mean_tokens": 160.0}]
+    path = tmp_path / "decoding_accuracy.json"
+    path.write_text(json.dumps({"model": "Tiny", "fingerprint": load("tiny-llama").fingerprint, "summary": rows}))
+    real = first_view.stored_benchmark
+    monkeypatch.setattr(first_view, "stored_benchmark", lambda fingerprint: real(fingerprint, path))
+    monkeypatch.setattr(decoding, "FIRST_VIEW", dataclasses.replace(FIRST_VIEW, model_id="tiny-llama"))
+    at = run_page("decoding.py")
+    assert at.selectbox(key="dec-family").value == FIRST_VIEW.problem_set
+    assert any("Chosen for illustration" in i.value for i in at.info)
+    table = next(df.value for df in at.dataframe if "95% interval" in df.value.columns)
+    assert list(table["strategy"]) == ["Greedy", "ASMC x4"]
+    assert list(table["95% interval"]) == ["49.8% - 64.9%", "50.4% - 65.5%"]  # Wilson, 92 and 93 of 160
+    assert len(at.metric) == 2  # the illustrated runs themselves, below
+    at.number_input(key=f"dec-index-{FIRST_VIEW.problem_set}-{FIRST_VIEW.steps}").set_value(0).run()
+    assert not any("Chosen for illustration" in i.value for i in at.info)
