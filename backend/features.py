@@ -49,9 +49,9 @@ FEATURES: tuple[Feature, ...] = (
             opens_on="backend.models:translator"),
     Feature("nag", ("scorers", "impact"), "nag.py"),
     Feature("disagreement", (), "disagreement.py"),
-    Feature("decoding", ("algorithms",), "decoding.py", opens_on="backend.models:arithmetic_reasoner",
+    Feature("decoding", ("algorithms", "convexity"), "decoding.py", opens_on="backend.models:arithmetic_reasoner",
             plug_in_face=("registry", "config", "context", "result")),
-    Feature("watermark", ("ipmark.method", "kgw.method", "attacks"), "watermark.py"),
+    Feature("watermark", ("ipmark.method", "kgw.method", "hf_kgw.method", "synthid.method", "attacks"), "watermark.py"),
     Feature("fp8", ("spectral", "formats"), "fp8_bounds.py"),
 )
 

@@ -5,6 +5,7 @@ Entry points: `decode(handle, problem_or_prompt, DecodeConfig(...))`, `run_batch
 settings_for([configs], budgets))`; strategies are listed by the registry `STRATEGIES` (filled by
 `backend.features.load_all()`).
 """
+from backend.decoding import convexity  # ConvexBench: its own strategies (direct, decomposed)
 from backend.decoding.benchmark import StoredBenchmark, stored_benchmark
 from backend.decoding.config import DecodeConfig
 from backend.decoding.first_view import FIRST_VIEW, AggregateRow, FirstView, aggregate
@@ -12,6 +13,6 @@ from backend.decoding.registry import STRATEGIES, StrategySpec
 from backend.decoding.result import BatchResult, BatchRow, Candidate, DecodeResult, MHTrace, ParticleTrace
 from backend.decoding.run import Setting, decode, prepare, run_batch, settings_for
 
-__all__ = ["FIRST_VIEW", "STRATEGIES", "AggregateRow", "BatchResult", "BatchRow", "Candidate", "DecodeConfig",
+__all__ = ["FIRST_VIEW", "STRATEGIES", "convexity", "AggregateRow", "BatchResult", "BatchRow", "Candidate", "DecodeConfig",
            "DecodeResult", "FirstView", "MHTrace", "ParticleTrace", "Setting", "StoredBenchmark", "StrategySpec",
            "aggregate", "decode", "prepare", "run_batch", "settings_for", "stored_benchmark"]
