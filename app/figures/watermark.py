@@ -16,7 +16,10 @@ MARK_COLOURS = {"strong": "#9fd79f", "weak": "#d7ecb0", "miss": "#f3b3a6", "unsc
 
 
 def p_text(level) -> str:
-    """A level's p-value as shown: family-wise over the keys it was the best of ("best of K keys")."""
+    """A level's p-value as the verdict uses it, with what it was corrected over ("p = 0.0005, Šidák over 1 model")."""
+    over = getattr(level, "corrected_over", "")
+    if over:
+        return f"p = {level.p_family:.2g}, {over}"
     if level.compared > 1:
         return f"p = {level.p_family:.2g} (best of {level.compared:,} keys)"
     return f"p = {level.p_value:.2g}"

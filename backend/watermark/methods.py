@@ -60,6 +60,7 @@ class Detection:
     report: Any = None
     p_corrected: float | None = None  # family-wise p over the keys compared, what the verdict is taken on
     compared: int = 1  # the reported identity is the best of this many identities' keys (1: one key tested)
+    corrected_over: str = ""  # what p_corrected was corrected over, in words ("Šidák over 1 model"; "": one key)
 
     @property
     def flagged(self) -> bool:
@@ -83,7 +84,7 @@ class Detection:
     def to_json(self) -> dict:
         """The common summary, then the method's own summary and per-unit details (`watermark detect --json`)."""
         common = {"method": self.method, "verdict": self.verdict, "z": self.z, "p_value": self.p_value,
-                  "p_corrected": self.p_family, "best_of_keys": self.compared}
+                  "p_corrected": self.p_family, "best_of_keys": self.compared, "corrected_over": self.corrected_over}
         return {**common, **self.report.to_json()}
 
 

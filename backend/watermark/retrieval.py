@@ -7,12 +7,16 @@ Flat (O(M * U)): score every (model, user) pair on all its sentences and take th
 Both read the same signatures, computed once per text; users are ranked by cheap z-scores and exact
 p-values are computed for the winners only.
 
-Every level of the reported match is the best of K keys and carries its family-wise p-value
-(backend.watermark.stats: Šidák for the model level over the M model keys and for the user level over
-the user keys scored, Bonferroni for the total over every registered identity).
-Decision (family-wise level alpha): the text is watermarked by model m if the smaller of the corrected
-model-level and corrected total p-values, doubled (Bonferroni over these two tests), is <= alpha
-(`Match.p_decision`); the user is named if, in addition, its corrected user-level p <= alpha.
+Decision, one level at a time (a gatekeeping procedure: the user level is tested only behind its model):
+- model level: the model is decided on its own sentences' bits, as the best of the M model keys, Šidák-corrected
+  over the M registered models only. "Watermarked by model m" therefore stands whatever the number of users;
+- user level (only under a model that passed): the user's bits on the user-level sentences, Šidák-corrected over
+  the users of that model only (the hierarchical search scores no other user's key for it; the flat scan,
+  which picks the user among every registered user, corrects over all of them).
+Each level's p-value carries its correction and the family it was corrected over (`LevelScore.family`): the
+p-values shown are the ones the verdict is taken on. The total (both levels under one identity) is kept as the
+evaluation's ROC statistic only, uncorrected; it decides nothing: a best-of-every-user total would dilute with
+the user count (100,000 users cost it 17 bits), which is what let a crowd of users hide a model.
 """
 from __future__ import annotations
 
@@ -20,10 +24,10 @@ import math
 import time
 from dataclasses import dataclass
 
-from backend.watermark.keys import model_key, user_key
+from backend.watermark.keys import model_key, user_key, user_keys
 from backend.watermark.scoring import MODEL, USER, bits_of, level_messages, prepare
 from backend.watermark.signatures import Signature
-from backend.watermark.stats import LevelScore, best_of, bonferroni, level_score
+from backend.watermark.stats import LevelScore, best_of, labelled, level_score
 
 FILTER_P = 0.01  # model-level p-value a model needs for its users to be scored (plus the best model)
 
@@ -40,7 +44,7 @@ class Match:
     total: LevelScore
     model_significant: bool
     user_significant: bool
-    p_decision: float = 1.0  # the corrected p-value the verdict is taken on (see the module docstring)
+    p_decision: float = 1.0  # the corrected p-value the verdict is taken on: the model level's (module docstring)
 
 
 @dataclass(frozen=True)
@@ -60,26 +64,27 @@ def _z(sem: list[int], syn: list[int], w_sem: float, w_syn: float) -> float:
     return (w_sem * (sum(sem) - len(sem) / 2) + w_syn * (sum(syn) - len(syn) / 2)) / math.sqrt(var)
 
 
-def _match(m, u, msgs, model_bits, user_bits, w_sem, w_syn, alpha, n_models, n_user_keys, n_identities) -> Match:
-    """The evidence of (m, u) as the best of n_models model keys, n_user_keys user keys and n_identities
-    identities (the totals)."""
-    model = best_of(level_score(MODEL, len(msgs[MODEL].sentence_ids), *model_bits, w_sem, w_syn), n_models)
-    user = None if user_bits is None else best_of(
-        level_score(USER, len(msgs[USER].sentence_ids), *user_bits, w_sem, w_syn), n_user_keys)
+def _match(m, u, msgs, model_bits, user_bits, w_sem, w_syn, alpha, n_models, n_user_keys, users_family) -> Match:
+    """The evidence of (m, u): the model level as the best of n_models model keys, the user level as the best of
+    n_user_keys user keys (`users_family` names them); the total is one identity's raw evidence (the ROC
+    statistic), never corrected and never decisive."""
+    model = labelled(best_of(level_score(MODEL, len(msgs[MODEL].sentence_ids), *model_bits, w_sem, w_syn), n_models),
+                     _count(n_models, "model"))
+    user = None if user_bits is None else labelled(
+        best_of(level_score(USER, len(msgs[USER].sentence_ids), *user_bits, w_sem, w_syn), n_user_keys),
+        users_family)
     sem = model_bits[0] + (user_bits[0] if user_bits else [])
     syn = model_bits[1] + (user_bits[1] if user_bits else [])
     n = model.n_sentences + (user.n_sentences if user else 0)
-    total = best_of(level_score("total", n, sem, syn, w_sem, w_syn), n_identities, "bonferroni")
-    p_decision = bonferroni(min(model.p_family, total.p_family), 2)
-    model_ok = p_decision <= alpha
-    user_ok = model_ok and user is not None and user.p_family <= alpha
+    total = level_score("total", n, sem, syn, w_sem, w_syn)
+    model_ok = model.n_bits > 0 and model.p_family <= alpha
+    user_ok = model_ok and user is not None and user.n_bits > 0 and user.p_family <= alpha
     return Match(model_address=m, user_address=u, model=model, user=user, total=total, model_significant=model_ok,
-                 user_significant=user_ok, p_decision=p_decision)
+                 user_significant=user_ok, p_decision=model.p_family)
 
 
-def identities(registry: dict[int, list[int]]) -> int:
-    """Registered identities: every (model, user) pair plus each model without users."""
-    return sum(len(users) or 1 for users in registry.values())
+def _count(n: int, what: str) -> str:
+    return f"{n:,} {what}{'' if n == 1 else 's'}"
 
 
 def hierarchical(sigs: list[Signature], registry: dict[int, list[int]], w_sem: float, w_syn: float,
@@ -97,23 +102,43 @@ def hierarchical(sigs: list[Signature], registry: dict[int, list[int]], w_sem: f
     keys, best = len(registry), None
     guess = tuple(order[:1]) if any(s.usable for s in sigs) else ()
     scored = tuple(dict.fromkeys(surviving + guess))
-    n_user_keys, n_identities = sum(len(registry[m]) for m in scored), identities(registry)
     for m in scored:
         msgs, model_bits, _ = per_model[m]
-        top_u, top_bits, top_z = 0, None, -math.inf
-        for u in registry[m]:
-            bits = bits_of(user_key(m, u), msgs[USER])
-            z = _z(*bits, w_sem, w_syn)
-            if z > top_z:
-                top_u, top_bits, top_z = u, bits, z
+        top_u = best_user(m, registry[m], msgs[USER], w_sem, w_syn)
+        top_bits = bits_of(user_key(m, top_u), msgs[USER]) if top_u else None
         keys += len(registry[m])
-        match = _match(m, top_u, msgs, model_bits, top_bits, w_sem, w_syn, alpha, len(registry), n_user_keys,
-                       n_identities)
+        match = _match(m, top_u, msgs, model_bits, top_bits, w_sem, w_syn, alpha, len(registry), len(registry[m]),
+                       f"{_count(len(registry[m]), 'user')} of model {m}")
         if best is None or _rank(match) > _rank(best):
             best = match
     ranking = tuple((m, per_model[m][2].z, per_model[m][2].log10_p) for m in order)
     return Retrieval(best=best, models=ranking, surviving_models=surviving, keys_evaluated=keys,
                      seconds=time.perf_counter() - start, method="hierarchical")
+
+
+def best_user(m: int, users: list[int], messages, w_sem: float, w_syn: float) -> int:
+    """The user of model m whose key scores highest on the user-level messages (the first on a tie; 0: no users).
+
+    Every user of a model is scored on the same messages, so the weighted score alone ranks them (the z-score is
+    the same affine function of it for all). A user is abandoned as soon as its bits so far plus every remaining
+    weight cannot beat the best score yet: on a registry of 100,000 users most keys are dropped after two or three
+    bits instead of all of them, with the same winner as scoring every bit."""
+    items = sorted([(w_sem, msg) for msg in messages.sem] + [(w_syn, msg) for msg in messages.syn],
+                   key=lambda item: -item[0])
+    remaining = [sum(w for w, _ in items[i:]) for i in range(len(items) + 1)]
+    top_u, top = 0, -math.inf
+    for u, key in user_keys(m, users):
+        if top >= remaining[0] - 1e-9:  # the best has every bit: nobody after it can beat it
+            break
+        score = 0.0
+        for i, (weight, msg) in enumerate(items):
+            if score + remaining[i] <= top + 1e-9:  # cannot strictly exceed the best: the first best stays
+                break
+            score += weight * (key.mac(msg)[-1] & 1)
+        else:
+            if score > top + 1e-9 or not top_u:
+                top_u, top = u, score
+    return top_u
 
 
 def _rank(match: Match) -> tuple:
@@ -146,7 +171,7 @@ def flat(sigs: list[Signature], registry: dict[int, list[int]], w_sem: float, w_
     if top is not None:
         _, m, u, msgs, model_bits, bits, _ = top
         best = _match(m, u, msgs, model_bits, bits, w_sem, w_syn, alpha, len(registry), all_users,
-                      identities(registry))
+                      f"{_count(all_users, 'user')} (every registered user: the flat scan picks among all)")
     ranking.sort(key=lambda item: (-item[1], item[0]))
     surviving = (best.model_address,) if best is not None and best.model_significant else ()
     return Retrieval(best=best, models=tuple(ranking), surviving_models=surviving, keys_evaluated=keys,

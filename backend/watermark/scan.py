@@ -1,9 +1,10 @@
 """Watermark scan of a corpus: every document through the methods' detection interface (`methods.detect`),
 as a corpus job (local or Ray, backend.corpus), one row per document:
 
-id, verdict, flagged, score, z, p_value (the method's), p_model / p_user / p_total and their Bonferroni
-corrections (p x M registered models, x U_m users of the model, x U users in all: the rule
-backend.watermark.retrieval decides with), the attributed model / user, sentences and sentences used.
+id, verdict, flagged, score, z, p_value (the method's), p_model / p_user and their corrections as the verdict
+takes them (backend.watermark.retrieval: the model level over the M registered models, the user level over the
+users of that model), p_total (the identity's raw total evidence, the ROC statistic: it decides nothing, so it
+has no corrected value), the attributed model / user, sentences and sentences used.
 
 Workers read the identity registry once, from a snapshot taken by the driver (detection would otherwise
 open the shared store for every document); a registry changed after the scan started is not seen by it.
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,7 +29,7 @@ import backend.watermark.identities as identities
 from backend.watermark.methods import METHODS, SEARCHES, DetectRequest, detect, watermark_names
 
 KIND = "watermark-scan"
-CODE_VERSION = "1"
+CODE_VERSION = "2"  # 2: p columns are the verdict's (hierarchical corrections), p_total raw
 BATCH = 64
 
 
@@ -118,9 +118,6 @@ class ScanWorker:
         method = METHODS.get(task.config.method)
         self.handle = _model_handle(task.config) if method.needs_model_to_detect else None
         self.fingerprint = _fingerprint(task.config)
-        snap = task.snapshot
-        self.n_models = max(len(snap.names), 1)
-        self.n_users = max(sum(map(len, snap.users.values())), 1)
 
     def run(self, shard: Shard) -> tuple[pa.Table, list[str]]:
         from backend.corpus.documents import Notices, iter_documents
@@ -134,16 +131,16 @@ class ScanWorker:
         return pa.Table.from_pylist(rows, schema=SCHEMA), notices.messages("shard")
 
     def _row(self, doc_id: str, d) -> dict:
-        levels = {getattr(s, "level", ""): s.p_value for s in d.levels}
-        users_m = max(len(self.task.snapshot.users.get(d.model_address or d.guess_model, [])), 1)
-        corrected = lambda p, n: None if p is None or (isinstance(p, float) and math.isnan(p)) \
-            else min(1.0, p * n)  # noqa: E731
+        levels = {getattr(s, "level", ""): s for s in d.levels}
+        raw = lambda level: getattr(levels.get(level), "p_value", None)  # noqa: E731
+        family = lambda level: getattr(levels.get(level), "p_family", None)  # noqa: E731
         report = d.report
+        total = getattr(report, "total", None)
         return {"id": doc_id, "verdict": d.verdict, "flagged": d.flagged, "score": float(d.score),
                 "z": d.z, "p_value": d.p_value,
-                "p_model": levels.get("model"), "p_model_corrected": corrected(levels.get("model"), self.n_models),
-                "p_user": levels.get("user"), "p_user_corrected": corrected(levels.get("user"), users_m),
-                "p_total": levels.get("total"), "p_total_corrected": corrected(levels.get("total"), self.n_users),
+                "p_model": raw("model"), "p_model_corrected": family("model"),
+                "p_user": raw("user"), "p_user_corrected": family("user"),
+                "p_total": getattr(total, "p_value", None), "p_total_corrected": None,
                 "p_corrected": getattr(d, "p_corrected", None),  # the method's own family-wise p, where it has one
                 "model_address": d.model_address, "model_name": d.model_name, "user_address": d.user_address,
                 "user_label": d.user_label, "sentences": getattr(report, "n_sentences", None),

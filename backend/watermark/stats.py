@@ -15,11 +15,11 @@ the minimum of K p-values and is not a p-value any more (with K = 100 keys and c
   fair coins under H0 (the PRF assumption the p-values already rest on), and a level's sentences are
   split by the model key alone. For discrete scores P(p_k <= t) <= t, so P(min_k p_k <= t) <=
   1 - (1 - t)^K: the corrected value is a valid (slightly conservative) p-value. Used for the model
-  level (K = models scored) and the user level (K = user keys scored).
-- Bonferroni, min(1, K p_min), which needs no independence: used for the total evidence of one
-  identity, whose model-level bits are shared by every user of that model (correlated scores) and
-  whose candidate set is chosen by the search; K = every registered identity, the family the search
-  could have picked from, so it is valid whatever the search order.
+  level (K = registered models) and the user level (K = users of the model).
+- Bonferroni, min(1, K p_min), which needs no independence (kept for callers whose K scores are correlated).
+The decision (backend.watermark.retrieval) is hierarchical: the model level is corrected over the M model keys
+only and the user level over the users of that model only, so a crowd of users cannot dilute a model verdict;
+each corrected level names its family (`LevelScore.family`, `corrected_over`).
 An exact max-of-K null (the distribution of max_k S_k for K independent binomial convolutions) would be
 barely tighter than Šidák, which is that distribution's tail for continuous scores, and not defined for
 the correlated totals.
@@ -54,11 +54,20 @@ class LevelScore:
     compared: int = 1  # K: keys this score was the best of (1: one key tested)
     p_corrected: float | None = None  # family-wise p over the K keys (None: K = 1, the raw p is the p)
     correction: str = ""  # "sidak" | "bonferroni" | "" (K = 1)
+    family: str = ""  # what the K keys were, in words ("1 model", "100,000 users of model 1"); "" when unlabelled
 
     @property
     def p_family(self) -> float:
         """The p-value to decide and report with: corrected for the K keys compared."""
         return self.p_value if self.p_corrected is None else self.p_corrected
+
+    @property
+    def corrected_over(self) -> str:
+        """How `p_family` was corrected, in words: "Šidák over 3 models" (K = 1 is the raw p, Šidák over one)."""
+        if not self.family:
+            return "" if self.compared <= 1 else f"{CORRECTION_NAMES.get(self.correction, self.correction)} over " \
+                f"{self.compared:,} keys"
+        return f"{CORRECTION_NAMES.get(self.correction or 'sidak')} over {self.family}"
 
     @property
     def n_bits(self) -> int:
@@ -113,6 +122,7 @@ def bonferroni(p: float, k: int) -> float:
 
 
 CORRECTIONS = {"sidak": sidak, "bonferroni": bonferroni}
+CORRECTION_NAMES = {"sidak": "Šidák", "bonferroni": "Bonferroni"}
 
 
 def best_of(score: LevelScore, k: int, correction: str = "sidak") -> LevelScore:
@@ -121,6 +131,11 @@ def best_of(score: LevelScore, k: int, correction: str = "sidak") -> LevelScore:
         return replace(score, compared=1, p_corrected=None, correction="")
     return replace(score, compared=int(k), p_corrected=CORRECTIONS[correction](score.p_value, k),
                    correction=correction)
+
+
+def labelled(score: LevelScore, family: str) -> LevelScore:
+    """The same score, with the family its p-value was corrected over named ("1 model", "12 users of model 3")."""
+    return replace(score, family=family)
 
 
 def binomial_score(level: str, hits: int, n: int, gamma: float) -> LevelScore:

@@ -1,7 +1,8 @@
 """IPMark detection from text alone (no language model): segment, sign once, retrieve the identity.
 
-Verdicts: "watermarked" (see backend.watermark.retrieval: the verdict is taken on p-values corrected
-for the keys searched, `p_decision`; the user is named when its own corrected level also passes alpha),
+Verdicts: "watermarked" (see backend.watermark.retrieval: the verdict is the model level's, its p corrected over
+the registered models only, `p_decision`; the user is named when its level, corrected over that model's users
+only, also passes alpha),
 "not watermarked", "too short to decide" (fewer than `min_sentences` usable sentences; the scores are
 still reported), "no identities registered".
 """
@@ -42,7 +43,7 @@ class IPMarkReport:
     top_models: tuple[tuple[int, str, float, float], ...]  # (address, name, z, log10 p), best first
     retrieval: str
     keys_evaluated: int
-    p_decision: float  # the family-wise p the verdict is taken on (1.0 without a candidate)
+    p_decision: float  # the family-wise p the verdict is taken on: the model level's (1.0 without a candidate)
     signature_seconds: float
     retrieval_seconds: float
 
@@ -52,14 +53,14 @@ class IPMarkReport:
 
     @property
     def detection_score(self) -> float:
-        """-log10 p of the best identity's total evidence (the ROC statistic); 0 without one."""
+        """-log10 p of the best identity's total evidence (the ROC statistic; uncorrected, it decides nothing)."""
         return 0.0 if self.total is None else -self.total.log10_p
 
     def summary(self) -> dict:
         lv = lambda s: None if s is None else {"z": round(s.z, 3), "p_value": s.p_value, "bits": s.n_bits,  # noqa: E731
                                                "sentences": s.n_sentences, "score": s.score,
                                                "best_of_keys": s.compared, "p_corrected": s.p_family,
-                                               "correction": s.correction}
+                                               "correction": s.correction, "corrected_over": s.corrected_over}
         return {"verdict": self.verdict, "model": self.model_address or None, "model_name": self.model_name,
                 "user": f"{self.model_address}.{self.user_address}" if self.user_address else None,
                 "user_label": self.user_label, "sentences": self.n_sentences, "usable_sentences": self.n_usable,

@@ -49,10 +49,10 @@ def detection_of(report, body: str, score: float) -> Detection:
                        f"{r.level or 'unusable'} level · semantic {r.sem_bit} · syntactic {r.syn_bit}"))
         pos = r.end
     pieces.append((body[pos:], "", ""))
-    total = report.total
-    levels = tuple(s for s in (report.model_level, report.user_level, total) if s is not None)
-    return Detection(method="ipmark", verdict=report.verdict, score=score, z=None if total is None else total.z,
-                     p_value=None if total is None else total.p_value, model_address=report.model_address,
+    model, user = report.model_level, report.user_level
+    levels = tuple(s for s in (model, user) if s is not None)  # the levels the verdict is taken on (no total)
+    return Detection(method="ipmark", verdict=report.verdict, score=score, z=None if model is None else model.z,
+                     p_value=None if model is None else model.p_value, model_address=report.model_address,
                      model_name=report.model_name, user_address=report.user_address, user_label=report.user_label,
                      guess_model=report.top_models[0][0] if report.top_models else 0,
                      guess_user=report.guess_user_address,
@@ -60,8 +60,9 @@ def detection_of(report, body: str, score: float) -> Detection:
                      pieces=evidence_pieces((p for p in pieces if p[0]), report.verdict == WATERMARKED),
                      units=report.sentences, keys_evaluated=report.keys_evaluated,
                      seconds=report.signature_seconds + report.retrieval_seconds, report=report,
-                     p_corrected=None if total is None else report.p_decision,
-                     compared=1 if total is None else total.compared)
+                     p_corrected=None if model is None else report.p_decision,
+                     compared=1 if model is None else model.compared,
+                     corrected_over="" if model is None else model.corrected_over)
 
 
 IPMARK = METHODS.register(WatermarkMethod(
