@@ -10,11 +10,12 @@ the CLI, the evaluation and the page read these instead of branching on method n
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from backend.errors import UserError
 from backend.params import Config, param
+from backend.unicode_text import Normalized, normalize, visible
 from backend.variants import Registry, Variant
 from backend.watermark.uploads import MAX_CHARS
 
@@ -61,6 +62,8 @@ class Detection:
     p_corrected: float | None = None  # family-wise p over the keys compared, what the verdict is taken on
     compared: int = 1  # the reported identity is the best of this many identities' keys (1: one key tested)
     corrected_over: str = ""  # what p_corrected was corrected over, in words ("Šidák over 1 model"; "": one key)
+    removed_characters: int = 0  # invisible (format) characters removed before detection (see `detect`)
+    folded_characters: int = 0  # look-alike letters folded to Latin before detection
 
     @property
     def flagged(self) -> bool:
@@ -70,11 +73,16 @@ class Detection:
         """Who the text is attributed to, in words."""
         if not self.model_address:
             return "no model"
-        who = f"model {self.model_address}" + (f" ({self.model_name})" if self.model_name else "")
+        who = f"model {self.model_address}" + (f" ({visible(self.model_name)})" if self.model_name else "")
         if self.user_address:
-            who += f", user {self.model_address}.{self.user_address}" + (f" ({self.user_label})"
+            who += f", user {self.model_address}.{self.user_address}" + (f" ({visible(self.user_label)})"
                                                                           if self.user_label else "")
         return who
+
+    @property
+    def normalisation(self) -> str:
+        """What normalisation changed, in words ("412 invisible characters removed"); "" when nothing."""
+        return Normalized("", self.removed_characters, self.folded_characters).describe()
 
     @property
     def p_family(self) -> float | None:
@@ -84,7 +92,8 @@ class Detection:
     def to_json(self) -> dict:
         """The common summary, then the method's own summary and per-unit details (`watermark detect --json`)."""
         common = {"method": self.method, "verdict": self.verdict, "z": self.z, "p_value": self.p_value,
-                  "p_corrected": self.p_family, "best_of_keys": self.compared, "corrected_over": self.corrected_over}
+                  "p_corrected": self.p_family, "best_of_keys": self.compared, "corrected_over": self.corrected_over,
+                  "removed_characters": self.removed_characters, "folded_characters": self.folded_characters}
         return {**common, **self.report.to_json()}
 
 
@@ -130,11 +139,18 @@ METHODS: Registry[WatermarkMethod] = Registry("watermark-methods", "watermark me
 
 
 def detect(text: str, request: DetectRequest) -> Detection:
-    """Detect with the request's method (the prompt, when given, is removed first by the method)."""
+    """Detect with the request's method (the prompt, when given, is removed first by the method). Every method
+    reads the text normalised here (backend.unicode_text: NFC, invisible format characters removed, Latin
+    look-alikes folded), so a zero-width space between every character or a Cyrillic "а" cannot hide a mark;
+    the Detection counts what was removed and folded."""
     method = METHODS.get(request.method)
     if len(text or "") > MAX_CHARS:  # every entry point (paste, --text, stdin, upload, scan) meets this limit
         raise UserError(f"The text has {len(text):,} characters; the limit is {MAX_CHARS:,}.")
-    return method.detect(text or "", request)
+    clean = normalize(text or "")
+    if request.prompt:
+        request = replace(request, prompt=normalize(request.prompt).text)
+    found = method.detect(clean.text, request)
+    return replace(found, removed_characters=clean.removed, folded_characters=clean.folded)
 
 
 def evidence_pieces(pieces, flagged: bool) -> tuple:

@@ -1,0 +1,50 @@
+"""backend.unicode_text: hidden characters made visible in names; detection's normalisation (NFC, format characters
+removed, Latin look-alikes folded) changes attacked text back and leaves real Cyrillic, Greek and Turkish alone."""
+import unicodedata
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from backend.unicode_text import normalize, visible
+
+
+def test_a_right_to_left_override_in_a_name_is_shown_not_applied():
+    name = "evil-model\u202eko"
+    assert visible(name) == "evil-model\\u202eko"
+    assert "\u202e" not in visible(name)
+    for hidden in ("\u200b", "\u200d", "\u2066", "\u00ad", "\ufeff", "\n", "\x00", "\u2028", "\U000e0041"):
+        shown = visible(f"a{hidden}b")
+        assert hidden not in shown and shown.startswith("a\\") and shown.endswith("b")
+    assert visible("plain name") == "plain name" and visible("Müller · 日本") == "Müller · 日本"
+
+
+def test_zero_width_and_format_characters_are_removed_and_counted():
+    text = "Hello world."
+    attacked = "\u200b".join(text) + "\u202e\u00ad\ufeff\u2060"
+    clean = normalize(attacked)
+    assert clean.text == text and clean.removed == len(text) - 1 + 4 and clean.folded == 0
+    assert clean.describe() == f"{len(text) + 3} invisible characters removed"
+
+
+def test_look_alikes_fold_to_latin_inside_latin_text():
+    clean = normalize("The wаtеrmаrk is in а саsе. ＦＵＬＬ width！ Μοdel Κit")
+    assert clean.text == "The watermark is in a case. FULL width! Model Kit"
+    assert clean.folded == 3 + 1 + 3 + 4 + 1 + 2 + 1 and clean.removed == 0  # wаtеrmаrk а саsе ＦＵＬＬ ！ Μο Κ
+    assert "look-alike letters folded to Latin" in clean.describe()
+
+
+def test_real_cyrillic_greek_and_turkish_text_is_left_alone():
+    for text in ("Это первое предложение. А это сор и он.", "Η γάτα κάθεται στο χαλί και ο σκύλος τρέχει.",
+                 "Kırmızı ışık yandı.", "日本語の文です。"):
+        assert normalize(text).text == unicodedata.normalize("NFC", text) and normalize(text).folded == 0
+
+
+def test_nfc_composes():
+    assert normalize("cafe\u0301").text == "café"
+
+
+@given(st.text(max_size=200))
+def test_normalising_is_idempotent_and_leaves_no_format_character(text):
+    once = normalize(text)
+    assert normalize(once.text).text == once.text
+    assert not any(unicodedata.category(c) == "Cf" for c in once.text)
