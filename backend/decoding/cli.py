@@ -8,6 +8,7 @@ import sys
 
 from backend.cli.params import add_flags, flag_values
 from backend.decoding.config import DecodeConfig
+from backend.decoding.convexity import cli as convexity_cli
 from backend.decoding.registry import STRATEGIES
 from backend.decoding.run import decode, run_batch, settings_for
 from backend.errors import UserError
@@ -15,6 +16,7 @@ from backend.models import default_model_id, load
 from backend.tasks.arithmetic import generate_problems
 from backend.tasks.uploads import problems_from_file
 
+STRATEGIES_DEFAULT = "greedy,best_of_n,asmc"
 FIELDS = tuple(f.name for f in dataclasses.fields(DecodeConfig) if f.name not in ("strategy", "extra"))
 
 
@@ -84,6 +86,8 @@ def cmd_run(args: argparse.Namespace) -> dict:
 
 
 def cmd_compare(args: argparse.Namespace) -> dict:
+    if args.task == convexity_cli.TASK:
+        return convexity_cli.compare(args, STRATEGIES_DEFAULT)
     handle = load(args.model or default_model_id(), progress=_progress)
     names = [s.strip() for s in args.strategies.split(",") if s.strip()]
     try:
@@ -106,9 +110,10 @@ def add_commands(subparsers) -> None:
     run.add_argument("--index", type=int, default=0, help="which problem of the set")
     run.set_defaults(handler=cmd_run)
     compare = actions.add_parser("compare", help="several strategies on many problems")
-    compare.add_argument("--strategies", default="greedy,best_of_n,asmc", help="comma-separated names")
+    compare.add_argument("--strategies", default=STRATEGIES_DEFAULT, help="comma-separated names")
     compare.add_argument("--budgets", default="",
                          help="comma-separated budget multipliers (accuracy vs budget), e.g. 2,4,8")
+    convexity_cli.add_flags(compare)
     compare.set_defaults(handler=cmd_compare)
     for sub in (run, compare):
         _add_problem_flags(sub)
