@@ -70,12 +70,13 @@ def _hidden(char: str) -> bool:
     return unicodedata.category(char) in ("Cf", "Cc", "Zl", "Zp")
 
 
-def visible(name: object) -> str:
-    """`name` with every hidden character written as its escape (`\\u202e`): shown, never applied."""
+def visible(name: object, keep: str = "") -> str:
+    """`name` with every hidden character written as its escape (`\\u202e`): shown, never applied. Characters in
+    `keep` stay as they are (line breaks in a message)."""
     text = str(name)
     if text.isascii() and text.isprintable():
         return text
-    return "".join(_escape(c) if _hidden(c) else c for c in text)
+    return "".join(_escape(c) if _hidden(c) and c not in keep else c for c in text)
 
 
 def _escape(char: str) -> str:

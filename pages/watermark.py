@@ -10,7 +10,8 @@ from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for
 from app.ui.run import expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
-from app.ui.text import literal
+from app.ui.scope import registry_rights
+from app.ui.text import literal, visible
 from app.ui.uploads import PROMPT_MAX_CHARS
 from backend.results import load_result
 from backend.watermark import (BASELINE, MAX_BYTES, MAX_CHARS, METHODS, SUFFIXES, DetectRequest, EvalConfig,
@@ -24,7 +25,7 @@ st.caption("IPMark-style sentence-level watermark carrying a model address and a
 
 models = guarded(identities.list_models) or []
 users_by_model = guarded(identities.all_users_by_model) or {}
-identity_choices = [(m.address, u, f"{m.address}.{u} · {m.name}")
+identity_choices = [(m.address, u, f"{m.address}.{u} · {visible(m.name)}")
                     for m in models for u in users_by_model.get(m.address, [])[:200]]
 
 # Parsed once per uploaded file, not on every widget change (a long PDF takes seconds).
@@ -60,11 +61,13 @@ def detect_tab() -> None:
         found = guarded(lambda: detect(text, DetectRequest(method.name, prompt=prompt or None, model_address=address,
                                                            handle=handle)))
         if found is not None:
-            family = "" if found.p_family is None else (
-                f" · p = {found.p_family:.2g}" + (f" (family-wise: best of {found.compared:,} identities' keys, "
-                                                  f"{found.keys_evaluated:,} scored)" if found.compared > 1 else ""))
+            family = "" if found.p_family is None else f" · p = {found.p_family:.2g}" + (  # the verdict's own p
+                f", {found.corrected_over}" if found.corrected_over else
+                f" (best of {found.compared:,} keys)" if found.compared > 1 else "")
             (st.success if found.flagged else st.info)(
-                f"**{found.verdict}** · {literal(found.identified())} · {literal(found.evidence)}{family}")
+                f"**{found.verdict}** · {literal(found.identified())} · {literal(found.evidence)}{literal(family)}")
+            if found.normalisation:
+                st.caption(f"{found.normalisation} before detection (every method reads the cleaned text).")
             columns = st.columns(len(found.levels) + 1)
             for col, lv in zip(columns, found.levels):  # raw z of the best identity, p corrected for the keys
                 col.metric(f"z ({lv.level})", f"{lv.z:.2f}", figs.p_text(lv), delta_color="off",
@@ -80,8 +83,8 @@ def detect_tab() -> None:
                             if found.flagged else "Not flagged: no sentence is coloured as evidence (the bits under "
                             "the best-guess identity are in the table; hover a sentence). ")
                            + "p-values are exact (binomial convolution with the variance of the weighted score) and "
-                           "corrected for the keys searched: Šidák over the model and user keys, Bonferroni over "
-                           "every registered identity for the total.")
+                           "decided one level at a time: the model over the registered models only, then its user "
+                           "over that model's users only, so more users never weaken a model verdict.")
                 st.plotly_chart(figs.sentence_contributions(found.units), width="stretch", key="wm-sentences")
             if found.units:
                 table = pd.DataFrame([r.__dict__ for r in found.units])
@@ -169,12 +172,7 @@ def evaluate_tab() -> None:
 
 
 # ---------------------------------------------------------------- registry
-def registry_tab() -> None:
-    frame = guarded(identities.summary_frame)
-    if frame is not None:
-        st.plotly_chart(figs.registry_bars(frame), width="stretch", key="wm-registry")
-        st.dataframe(frame, hide_index=True, width="stretch")
-        table_downloads(frame, "watermark-identities", key="wm-reg-export")
+def identity_forms() -> None:
     c1, c2, c3 = st.columns(3)
     with c1.form("wm-add-model"):
         name = st.text_input("Model name", "my-model")
@@ -189,13 +187,32 @@ def registry_tab() -> None:
             added = guarded(lambda: identities.add_user(int(owner), label))
             if added:
                 st.success(f"User {added.full_address} added")
-    with c3.form("wm-bulk"):
+    with c3.form("wm-bulk"):  # capped and confirmed: each user is one more key every detection scores
         bulk_owner = st.number_input("Model address ", 1, 2**31 - 1, 1)
-        count = st.number_input("Users to create", 1, 100_000, 1000)
+        cap = identities.PAGE_MAX_BULK
+        count = st.number_input(f"Users to create (at most {cap:,} at a time)", 1, cap, 1000, key="wm-bulk-count")
+        sure = st.checkbox("Add them: every detection of this model will search these users too",
+                           key="wm-bulk-confirm")
         if st.form_submit_button("Bulk-create users"):
-            n = guarded(lambda: identities.bulk_add_users(int(bulk_owner), int(count), "bulk"))
-            if n:
-                st.success(f"{n:,} users added")
+            if not sure:
+                st.warning("Tick the confirmation to add the users.")
+            else:
+                n = guarded(lambda: identities.bulk_add_users(int(bulk_owner), min(int(count), cap), "bulk"))
+                if n:
+                    st.success(f"{n:,} users added")
+
+
+def registry_tab() -> None:
+    frame = guarded(identities.summary_frame)
+    if frame is not None:
+        st.plotly_chart(figs.registry_bars(frame), width="stretch", key="wm-registry")
+        st.dataframe(frame.assign(name=frame["name"].map(visible)), hide_index=True, width="stretch")
+        table_downloads(frame, "watermark-identities", key="wm-reg-export")
+    rights = registry_rights()  # the registry is the server's: pages write it where the server allows
+    if rights.allowed:
+        identity_forms()
+    else:
+        st.info(literal(rights.reason))
     st.caption("Keys are derived with HMAC from a master secret kept outside git (data/secrets/, owner-only) or "
                "given by DASH_WATERMARK_SECRET; it is never shown, logged or exported.")
 

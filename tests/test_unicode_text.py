@@ -48,3 +48,20 @@ def test_normalising_is_idempotent_and_leaves_no_format_character(text):
     once = normalize(text)
     assert normalize(once.text).text == once.text
     assert not any(unicodedata.category(c) == "Cf" for c in once.text)
+
+
+def test_the_cli_prints_names_with_hidden_characters_written_out(tmp_path, monkeypatch, capsys):
+    import json
+
+    from backend.__main__ import main
+
+    monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
+    monkeypatch.setenv("DASH_WATERMARK_SECRET_FILE", str(tmp_path / "secret.key"))
+    assert main(["watermark", "identity", "add-model", "--name", "evil-model\u202eko"]) == 0
+    assert main(["watermark", "identity", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "evil-model\\u202eko" in out and "\u202e" not in out
+    assert main(["watermark", "identity", "list", "--json"]) == 0
+    printed = capsys.readouterr().out
+    assert "\u202e" not in printed  # JSON escapes it; the value itself is the name as stored
+    assert "evil-model\u202eko" in {row["name"] for row in json.loads(printed)}

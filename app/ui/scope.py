@@ -5,6 +5,9 @@ without the token starts a new scope. The token groups run-history rows and gran
 given the link can list and reopen the runs. Deleting them needs more than the link (`delete_rights`):
 the browser session that made the token (its own server-side session state, which a link does not carry),
 or a server started with DASH_ADMIN=1.
+
+Shared server state that changes what everyone computes (the watermark identity registry: every identity is
+searched by every detection) is written from a page only by those `registry_rights` allows.
 """
 from __future__ import annotations
 
@@ -65,3 +68,27 @@ def _from_url() -> str | None:
     token = st.query_params.get("runs")
     # only tokens of the shape this module makes: the URL is user input
     return token if token and len(token) == 16 and token.replace("-", "").replace("_", "").isalnum() else None
+
+
+LOCAL_ADDRESSES = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class RegistryRights:
+    allowed: bool
+    reason: str
+
+
+def registry_rights() -> RegistryRights:
+    """Who may add (or bulk-create) watermark identities from a page. The registry is one for the whole server:
+    on a server listening on this machine only (the default, 127.0.0.1) its one user may; on a server reachable
+    from other machines, where nobody is authenticated, only a server started with DASH_ADMIN=1 lets pages write
+    it (the CLI, run by whoever holds the machine, always may)."""
+    if guarded(lambda: settings().admin):
+        return RegistryRights(True, "Admin server (DASH_ADMIN=1): identities can be added from this page.")
+    address = str(st.get_option("server.address") or "")
+    if address in LOCAL_ADDRESSES:
+        return RegistryRights(True, f"This server listens on {address} only: its user manages the identities.")
+    return RegistryRights(False, "This server is reachable from other machines and nobody is authenticated, so "
+                        "identities are added by its operator: `python -m backend watermark identity ...` on the "
+                        "server, or start it with DASH_ADMIN=1 to allow it from this page.")

@@ -1,8 +1,15 @@
-"""Printing command results: JSON for machines, aligned text for people."""
+"""Printing command results: JSON for machines (non-ASCII escaped), aligned text for people (hidden characters in
+names and cells written out as `\\u202e` by backend.unicode_text.visible, never applied to the terminal)."""
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from backend.unicode_text import visible
+
+
+def _cell(item: Any) -> str:
+    return visible(item, keep="\n\t")
 
 
 def emit(value: Any, as_json: bool) -> None:
@@ -10,13 +17,13 @@ def emit(value: Any, as_json: bool) -> None:
         print(json.dumps(value, indent=1, default=str))
     elif isinstance(value, list) and value and isinstance(value[0], dict):
         columns = list(value[0])
-        widths = {c: max(len(c), *(len(str(row.get(c, ""))) for row in value)) for c in columns}
-        print("  ".join(c.ljust(widths[c]) for c in columns))
+        widths = {c: max(len(c), *(len(_cell(row.get(c, ""))) for row in value)) for c in columns}
+        print("  ".join(_cell(c).ljust(widths[c]) for c in columns))
         for row in value:
-            print("  ".join(str(row.get(c, "")).ljust(widths[c]) for c in columns))
+            print("  ".join(_cell(row.get(c, "")).ljust(widths[c]) for c in columns))
     elif isinstance(value, dict):
         width = max((len(k) for k in value), default=0)
         for key, item in value.items():
-            print(f"{key.ljust(width)}  {item}")
+            print(f"{_cell(key).ljust(width)}  {_cell(item)}")
     else:
-        print(value)
+        print(_cell(value))

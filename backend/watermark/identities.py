@@ -26,7 +26,8 @@ SCHEMA = [
         created TIMESTAMP NOT NULL DEFAULT current_timestamp,
         PRIMARY KEY (model_address, user_address))""",
 ]
-MAX_BULK = 200_000
+MAX_BULK = 200_000  # one bulk creation (CLI, benchmarks, tests)
+PAGE_MAX_BULK = 10_000  # one bulk creation from the page, after a confirmation (pages/watermark.py)
 
 
 @dataclass(frozen=True)

@@ -82,9 +82,10 @@ def test_human_texts_never_show_an_uncorrected_small_p(crowd):
         assert not at.exception and not at.error, [e.value for e in at.error]
         assert not at.success  # the verdict is not "watermarked"
         shown = shown_p_values(at)
-        assert len(shown) == 3, shown  # model, user, total
+        assert len(shown) == 2, shown  # model, user: the levels the verdict is taken on
         for label, p, delta in shown:  # every p in a metric is the corrected one, labelled (was "p = 0.019")
-            assert "best of" in delta and 0 <= p <= 1, (label, delta)
+            assert "Šidák over" in delta and 0 <= p <= 1, (label, delta)
+        assert "over 60 users of model" in shown[1][2]  # the user level: that model's users only
         html = "".join(m.value for m in at.markdown)
         assert MARK_COLOURS["strong"] not in html and MARK_COLOURS["weak"] not in html
-        assert any("best of 120 identities" in m.value for m in at.info)
+        assert any("Šidák over 2 models" in m.value for m in at.info)

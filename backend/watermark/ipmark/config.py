@@ -16,7 +16,8 @@ class IPMarkConfig(Config):
     w_syn: float = param(0.5, "weight of the syntactic bit in a sentence's score", ge=0)
     quality_exponent: float = param(0.7, "candidates ranked by logprob / tokens**exponent", ge=0)
     max_same_level: int = param(3, "diversity rule: at most this many consecutive sentences of one level", ge=1)
-    alpha: float = param(1e-3, "family-wise level for 'watermarked' (Bonferroni over models / users)", gt=0, lt=1)
+    alpha: float = param(1e-3, "family-wise level: the model level over the models, then its user over its users",
+                         gt=0, lt=1)
     min_sentences: int = param(4, "fewer usable sentences: 'too short to decide'", ge=0)
 
     def __post_init__(self):
