@@ -51,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # the store recorded the run as stopped and kept nothing partial
+        print("stopped: nothing partial was stored; an interrupted computation is listed as a stopped run",
+              file=sys.stderr)
+        return 130
     except (OSError, UnicodeError, csv.Error) as err:  # a file named on the command line: missing, unreadable, not text
         print(f"error: {_file_problem(err)}", file=sys.stderr)
         return 2

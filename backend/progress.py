@@ -6,6 +6,16 @@ from collections.abc import Callable
 Progress = Callable[[float, str], None]
 
 
+class Stopped(Exception):
+    """The user stopped this computation (a Stop button, a closed tab): raised from a progress callback."""
+
+
+def is_stop(err: BaseException) -> bool:
+    """A stop rather than a failure: `Stopped`, Ctrl-C, or the UI framework ending a script run (Streamlit's
+    rerun/stop requests are BaseExceptions, as are KeyboardInterrupt and SystemExit)."""
+    return isinstance(err, Stopped) or not isinstance(err, Exception)
+
+
 def silent(fraction: float, message: str) -> None:
     """The default when nobody is watching."""
 

@@ -51,10 +51,12 @@ if everything is None:
 c1, c2, c3 = st.columns(3)
 feature = c1.selectbox("Feature", ["(all)", *sorted(everything["feature"].unique())])
 model_id = c2.selectbox("Model", ["(all)", *sorted(everything["model_id"].unique())])
-source = c3.selectbox("Source", ["(all)", "computed", "cached"])
+source = c3.selectbox("Source", ["(all)", "computed", "cached", "stopped"],
+                      help="stopped: its user stopped it (Stop button, closed tab, Ctrl-C); nothing was stored")
 runs = list_runs(RunFilter(feature=None if feature == "(all)" else feature,
                            model_id=None if model_id == "(all)" else model_id,
-                           cached=None if source == "(all)" else source == "cached", session=session,
+                           cached=None if source in ("(all)", "stopped") else source == "cached",
+                           status={"(all)": None, "stopped": "stopped"}.get(source, "done"), session=session,
                            limit=100_000))
 
 st.plotly_chart(runs_timeline(runs), width="stretch", key="runs-timeline")

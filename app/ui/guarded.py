@@ -9,6 +9,7 @@ import streamlit as st
 
 from app.ui.text import literal
 from backend.errors import UserError
+from backend.progress import Stopped
 from backend.store import NotStored
 
 T = TypeVar("T")
@@ -20,6 +21,8 @@ def guarded(call: Callable[[], T]) -> T | None:
         return call()
     except NotStored:  # not an error: run_with_progress asks before computing
         raise
+    except Stopped:  # the user stopped it: the store kept nothing partial and listed the run as stopped
+        st.info("Stopped: nothing was stored.")
     except UserError as err:  # messages quote file names, lines and user text: shown literally, never rendered
         st.error(literal(str(err)))
     except Exception as err:  # a bug: say so plainly, keep the details in the server log

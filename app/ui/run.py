@@ -40,12 +40,40 @@ def expected_time(feature: str, action: str, fingerprint: str) -> None:
                    "a stored result for the same settings is shown at once).")
 
 
+_ARMED = "run-buttons-armed"  # the session-state keys of clicked_for buttons: a Stop disarms them all
+_STOPPED = "runs-stopped"  # label of a computation stopped in this session -> the run buttons it disarmed
+_NOTED = "runs-stopped-noted"  # stopped labels whose notice the page has shown in place of the computation
+
+
+def _stopped_notice(label: str) -> None:
+    st.warning(f"{label}: stopped. Nothing was stored; the run is listed as stopped on the Runs page. "
+               "Start it again when you are ready.")
+
+
 def clicked_for(config: object, label: str, key: str, *, disabled: bool = False) -> bool:
     """A button that starts work on these settings: true from its click on, for as long as the settings are still
-    `config` (kept in session state under `key`; the button's key is `key` + "-run"), so a rerun keeps the result."""
+    `config` (kept in session state under `key`; the button's key is `key` + "-run"), so a rerun keeps the result.
+    After a Stop it stays off, with a note under it, until it is clicked again."""
+    stopped = st.session_state.setdefault(_STOPPED, {})
     if st.button(label, key=f"{key}-run", disabled=disabled):
         st.session_state[key] = config
+        st.session_state.setdefault(_ARMED, set()).add(key)
+        for work in [w for w, keys in stopped.items() if key in keys]:
+            del stopped[work]
+    else:
+        for work in [w for w, keys in stopped.items() if key in keys]:
+            _stopped_notice(work)
     return st.session_state.get(key) == config
+
+
+def _stop(label: str) -> None:
+    """The Stop button's callback, run before the rerun it triggers. That rerun request ends the running script at
+    its next progress update (Streamlit raises its rerun exception inside the computation), so the store records
+    the run as stopped and keeps nothing partial; disarming the run buttons keeps the rerun from starting it again."""
+    disarmed = tuple(st.session_state.pop(_ARMED, set()))
+    for key in disarmed:
+        st.session_state.pop(key, None)
+    st.session_state.setdefault(_STOPPED, {})[label] = disarmed
 
 
 def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
@@ -53,6 +81,13 @@ def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
     """Call `call(progress)` inside a status box with a progress bar; show where the result came from.
     With `ask_over_s`: serve a stored result, or ask first when the work is known to take that long."""
     button_key = f"compute-now-{label}"
+    stopped, noted = st.session_state.setdefault(_STOPPED, {}), st.session_state.setdefault(_NOTED, set())
+    if label in stopped and label not in noted and not st.session_state.get(button_key):
+        noted.add(label)  # the rerun the Stop click started: say so, compute nothing
+        _stopped_notice(label)
+        return None
+    stopped.pop(label, None)  # the next interaction computes again (a disarmed run button waits for its click)
+    noted.discard(label)
     if ask_over_s is not None and not st.session_state.get(button_key):
         try:
             with stored_only():
@@ -73,6 +108,9 @@ def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
 def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | None:
     with st.status(label, expanded=False) as box:
         bar = st.progress(0.0, text=label)
+        stop_slot = st.empty()  # a Stop button for as long as the work runs
+        stop_slot.button("Stop", key=f"stop-{label}", on_click=_stop, args=(label,),
+                         help="Stops at the next progress step: nothing partial is stored, the model stays usable.")
 
         def progress(fraction: float, message: str) -> None:
             bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
@@ -83,6 +121,7 @@ def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | N
 
         with while_waiting(waiting):
             result = guarded(lambda: call(progress))
+        stop_slot.empty()
         if result is None:
             box.update(label=f"{label}: failed", state="error", expanded=True)
             return None

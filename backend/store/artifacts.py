@@ -12,10 +12,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from backend.progress import is_stop
 from backend.store.codec import canonical_params, dumps, loads
 from backend.store.db import StoreUnavailable, connect, store_path
 from backend.store.origin import COMPUTED
-from backend.store.runlog import collecting, inside_run, note_use, record_run
+from backend.store.runlog import DONE, STOPPED, collecting, inside_run, note_use, record_run
 from backend.store.singleflight import key_lock
 
 T = TypeVar("T")
@@ -114,9 +115,20 @@ def _insert(con, *, feature, action, model: ModelRef, params, key, code_version,
                 [key, feature, action, model.fingerprint, params, code_version, dumps(value), seconds, COMPUTED])
 
 
-def _record(con, *, feature, action, model: ModelRef, params, key, seconds, cached, uses=()) -> str:
+def _record(con, *, feature, action, model: ModelRef, params, key, seconds, cached, uses=(), status=DONE) -> str:
     return record_run(con, feature=feature, action=action, model_id=model.id, fingerprint=model.fingerprint,
-                      params=params, key=key, seconds=seconds, cached=cached, uses=uses)
+                      params=params, key=key, seconds=seconds, cached=cached, uses=uses, status=status)
+
+
+def _record_stopped(*, feature, action, model: ModelRef, params, seconds, uses) -> None:
+    """A run its user stopped: a row marked stopped, no artifact (nothing partial is stored). The row keeps the
+    complete inner results it used, so clean-up does not take them. Best effort: the stop is what matters."""
+    try:
+        with connect() as con:
+            _record(con, feature=feature, action=action, model=model, params=params, key="", seconds=seconds,
+                    cached=False, uses=uses, status=STOPPED)
+    except StoreUnavailable:
+        pass
 
 
 def cached(feature: str, action: str, model: ModelRef, config: Any, compute: Callable[[], T],
@@ -134,7 +146,8 @@ def cached(feature: str, action: str, model: ModelRef, config: Any, compute: Cal
             raise NotStored(feature, action, None) from None
         start = time.perf_counter()
         value = compute()
-        return Computed(value, False, time.perf_counter() - start, key, "", stored=False)
+        return Computed(value=value, cached=False, seconds=time.perf_counter() - start, key=key, run_id="",
+                        stored=False)
 
 
 def _cached(feature: str, action: str, model: ModelRef, params: str, key: str, compute: Callable[[], T],
@@ -152,7 +165,13 @@ def _cached(feature: str, action: str, model: ModelRef, params: str, key: str, c
         nested = inside_run()
         with collecting() as uses:
             start = time.perf_counter()
-            value = compute()
+            try:
+                value = compute()
+            except BaseException as err:
+                if is_stop(err) and not nested:
+                    _record_stopped(feature=feature, action=action, model=model, params=params,
+                                    seconds=time.perf_counter() - start, uses=set(uses))
+                raise
             seconds = time.perf_counter() - start
         with connect() as con:
             _insert(con, feature=feature, action=action, model=model, params=params, key=key,
@@ -160,7 +179,7 @@ def _cached(feature: str, action: str, model: ModelRef, params: str, key: str, c
             run_id = "" if nested else _record(con, feature=feature, action=action, model=model, params=params,
                                                 key=key, seconds=seconds, cached=False, uses=uses)
     note_use(key)  # nested: the outer run uses it
-    return Computed(value, False, seconds, key, run_id)
+    return Computed(value=value, cached=False, seconds=seconds, key=key, run_id=run_id)
 
 
 def _serve_hit(feature: str, action: str, model: ModelRef, params: str, key: str) -> Computed | None:
@@ -171,11 +190,11 @@ def _serve_hit(feature: str, action: str, model: ModelRef, params: str, key: str
     value, seconds = hit
     if inside_run():
         note_use(key)
-        return Computed(value, True, seconds, key, "")
+        return Computed(value=value, cached=True, seconds=seconds, key=key, run_id="")
     with connect() as con:
         run_id = _record(con, feature=feature, action=action, model=model, params=params, key=key,
                          seconds=seconds, cached=True)
-    return Computed(value, True, seconds, key, run_id)
+    return Computed(value=value, cached=True, seconds=seconds, key=key, run_id=run_id)
 
 
 # Many small artifacts at once (e.g. one per document): one store open per slice instead of one per item,
@@ -243,7 +262,7 @@ def cached_many(feature: str, action: str, model: ModelRef, configs: Sequence[An
             pass  # computed, not cached; store_notice() says why on every page
         fresh = dict(zip(missing, values))
         found.update({i: fresh[c] for i, c in enumerate(configs) if i not in found})
-    return ComputedMany([found[i] for i in range(len(configs))], hits, len(missing))
+    return ComputedMany(values=[found[i] for i in range(len(configs))], hits=hits, computed=len(missing))
 
 
 @dataclass(frozen=True)
@@ -265,4 +284,4 @@ def latest(feature: str, action: str, model: ModelRef, code_version: str = "1") 
                               [feature, action, model.fingerprint, code_version]).fetchone()
     except StoreUnavailable:
         return None
-    return None if row is None else Stored(json.loads(row[0]), loads(row[1]), row[2])
+    return None if row is None else Stored(params=json.loads(row[0]), value=loads(row[1]), compute_seconds=row[2])

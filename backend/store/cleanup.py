@@ -69,7 +69,7 @@ def _plan(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], session: str |
     runs = [row[0] for row in con.execute(f"SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(?)) {scope} "
                                           "ORDER BY run_id", [requested, *args]).fetchall()]
     if not runs:
-        return Deletion((), tuple(requested), (), {}, 0)
+        return Deletion(runs=(), missing=tuple(requested), artifacts=(), by_feature={}, kept=0)
     rows = con.execute(
         """WITH uses AS (SELECT run_id, artifact_key FROM runs UNION SELECT run_id, artifact_key FROM run_artifacts),
                 doomed AS (SELECT DISTINCT artifact_key FROM uses WHERE run_id IN (SELECT unnest($runs))),

@@ -45,6 +45,8 @@ SCHEMA = [
         created TIMESTAMP NOT NULL DEFAULT current_timestamp)""",
     # added later: stores created before the column get it here (the browser session a run belongs to)
     "ALTER TABLE runs ADD COLUMN IF NOT EXISTS session VARCHAR DEFAULT ''",
+    # 'done', or 'stopped': the user stopped it (Stop button, closed tab, Ctrl-C); such a run stored no result
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS status VARCHAR DEFAULT 'done'",
     # the artifacts a run read or wrote besides its own (runs.artifact_key): what clean-up must keep for it
     """CREATE TABLE IF NOT EXISTS run_artifacts (
         run_id VARCHAR NOT NULL,

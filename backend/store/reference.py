@@ -84,7 +84,8 @@ def import_artifacts(directory: Path, origin: str = IMPORTED, store: Path | None
             con.execute(f"INSERT INTO artifacts ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
                         "ON CONFLICT (key) DO NOTHING", [*(row[c] for c in COLUMNS), origin])
         after = con.execute("SELECT count(*) FROM artifacts").fetchone()[0]
-    return ReferenceImport(len(files), len(rows), after - before, len(rows) - len(genuine))
+    return ReferenceImport(files=len(files), offered=len(rows), imported=after - before,
+                           refused=len(rows) - len(genuine))
 
 
 _ensured: set[Path] = set()

@@ -15,6 +15,8 @@ import duckdb
 
 from backend.store.scope import current_scope
 
+DONE, STOPPED = "done", "stopped"  # runs.status: a stopped run stored no result of its own
+
 _USES: ContextVar[set[str] | None] = ContextVar("run_uses", default=None)
 
 
@@ -46,12 +48,14 @@ def note_use(*keys: str) -> None:
 
 
 def record_run(con: duckdb.DuckDBPyConnection, *, feature: str, action: str, model_id: str, fingerprint: str,
-               params: str, key: str, seconds: float, cached: bool, uses: Iterable[str] = ()) -> str:
+               params: str, key: str, seconds: float, cached: bool, uses: Iterable[str] = (),
+               status: str = DONE) -> str:
     """One run row (and its uses) on the caller's connection; returns the new run id."""
     run_id = uuid.uuid4().hex[:12]
     con.execute("INSERT INTO runs (run_id, feature, action, model_id, fingerprint, params, artifact_key, seconds,"
-                " cached, session) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [run_id, feature, action, model_id, fingerprint, params, key, seconds, cached, current_scope()])
+                " cached, session, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run_id, feature, action, model_id, fingerprint, params, key, seconds, cached, current_scope(),
+                 status])
     inner = sorted(set(uses) - {key})
     if inner:
         con.execute("INSERT INTO run_artifacts SELECT ?, unnest(?) ON CONFLICT DO NOTHING", [run_id, inner])

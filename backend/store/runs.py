@@ -21,6 +21,7 @@ class RunFilter(Config):
     model_id: str | None = None
     cached: bool | None = None
     session: str | None = None  # None: every session's runs
+    status: str | None = None  # 'done' or 'stopped' (None: both)
     limit: int = param(1000, "newest runs to show", ge=1, le=1_000_000)
 
 
@@ -34,7 +35,7 @@ def list_runs(filt: RunFilter = RunFilter()) -> pd.DataFrame:
 def _where(filt: RunFilter) -> tuple[str, list]:
     clauses, args = [], []
     for column, value in (("feature", filt.feature), ("model_id", filt.model_id), ("cached", filt.cached),
-                          ("session", filt.session)):
+                          ("session", filt.session), ("status", filt.status)):
         if value is not None:
             clauses.append(f"{column} = ?")
             args.append(value)
@@ -49,9 +50,18 @@ def reopen(run_id: str) -> tuple[dict, Any]:
         row = cur.fetchone()
         columns = [d[0] for d in cur.description]
     if row is None:
-        raise UserError(f"No stored result for run {run_id!r} (it may have been deleted).")
+        raise UserError(_missing(run_id))
     record = dict(zip(columns, row))
     return record, loads(record.pop("payload"))
+
+
+def _missing(run_id: str) -> str:
+    """Why a run has no result to reopen: its user stopped it, or it is gone."""
+    with connect() as con:
+        row = con.execute("SELECT status, seconds FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    if row is not None and row[0] == "stopped":
+        return f"Run {run_id} was stopped by its user after {row[1]:.0f} s; nothing was stored for it."
+    return f"No stored result for run {run_id!r} (it may have been deleted)."
 
 
 def count_runs(filt: RunFilter = RunFilter()) -> int:

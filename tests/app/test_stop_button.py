@@ -1,0 +1,49 @@
+"""AppTest: a long computation has a Stop button. Stopping ends the work at its next progress step (here the script
+is ended the way Streamlit ends it for the rerun a Stop click requests), stores nothing, lists the run as stopped,
+and the run button stays off with a note until it is clicked again."""
+import duckdb
+from streamlit.testing.v1 import AppTest
+
+
+def _page():
+    import streamlit as st
+
+    from app.ui.run import clicked_for, run_with_progress
+    from backend.store import ModelRef, cached
+
+    if clicked_for("go", "Start the long work", key="demo-long"):
+        def compute(progress):
+            progress(0.5, "halfway")
+            if st.session_state.get("interrupt", True):
+                st.stop()  # Streamlit ends a running script this way when a click requests a rerun
+            return 42
+
+        done = run_with_progress("Long work", lambda progress: cached("demo", "long", ModelRef("tiny", "f00d"),
+                                                                      {"n": 1}, lambda: compute(progress)))
+        if done is not None:
+            st.write(f"result {done.value}")
+
+
+def _rows(store):
+    with duckdb.connect(str(store), read_only=True) as con:
+        return (con.execute("SELECT status FROM runs ORDER BY created").fetchall(),
+                con.execute("SELECT count(*) FROM artifacts WHERE feature = 'demo'").fetchone()[0])
+
+
+def test_stop_ends_the_work_stores_nothing_and_keeps_it_stopped(fresh_store):
+    at = AppTest.from_function(_page, default_timeout=60).run()
+    at.button(key="demo-long-run").click().run()
+    stop = at.button(key="stop-Long work")
+    assert stop.label == "Stop", "a Stop button while the work runs"
+    assert _rows(fresh_store) == ([("stopped",)], 0)
+    stop.click().run()
+    assert not at.exception
+    assert any("Long work: stopped" in w.value for w in at.warning)
+    assert not [m for m in at.markdown if "result" in m.value]
+    at.run()  # another interaction: the stopped work does not start again by itself
+    assert _rows(fresh_store) == ([("stopped",)], 0) and any("stopped" in w.value for w in at.warning)
+    at.session_state["interrupt"] = False
+    at.button(key="demo-long-run").click().run()  # clicked again: it runs to the end and is stored
+    assert any("result 42" in m.value for m in at.markdown)
+    assert _rows(fresh_store) == ([("stopped",), ("done",)], 1)
+    assert not [b for b in at.button if b.key == "stop-Long work"], "no Stop button once the work is done"
