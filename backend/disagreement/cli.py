@@ -1,14 +1,15 @@
-"""`python -m backend disagree analyze|intervene|sweep|eopd ... --json`."""
+"""`python -m backend disagree analyze|intervene|sweep|eopd|learnability ... --json`."""
 from __future__ import annotations
 
 import math
 import sys
 
-from backend.cli.params import add_flags
+from backend.cli.params import add_flags, int_list
 from backend.disagreement.analysis import AnalysisConfig, TraceConfig, analyze, trace
 from backend.disagreement.calibration import CalibrationConfig, GateConfig
 from backend.disagreement.eopd import EopdConfig, EopdParams, eopd
 from backend.disagreement.guided import InterveneConfig, intervene
+from backend.disagreement.learnability import LearnabilityConfig, learnability
 from backend.disagreement.pair import default_reasoning_id, load_pair
 from backend.disagreement.rollout import ProblemSet
 from backend.disagreement.scoring import RolloutConfig
@@ -126,6 +127,22 @@ def cmd_eopd(args) -> dict:
             "loss_plain_reverse_kl": _num(s.loss_plain)}
 
 
+def cmd_learnability(args) -> dict:
+    config = LearnabilityConfig(n=args.n, max_new_tokens=args.max_new_tokens, sketch_dim=args.sketch_dim,
+                                layers=int_list(args.layers, "--layers"), seed=args.seed)  # checked before loading
+    pair = _pair(args)
+    out = learnability(pair, config, _progress)
+    v, t = out.value, out.value.test
+    return {"pair": pair.label, "data": v.data, "gradient_of": v.gradient_of, "provenance": out.provenance,
+            "examples": [{"problem_id": r.problem_id, "category": r.category, "base_answer": r.base_answer,
+                          "reasoning_answer": r.reasoning_answer, "answer": r.answer, "loss": _num(r.loss),
+                          "mean_similarity": _num(m)} for r, m in zip(v.records, v.mean_similarity)],
+            "unlearnable_vs_learned": {"unlearnable": t.n_unlearnable, "learned": t.n_learned,
+                                       "median_similarity_unlearnable": _num(t.median_unlearnable),
+                                       "median_similarity_learned": _num(t.median_learned),
+                                       "mann_whitney_p": _num(t.p_value), "auroc_low_similarity": _num(t.auroc)}}
+
+
 def _common(sub, batch: bool = True) -> None:
     sub.add_argument("--base", help="registry id of the base model (default: the default model)")
     sub.add_argument("--reasoning", help="registry id of the reasoning model (default: the project's reasoner)")
@@ -174,3 +191,10 @@ def add_commands(subparsers) -> None:
     add_flags(sub, EopdParams, {"tau": "--tau", "top_k": "--top-k", "alpha": "--alpha"})
     add_flags(sub, EopdConfig, ["temperature"])
     sub.set_defaults(handler=cmd_eopd)
+    sub = actions.add_parser("learnability", help="gradient similarity of the adapter's training examples: "
+                                                  "unlearnable (both models fail) vs learned")
+    sub.add_argument("--base", help="registry id of the base model (default: the default model)")
+    sub.add_argument("--reasoning", help="registry id of the reasoning model (default: the project's reasoner)")
+    add_flags(sub, LearnabilityConfig, ["n", "max_new_tokens", "sketch_dim", "seed"])
+    sub.add_argument("--layers", default="", help=help_of(LearnabilityConfig, "layers") + ", e.g. 28,29")
+    sub.set_defaults(handler=cmd_learnability)

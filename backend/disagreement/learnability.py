@@ -1,0 +1,180 @@
+"""Learnability: are the examples a trained adapter still fails ones whose gradient points away from the rest?
+
+On problems of the reasoning model's own training data (its adapter's recipe, `<adapter>/eval.json`), each example
+is classed by greedy rollouts: easy (the base solves it), learned (the base fails, the reasoning model solves it) or
+unlearnable (both fail, although a correct worked solution exists and was in the training distribution). For each,
+the gradient of the reasoning model's loss on the correct solution with respect to its adapter's LoRA factors (a
+model without an adapter: the weights of chosen layers; backend/models/gradients.py) is projected to a fixed random
+low dimension as it streams (learnability_stats.sketch) and stored per example, so a stopped run resumes and the full
+gradients are never held together. The result: the cosine-similarity matrix, each example's mean similarity to the
+rest, and unlearnable against learned by a Mann-Whitney test and the AUROC of low similarity.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from backend.disagreement.learnability_stats import (GroupTest, cluster_order, cosine_matrix, group_test,
+                                                     mean_to_rest, sketch)
+from backend.disagreement.pair import Pair
+from backend.disagreement.rollout import answer_correct, decode_tokens, greedy, prompt_ids, room
+from backend.disagreement.scoring import RolloutConfig
+from backend.errors import UserError
+from backend.models.gradients import adapter_factors, gradient_size, layer_modules, loss_gradient
+from backend.params import Config, param, same_as
+from backend.progress import Progress, silent
+from backend.store import Computed, cached
+from backend.tasks.arithmetic import Problem, extract_answer, generate_problems
+
+FEATURE, CODE_VERSION = "disagreement", "1"
+CATEGORIES = ("easy", "learned", "unlearnable")
+MAX_EXAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class LearnabilityConfig(Config):
+    n: int = param(16, "training problems of the reasoning model's adapter to compare", ge=1, le=MAX_EXAMPLES,
+                   hint="(at least one example is needed)")
+    max_new_tokens: int = same_as(RolloutConfig, "max_new_tokens")
+    sketch_dim: int = param(8192, "numbers each gradient is projected to (CountSketch; 0: the exact gradient)",
+                            ge=0, le=1 << 20)
+    layers: tuple[int, ...] = param((), "a reasoning model without an adapter: layers whose weights' gradient is "
+                                        "compared (none: the last two)")
+    seed: int = param(0, "seed of the random projection")
+
+
+@dataclass(frozen=True)
+class ExampleRecord:
+    problem_id: str
+    question: str
+    difficulty: int
+    answer: int
+    base_answer: int | None  # what each model's greedy rollout answered (None: no answer line)
+    reasoning_answer: int | None
+    base_correct: bool
+    reasoning_correct: bool
+    loss: float  # the reasoning model's mean NLL per token of the correct solution (nats)
+    gradient_norm: float  # of the full gradient, before projection
+    sketch: np.ndarray  # [D] float16 (empty in a LearnabilityResult, which keeps only the similarities)
+
+    @property
+    def category(self) -> str:
+        return "easy" if self.base_correct else "learned" if self.reasoning_correct else "unlearnable"
+
+
+@dataclass(frozen=True)
+class LearnabilityResult:
+    data: str  # where the problems come from
+    gradient_of: str  # which parameters, how many, how projected
+    records: tuple[ExampleRecord, ...]
+    similarity: np.ndarray  # [n, n] cosine of the projected gradients
+    order: np.ndarray  # [n] clustering leaf order
+    mean_similarity: np.ndarray  # [n] mean cosine to the other examples
+    test: GroupTest
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return tuple(r.category for r in self.records)
+
+
+@dataclass(frozen=True)
+class _ExampleKey:
+    problem: tuple[str, str, int, str]  # id, question, answer, solution
+    max_new_tokens: int
+    sketch_dim: int
+    layers: tuple[int, ...]
+    seed: int
+
+
+def training_problems(pair: Pair, n: int) -> tuple[list[Problem], str]:
+    """The first n problems of the reasoning adapter's training data (its recipe), or of the generator's training
+    split when the model has no recipe; and a line saying which."""
+    adapter = pair.reasoning.spec.adapter_dir
+    recipe: dict = {}
+    if adapter is not None and (adapter / "eval.json").exists():
+        recipe = json.loads((adapter / "eval.json").read_text()).get("config", {})
+    family, style = recipe.get("family", "classic"), recipe.get("solution_style", "plain")
+    seed, difficulty = int(recipe.get("seed", 0)), recipe.get("difficulty")
+    problems = generate_problems(n, "train", seed=seed, difficulty=difficulty, family=family, style=style)
+    where = f"the training data of {adapter.name}" if recipe else "the generator's training split"
+    return problems, f"{n} problems of {where} (family {family}, {style} solutions, seed {seed})"
+
+
+def _targets(pair: Pair, config: LearnabilityConfig):
+    """(modules, LoRA factors or None, a line describing them)."""
+    spec, model = pair.reasoning.spec, pair.reasoning.model
+    if spec.adapter_dir is not None and (spec.adapter_dir / "adapter_config.json").exists():
+        factors = adapter_factors(spec.adapter_dir)
+        modules = tuple(factors)
+        what = f"the LoRA factors of {spec.adapter_dir.name} ({len(modules)} modules"
+    else:
+        count = sum(1 for name, _ in model.named_modules() if name.endswith(".mlp"))
+        layers = config.layers or tuple(range(max(0, count - 2), count))
+        factors, modules = None, layer_modules(model, layers)
+        what = f"the weights of layers {', '.join(map(str, layers))} ({len(modules)} modules"
+    size = gradient_size(model, modules, factors)
+    projected = f"projected to {config.sketch_dim}" if config.sketch_dim else "exact"
+    return modules, factors, f"{what}, {size:,} parameters; {projected})"
+
+
+def _solution_ids(pair: Pair, problem: Problem) -> tuple[torch.Tensor, int]:
+    """The chat prompt followed by the worked solution and the end-of-turn token (as the adapter was trained)."""
+    prompt = prompt_ids(pair.reasoning, problem)
+    tok = pair.reasoning.tokenizer
+    target = tok(problem.solution, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+    return torch.cat([prompt, torch.tensor([target])], dim=1), prompt.shape[1]
+
+
+def _answer(handle, problem: Problem, max_new_tokens: int, stops) -> tuple[int | None, bool]:
+    """The greedy rollout's answer and whether it is right."""
+    prompt = prompt_ids(handle, problem)
+    text = decode_tokens(handle, greedy(handle, prompt, room(handle, prompt, max_new_tokens), stops))[0]
+    return extract_answer(text), bool(answer_correct(problem, text))
+
+
+def _example(pair: Pair, problem: Problem, config: LearnabilityConfig, modules, factors) -> ExampleRecord:
+    ids, n_prompt = _solution_ids(pair, problem)
+    out = loss_gradient(pair.reasoning.model, ids, n_prompt, modules, factors)
+    base = _answer(pair.base, problem, config.max_new_tokens, pair.stops)
+    reasoning = _answer(pair.reasoning, problem, config.max_new_tokens, pair.stops)
+    return ExampleRecord(problem_id=problem.id, question=problem.question, difficulty=problem.difficulty,
+                         answer=problem.answer, base_answer=base[0], reasoning_answer=reasoning[0],
+                         base_correct=base[1], reasoning_correct=reasoning[1],
+                         loss=out.loss, gradient_norm=float(out.vector.norm()),
+                         sketch=sketch(out.vector, config.sketch_dim, config.seed).astype(np.float16))
+
+
+def learnability(pair: Pair, config: LearnabilityConfig, progress: Progress = silent) -> Computed[LearnabilityResult]:
+    """The learnability view of `pair` (cached; each example is cached on its own, so a stopped run resumes)."""
+    def compute() -> LearnabilityResult:
+        problems, data = training_problems(pair, config.n)
+        if not problems:
+            raise UserError("n: no training problems to compare.")
+        modules, factors, gradient_of = _targets(pair, config)
+        records = []
+        for i, problem in enumerate(problems):
+            progress(i / len(problems), f"Example {i + 1} of {len(problems)}: rollouts and gradient")
+            key = _ExampleKey((problem.id, problem.question, problem.answer, problem.solution), config.max_new_tokens,
+                              config.sketch_dim, config.layers, config.seed)
+            records.append(cached(FEATURE, "learnability_example", pair.ref, key,
+                                  lambda p=problem: _example(pair, p, config, modules, factors),
+                                  code_version=CODE_VERSION).value)
+        progress(1.0, "Similarities")
+        return summarise(records, data, gradient_of)
+
+    return cached(FEATURE, "learnability", pair.ref, config, compute, code_version=CODE_VERSION)
+
+
+def summarise(records: list[ExampleRecord], data: str, gradient_of: str) -> LearnabilityResult:
+    """Similarity matrix, mean similarity to the rest and the group test, from the per-example records."""
+    similarity = cosine_matrix(np.stack([r.sketch for r in records]))
+    mean = mean_to_rest(similarity)
+    kinds = np.array([r.category for r in records])
+    kept = tuple(replace(r, sketch=np.zeros(0, np.float16)) for r in records)  # the per-example artifacts hold them
+    return LearnabilityResult(data=data, gradient_of=gradient_of, records=kept,
+                              similarity=similarity.astype(np.float32), order=cluster_order(similarity),
+                              mean_similarity=mean, test=group_test(mean[kinds == "unlearnable"],
+                                                                    mean[kinds == "learned"]))
