@@ -18,21 +18,27 @@ from backend.corpus.capped import MAX_SHARDS, SHARD_UPLOAD, check_shard_set, che
 from backend.corpus.shards import SHARD_SUFFIXES
 from backend.corpus.uploads import save_upload_set
 from backend.errors import UserError
+from backend.progress import Stopped
 
 MAX_DOWNLOAD_ROWS = 200_000  # larger jobs: export on the server (the path is shown)
-_running: dict[str, dict] = {}  # launch key -> {"fraction", "message", "error", "job"}: shared by the threads
+_running: dict[str, dict] = {}  # launch key -> {"fraction", "message", "error", "job", "stop"}: shared by threads
 
 
 def _launch(key: str, corpus: str, launch: Callable) -> None:
-    state = {"fraction": 0.0, "message": "starting", "error": "", "job": None}
+    state = {"fraction": 0.0, "message": "starting", "error": "", "job": None, "stop": False}
     _running[key] = state
 
     def progress(fraction: float, message: str) -> None:
+        if state["stop"]:  # the Stop button: end at this progress step; finished shards stay, a re-run resumes
+            raise Stopped
         state.update(fraction=min(max(float(fraction), 0.0), 1.0), message=message)
 
     def work() -> None:
         try:
             state["job"] = launch(corpus, progress)
+        except Stopped:
+            state["stopped"] = ("Stopped. The shards finished before the stop are stored; running the job again on the "
+                              "same corpus skips them.")
         except UserError as err:
             state["error"] = str(err)
         except Exception as err:  # noqa: BLE001 - shown as a failure; details in the server log
@@ -50,12 +56,17 @@ def _progress_view(key: str) -> None:
         return
     if state["error"]:
         st.error(literal(state["error"]))
+    elif state.get("stopped"):
+        st.info(state["stopped"])
     elif state["job"] is not None:
         job = state["job"]
         st.success(f"Job {job.job_id}: {job.rows:,} rows, {job.processed} shard(s) run, {job.skipped} already done, "
                    f"{len(job.failed)} failed.")
     else:
         st.progress(state["fraction"], text=literal(state["message"]))
+        if st.button("Stop", key=f"{key}-stop", disabled=state["stop"],
+                     help="Stops at the next shard; finished shards stay stored and a re-run resumes"):
+            state["stop"] = True
 
 
 def corpus_jobs_panel(kind: str, launch: Callable, key: str, open_job: Callable[[str], None] | None = None) -> None:
