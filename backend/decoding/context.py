@@ -24,6 +24,8 @@ class DecodeContext:
     generator: torch.Generator
     answer_of: Callable[[str], int | None] | None = None
     progress: Progress = silent
+    prompt: str = ""  # the text prompt_ids encode (a strategy that writes new prompts from it: RC)
+    chat: bool = True  # prompt_ids went through the chat template (when the tokenizer has one)
 
     @property
     def model(self):

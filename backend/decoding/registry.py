@@ -31,6 +31,8 @@ class StrategySpec(Variant):
     at_budget: the config that spends about `budget * max_new_tokens` generated tokens
                (None: the strategy has one cost, e.g. greedy)
     check:     a rule across fields that `params` cannot express, raising UserError (e.g. MH's cost)
+    reference: config -> (label, config) of a baseline a batch runs beside it (RC: plain decoding at the
+               same total token budget); `settings_for` adds it
     """
 
     config: type | None = None  # a strategy reads its family's config, DecodeConfig (plus its `options`)
@@ -38,6 +40,7 @@ class StrategySpec(Variant):
     options: type | None = None
     at_budget: Callable[[DecodeConfig, int], DecodeConfig] | None = None
     check: Callable[[DecodeConfig], None] | None = None
+    reference: Callable[[DecodeConfig], tuple[str, DecodeConfig]] | None = None
 
     @property
     def extra_defaults(self) -> dict[str, Any]:

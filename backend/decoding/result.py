@@ -62,6 +62,19 @@ class MHTrace:
 
 
 @dataclass(frozen=True)
+class Cycle:
+    """One reasoning-summary cycle of RC: reasoning from the question (and the previous summary), then the
+    model's summary of it (none after the last cycle). Token counts include a stop token when one was written."""
+
+    prompt_tokens: int  # the cycle's reasoning prompt: question (+ previous summary), template included
+    reasoning: str
+    reasoning_tokens: int  # <= the per-cycle budget
+    answer: int | None  # extracted from this cycle's reasoning (None without a checker)
+    summary: str = ""
+    summary_tokens: int = 0  # <= the summary length
+
+
+@dataclass(frozen=True)
 class Outcome:
     """What a strategy returns; `decode` adds text, answer, correctness and timing."""
 
@@ -71,6 +84,7 @@ class Outcome:
     candidates: tuple[Candidate, ...] = ()
     particles: tuple[ParticleTrace, ...] = ()
     mh: MHTrace | None = None
+    cycles: tuple[Cycle, ...] = ()
     notes: tuple[str, ...] = ()
 
 
@@ -94,7 +108,22 @@ class DecodeResult:
     candidates: tuple[Candidate, ...] = ()
     particles: tuple[ParticleTrace, ...] = ()  # one per SMC round
     mh: MHTrace | None = None
+    cycles: tuple[Cycle, ...] = ()  # RC: one per reasoning-summary cycle
     notes: tuple[str, ...] = ()
+
+    @property
+    def cycle_correct(self) -> tuple[bool | None, ...]:
+        """RC: whether the answer after each cycle is right (None without a checker)."""
+        return tuple(None if self.expected is None else c.answer == self.expected for c in self.cycles)
+
+    @property
+    def cycle_tokens(self) -> tuple[int, ...]:
+        """RC: generated tokens spent up to the end of each cycle's reasoning (earlier summaries included)."""
+        out, spent = [], 0
+        for c in self.cycles:
+            out.append(spent + c.reasoning_tokens)
+            spent += c.reasoning_tokens + c.summary_tokens
+        return tuple(out)
 
     @property
     def ess_min_ratio(self) -> float | None:
@@ -122,7 +151,8 @@ class DecodeResult:
                 "wall_seconds": round(self.wall_seconds, 3), "ess_min_ratio": self.ess_min_ratio,
                 "resampling_events": self.resampling_events, "unique_ancestors": self.unique_ancestors,
                 "particles": tuple(p.n for p in self.particles) or None,
-                "acceptance_rate": self.acceptance_rate, "notes": " | ".join(self.notes)}
+                "acceptance_rate": self.acceptance_rate,
+                "cycle_answers": tuple(c.answer for c in self.cycles) or None, "notes": " | ".join(self.notes)}
 
 
 @dataclass(frozen=True)
@@ -142,6 +172,12 @@ class BatchRow:
     ess_min_ratio: float | None
     acceptance_rate: float | None
     run_key: str
+    cycle_answers: tuple[int | None, ...] = ()  # RC: the answer after each cycle
+    cycle_tokens: tuple[int, ...] = ()  # RC: generated tokens spent by the end of each cycle's reasoning
+
+    @property
+    def cycle_correct(self) -> tuple[bool | None, ...]:
+        return tuple(None if self.expected is None else a == self.expected for a in self.cycle_answers)
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,8 @@ def _seed(seed: int, prompt: str) -> int:
 def _compute(handle, spec: StrategySpec, key: RunKey, ids: torch.Tensor, progress: Progress) -> DecodeResult:
     checker = extract_answer if key.expected is not None else None
     generator = torch.Generator().manual_seed(_seed(key.config.seed, key.prompt))
-    ctx = DecodeContext(handle, ids, stop_ids(handle), generator, checker, progress)
+    ctx = DecodeContext(handle, ids, stop_ids(handle), generator, checker, progress, prompt=key.prompt,
+                        chat=key.chat)
     start = time.perf_counter()
     out = spec.run(ctx, key.config)
     wall = time.perf_counter() - start
@@ -63,7 +64,7 @@ def _compute(handle, spec: StrategySpec, key: RunKey, ids: torch.Tensor, progres
                         prompt=key.prompt, output=text, token_ids=tuple(out.token_ids), answer=answer,
                         expected=key.expected, correct=correct, tokens_generated=out.tokens_generated,
                         forward_passes=out.forward_passes, wall_seconds=wall, candidates=out.candidates,
-                        particles=out.particles, mh=out.mh, notes=out.notes)
+                        particles=out.particles, mh=out.mh, cycles=out.cycles, notes=out.notes)
 
 
 def _check_fits(handle, n_tokens: int, max_new_tokens: int, what: str) -> None:
@@ -102,6 +103,12 @@ def settings_for(configs: Sequence[DecodeConfig], budgets: Sequence[int] = ()) -
             out.append(Setting(spec.label, 1, config))
         else:
             out += [Setting(f"{spec.label} x{b}", b, spec.at_budget(config, b)) for b in budgets]
+    for s in list(out):  # a strategy's reference run (RC: plain decoding at its total budget), once per label
+        reference = s.config.spec().reference
+        if reference is not None:
+            label, ref = reference(s.config)
+            if all(o.label != label for o in out):
+                out.append(Setting(label, 1, ref))
     return out
 
 
@@ -141,7 +148,9 @@ def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], 
                                      correct=r.correct, answer=r.answer, expected=r.expected,
                                      wall_seconds=r.wall_seconds, tokens_generated=r.tokens_generated,
                                      forward_passes=r.forward_passes, ess_min_ratio=r.ess_min_ratio,
-                                     acceptance_rate=r.acceptance_rate, run_key=done.key))
+                                     acceptance_rate=r.acceptance_rate, run_key=done.key,
+                                     cycle_answers=tuple(c.answer for c in r.cycles),
+                                     cycle_tokens=r.cycle_tokens))
         return BatchResult(model_id=handle.id, rows=tuple(rows), labels=tuple(s.label for s in settings))
 
     return cached(FEATURE, "batch", ModelRef.of(handle), key, compute, code_version=CODE_VERSION)

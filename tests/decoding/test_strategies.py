@@ -15,6 +15,10 @@ from backend.tasks.arithmetic import extract_answer, generate_problems
 SMALL = DecodeConfig(max_new_tokens=6, n=3, block_size=3, mh_steps=1, alpha=2.0)
 # options a strategy of another feature needs to run on the tiny models (its defaults name real models)
 TINY_OPTIONS = {"guided": {"reasoning_model": "tiny-qwen2", "calibration_problems": 2}}
+# strategies whose prompts outgrow the tiny models' 256 byte-token context on a generated problem; their own test
+# file holds them to the same contract on a short question
+OWN_CONTRACT = {"rc": "tests/decoding/test_rc.py (RC's summary request repeats the question)"}
+SHORT_OPTIONS = {"rc": {"summary_instruction": "Sum up.", "summary_tokens": 4, "cycles": 2}}
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +33,8 @@ def _config(name: str, **changes) -> DecodeConfig:
 @pytest.mark.parametrize("name", STRATEGIES.names())
 def test_every_strategy_honours_the_contract(name, problem, tmp_path, monkeypatch):
     """Runs, respects max_new_tokens, records what it spent, caches, and is deterministic for a seed."""
+    if name in OWN_CONTRACT:
+        pytest.skip(f"held to it in {OWN_CONTRACT[name]}")
     handle = load("tiny-llama")
     first = decode(handle, problem, _config(name, seed=3))
     r = first.value
@@ -114,5 +120,7 @@ def test_no_strategy_calls_model_generate(monkeypatch, problem):
         raise AssertionError("model.generate was called")
 
     monkeypatch.setattr(handle.model, "generate", forbidden)
+    short = problem.__class__(**{**problem.to_dict(), "question": "2 + 3?", "id": "short"})
     for name in STRATEGIES.names():
-        decode(handle, problem, _config(name, seed=99))
+        extra = {**TINY_OPTIONS.get(name, {}), **SHORT_OPTIONS.get(name, {})}
+        decode(handle, short if name in OWN_CONTRACT else problem, SMALL.replace(strategy=name, seed=99, extra=extra))

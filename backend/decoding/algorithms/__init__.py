@@ -5,5 +5,6 @@ Import order is registration order, which is the order pages and `decode list` s
 from backend.decoding.algorithms import basic
 from backend.decoding.algorithms import mh
 from backend.decoding.algorithms import asmc
+from backend.decoding.algorithms import rc
 
-__all__ = ["basic", "mh", "asmc"]  # imported for their registration
+__all__ = ["basic", "mh", "asmc", "rc"]  # imported for their registration
