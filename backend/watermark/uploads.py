@@ -20,6 +20,7 @@ MAX_PDF_PAGES = 500  # about 1M characters of prose
 # python-docx builds an object per paragraph: 1.2M empty ones (a 123 KB file, 7 MB of XML) took gigabytes.
 # Counted with a streaming parser that stops at the cap, before python-docx sees the file.
 MAX_DOCX_PARAGRAPHS = 100_000  # MAX_CHARS of prose in paragraphs of 10+ characters
+MAX_DOCX_RUNS = 300_000  # formatted runs: MAX_CHARS of prose with a change of formatting every 3+ characters
 _WORD_NS = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 SUFFIXES = (".txt", ".md", ".pdf", ".docx")
 
@@ -112,20 +113,30 @@ def _docx(data: bytes) -> str:
 
 
 def _count_paragraphs(archive) -> int:
-    """Paragraphs in word/document.xml, streamed (one element at a time, freed as it ends); refuses past the cap."""
+    """Paragraphs (and their runs) in word/document.xml, streamed one element at a time and freed as it ends,
+    reading at most MAX_DOCX_UNPACKED bytes of XML whatever the archive declares; refuses at the first cap passed,
+    before python-docx builds anything."""
     from lxml import etree
 
     try:
         part = archive.open("word/document.xml")
     except KeyError:
         raise UserError("The .docx file has no word/document.xml; it may be damaged.") from None
-    count = 0
+    paragraphs = runs = 0
     try:
         with part:
-            for _, element in etree.iterparse(part, events=("end",), tag=f"{_WORD_NS}p",
-                                              resolve_entities=False, no_network=True, huge_tree=False):
-                count += 1
-                if count > MAX_DOCX_PARAGRAPHS:
+            for _, element in etree.iterparse(_Capped(part, MAX_DOCX_UNPACKED), events=("end",),
+                                              tag=(f"{_WORD_NS}p", f"{_WORD_NS}r"), resolve_entities=False,
+                                              no_network=True, huge_tree=False):
+                if element.tag == f"{_WORD_NS}r":
+                    runs += 1
+                    if runs > MAX_DOCX_RUNS:
+                        raise UserError(f"The .docx file has more than {MAX_DOCX_RUNS:,} runs of text; the limit "
+                                        f"is {MAX_DOCX_RUNS:,}.")
+                    element.clear()  # its text is not needed to count; the paragraph frees the rest
+                    continue
+                paragraphs += 1
+                if paragraphs > MAX_DOCX_PARAGRAPHS:
                     raise UserError(f"The .docx file has more than {MAX_DOCX_PARAGRAPHS:,} paragraphs; "
                                     f"the limit is {MAX_DOCX_PARAGRAPHS:,}.")
                 element.clear()
@@ -134,4 +145,19 @@ def _count_paragraphs(archive) -> int:
                     del parent[0]
     except etree.XMLSyntaxError as err:
         raise UserError("The .docx file could not be read (XMLSyntaxError); it may be damaged.") from err
-    return count
+    return paragraphs
+
+
+class _Capped:
+    """A file-like reader that refuses past `limit` bytes (an archive's declared sizes are only a claim)."""
+
+    def __init__(self, stream, limit: int):
+        self.stream, self.limit, self.read_bytes = stream, limit, 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.stream.read(size if size is not None and size >= 0 else self.limit + 1)
+        self.read_bytes += len(data)
+        if self.read_bytes > self.limit:
+            raise UserError(f"The .docx document unpacks to more than {self.limit / 1e6:.0f} MB; the limit is "
+                            f"{self.limit / 1e6:.0f} MB.")
+        return data

@@ -22,6 +22,16 @@ def docx_bomb(unpacked_mb: int = 100) -> bytes:
 def docx_empty_paragraphs(paragraphs: int = 1_200_000) -> bytes:
     """A real .docx (python-docx's template) whose body is `paragraphs` empty paragraphs: about 50 KB packed
     for 1.2M, under every size cap, yet an object per paragraph once parsed."""
+    return docx_with_body(b"<w:p></w:p>" * paragraphs)
+
+
+def docx_many_runs(runs: int = 400_000) -> bytes:
+    """A real .docx with one paragraph of `runs` one-letter runs: few paragraphs, an object per run once parsed."""
+    return docx_with_body(b"<w:p>" + b"<w:r><w:t>a</w:t></w:r>" * runs + b"</w:p>")
+
+
+def docx_with_body(body_xml: bytes) -> bytes:
+    """python-docx's template .docx with `body_xml` at the start of its body."""
     from docx import Document
 
     template = io.BytesIO()
@@ -32,7 +42,7 @@ def docx_empty_paragraphs(paragraphs: int = 1_200_000) -> bytes:
             data = src.read(item.filename)
             if item.filename == "word/document.xml":
                 head, body, rest = data.partition(b"<w:body>")
-                data = head + body + b"<w:p></w:p>" * paragraphs + rest
+                data = head + body + body_xml + rest
             dst.writestr(item.filename, data)
     return out.getvalue()
 

@@ -79,6 +79,28 @@ def test_a_docx_of_a_million_empty_paragraphs_is_refused_quickly_without_a_full_
     assert cpu < 2.0 and extra.mb < 50  # a full parse: about 8 s and 390 MB
 
 
+def test_a_docx_of_too_many_runs_is_refused_while_streaming():
+    from backend.watermark.uploads import MAX_DOCX_RUNS
+    from tests.support.crafted import docx_many_runs
+
+    with pytest.raises(UserError, match=f"more than {MAX_DOCX_RUNS:,} runs of text"):
+        read_upload("runs.docx", docx_many_runs(MAX_DOCX_RUNS + 1))
+
+
+def test_the_docx_xml_is_read_no_further_than_the_unpacked_cap(monkeypatch):
+    """Whatever sizes the archive declares, the streaming count stops reading at MAX_DOCX_UNPACKED bytes."""
+    import zipfile
+
+    from backend.watermark import uploads
+    from tests.support.crafted import docx_with_body
+
+    data = docx_with_body(b"<w:p><w:r><w:t>Some words.</w:t></w:r></w:p>" * 200)
+    assert uploads._count_paragraphs(zipfile.ZipFile(io.BytesIO(data))) == 200  # the template body has no paragraph
+    monkeypatch.setattr(uploads, "MAX_DOCX_UNPACKED", 5000)
+    with pytest.raises(UserError, match="unpacks to more than"):
+        uploads._count_paragraphs(zipfile.ZipFile(io.BytesIO(data)))
+
+
 def test_a_docx_under_the_paragraph_cap_still_reads_whole():
     from docx import Document
 
