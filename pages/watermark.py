@@ -8,24 +8,25 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for
-from app.ui.run import expected_time, run_with_progress
+from app.ui.run import duration, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
-from app.ui.scope import registry_rights
-from app.ui.text import literal, visible
+from app.ui.text import literal
 from app.ui.uploads import PROMPT_MAX_CHARS
 from backend.results import load_result
-from backend.watermark import (BASELINE, MAX_BYTES, MAX_CHARS, METHODS, SUFFIXES, DetectRequest, EvalConfig,
-                               GenerateRequest, IPMarkConfig, SamplingConfig, detect, evaluate, generate, human_texts,
-                               identities, latest_evaluation, make_request, read_upload, scan, watermark_names)
+from backend.watermark import (BASELINE, FIRST_TRY_CANDIDATES, FIRST_TRY_SENTENCES, MAX_BYTES, MAX_CHARS, METHODS,
+                               SUFFIXES, DetectRequest, EvalConfig, GenerateRequest, IPMarkConfig, SamplingConfig, demo,
+                               detect, evaluate, expected_seconds, generate, human_texts, identities, latest_evaluation,
+                               make_request, read_upload, scan, verdict_table, watermark_names)
 
 st.title("Watermarks: who wrote this text?")
 st.caption("IPMark-style sentence-level watermark carrying a model address and a user address, chosen among B "
            "candidate sentences by a semantic and a syntactic keyed bit; detection from text alone with "
            "hierarchical identity retrieval. KGW (token-level green list) as the baseline.")
 
+guarded(demo.ensure_demo)  # a fresh registry gets the demo identity (public demo secret; removable, stays removed)
 models = guarded(identities.list_models) or []
 users_by_model = guarded(identities.all_users_by_model) or {}
-identity_choices = [(m.address, u, f"{m.address}.{u} · {visible(m.name)}")
+identity_choices = [(m.address, u, demo.tagged(f"{m.address}.{u} · {m.name}", m.address))
                     for m in models for u in users_by_model.get(m.address, [])[:200]]
 
 # Parsed once per uploaded file, not on every widget change (a long PDF takes seconds).
@@ -33,7 +34,46 @@ _read_upload = st.cache_data(max_entries=4, show_spinner="Reading the file…")(
 
 
 # ---------------------------------------------------------------- detect (the first tab: runs on first render)
+def _load_example(example) -> None:
+    """on_click of an example button: runs before the next run draws the widgets it sets."""
+    st.session_state.update({"wm-source": "Paste", "wm-text": example.text, "wm-strip": "",
+                             "wm-example": example.name})
+
+
+def examples_row() -> dict:
+    """One button per shipped example text; returns them by name."""
+    shipped = guarded(demo.examples) or []
+    if shipped:
+        st.caption("**Examples**: one click loads a text to check. The marked ones carry the **demo** identity's "
+                   "keys (a public demo secret: anyone can write these marks, so they prove nothing about a person).")
+        for col, example in zip(st.columns(len(shipped)), shipped):
+            col.button(example.title, key=f"wm-example-{example.name}", on_click=_load_example, args=(example,),
+                       help=example.note)
+    return {e.name: e for e in shipped}
+
+
+def verdicts_view(text: str, prompt: str, address: int, handle):
+    """Every method that can judge the text, in one table (backend.watermark.verdicts)."""
+    table = guarded(lambda: verdict_table(text, handle, prompt=prompt or None, model_address=address))
+    if table is None:
+        return None
+    if not table.rows:
+        st.info("No method can judge this text without an identity to test: add the demo identity or register one "
+                "(Registry tab).")
+    frame = pd.DataFrame([{"method": r.label, "verdict": r.verdict, "what it means": r.meaning,
+                           "score": round(r.score, 3), "p (corrected)": r.p_value,
+                           "corrected over": f"{r.keys_compared:,} key(s)",
+                           "scored": "" if r.scored is None else f"{r.scored:,} {r.scored_unit}",
+                           "identity": r.identity} for r in table.rows])
+    if table.rows:
+        st.dataframe(frame, hide_index=True, width="stretch", key="wm-verdicts")
+    if table.skipped:
+        st.caption("Not in the table: " + "; ".join(f"{s.label}: {s.reason}" for s in table.skipped))
+    return table
+
+
 def detect_tab() -> None:
+    shipped = examples_row()
     source = st.radio("Text", ["Paste", "Upload"], horizontal=True, key="wm-source", persist_state="page")
     text = None
     if source == "Upload":
@@ -47,27 +87,41 @@ def detect_tab() -> None:
             st.session_state["wm-text"] = human_texts()[0]
         text = st.text_area("Paste text to check", None, height=160, key="wm-text", persist_state="page",
                             max_chars=MAX_CHARS)  # the same cap as an uploaded file's text
-    c1, c2 = st.columns([3, 1])
+    example = shipped.get(st.session_state.get("wm-example", ""))
+    if example is not None and source == "Paste" and text == example.text:
+        st.caption(f"Example: {literal(example.title)} · {literal(example.note)}")
+    c1, c2, c3 = st.columns([2, 1, 1])
     prompt = c1.text_input("Prompt to strip (optional)", "", key="wm-strip", persist_state="page")
-    method = METHODS.get(select_for(DetectRequest, "method", "Method", labels=METHODS.labels(), container=c2,
-                                    key="wm-detect-method", persist_state="page"))
-    handle = current_model() if method.needs_model_to_detect else None
     addresses = [m.address for m in models]
-    if text is not None and method.needs_identity_to_detect and not addresses:
+    names = {m.address: demo.tagged(f"{m.address} · {m.name}", m.address) for m in models}
+    keyed = [m for m in METHODS if m.needs_identity_to_detect]
+    address = c3.selectbox(f"Key of model identity ({', '.join(m.name for m in keyed)})", addresses,
+                           format_func=names.get, key="wm-detect-address",
+                           persist_state="page") if keyed and addresses else 0
+    if text is None:
+        return
+    handle = current_model()
+    st.markdown("**Verdict of every method that can judge this text**")
+    table = verdicts_view(text, prompt, address or 0, handle)
+    if example is not None and example.model_id and handle is not None and example.model_id != handle.id:
+        st.caption(f"This example was written by {literal(example.model_id)}; token-level methods tokenise it with "
+                   f"{literal(handle.display_name)}'s tokenizer and their scores assume it: select that model to "
+                   "read its marks.")
+    method = METHODS.get(select_for(DetectRequest, "method", "Details of", labels=METHODS.labels(), container=c2,
+                                    key="wm-detect-method", persist_state="page"))
+    if method.needs_identity_to_detect and not addresses:
         st.info("Register a model identity first (Registry tab).")
-    elif text is not None and (handle is not None or not method.needs_model_to_detect):
-        address = st.selectbox(f"{method.name} key of model identity", addresses, key="wm-detect-address",
-                               persist_state="page") if method.needs_identity_to_detect else 0
-        found = guarded(lambda: detect(text, DetectRequest(method.name, prompt=prompt or None, model_address=address,
-                                                           handle=handle)))
+    elif handle is not None or not method.needs_model_to_detect:
+        done = {r.method: r.detection for r in (table.rows if table is not None else ())}
+        found = done.get(method.name) or guarded(lambda: detect(text, DetectRequest(
+            method.name, prompt=prompt or None, model_address=address if method.needs_identity_to_detect else 0,
+            handle=handle)))
         if found is not None:
             family = "" if found.p_family is None else f" · p = {found.p_family:.2g}" + (  # the verdict's own p
                 f", {found.corrected_over}" if found.corrected_over else
                 f" (best of {found.compared:,} keys)" if found.compared > 1 else "")
             (st.success if found.flagged else st.info)(
                 f"**{found.verdict}** · {literal(found.identified())} · {literal(found.evidence)}{literal(family)}")
-            if found.normalisation:
-                st.caption(f"{found.normalisation} before detection (every method reads the cleaned text).")
             columns = st.columns(len(found.levels) + 1)
             for col, lv in zip(columns, found.levels):  # raw z of the best identity, p corrected for the keys
                 col.metric(f"z ({lv.level})", f"{lv.z:.2f}", figs.p_text(lv), delta_color="off",
@@ -93,6 +147,19 @@ def detect_tab() -> None:
 
 
 # ---------------------------------------------------------------- generate
+def _expected_text(handle, method: str, candidates: int, sentences: int) -> str:
+    """'expected about N s (basis)': a measured estimate is taken once per model, method and candidate count."""
+    config = METHODS.get(method).config  # methods that choose among candidates declare how many in their config
+    rows = candidates if config is not None and "n_candidates" in config.__dataclass_fields__ else 1
+    key = ("wm-estimate", handle.fingerprint, method, rows)
+    if key not in st.session_state:
+        st.session_state[key] = guarded(lambda: expected_seconds(handle, method, rows, 1))
+    per_sentence = st.session_state[key]
+    if per_sentence is None:
+        return ""
+    return f"Expected: {duration(per_sentence.seconds * sentences)} ({per_sentence.basis})."
+
+
 def generate_tab() -> None:
     handle = current_model()
     if handle is not None:
@@ -107,9 +174,14 @@ def generate_tab() -> None:
             pick = c1.selectbox("Identity", range(len(identity_choices)), format_func=lambda i: identity_choices[i][2])
             gmethod = select_for(GenerateRequest, "method", "Method", labels=METHODS.labels(), container=c2,
                                  options=watermark_names())
-            b = number_for(IPMarkConfig, "n_candidates", "B (candidates)", container=c3, max_value=32)
-            n_sent = number_for(SamplingConfig, "max_sentences", "Sentences", container=c4, max_value=40)
+            # a first try in about a minute on 2 CPU cores (bench/watermark_first_try.py); more: stronger evidence
+            b = number_for(IPMarkConfig, "n_candidates", "B (candidates)", container=c3, max_value=32,
+                           value=FIRST_TRY_CANDIDATES)
+            n_sent = number_for(SamplingConfig, "max_sentences", "Sentences", container=c4, max_value=40,
+                                value=FIRST_TRY_SENTENCES)
             go_button = st.form_submit_button("Generate watermarked and unwatermarked", type="primary")
+        st.caption("IPMark needs about 20 sentences for a verdict (one bit pair per sentence); token-level methods "
+                   "decide on about 100 tokens. " + _expected_text(handle, gmethod, int(b), int(n_sent)))
         if go_button:
             model_address, user_address, _ = identity_choices[pick]
             sampling = SamplingConfig(max_sentences=int(n_sent))
@@ -129,7 +201,8 @@ def generate_tab() -> None:
                     request = guarded(lambda meth=meth: make_request(gprompt, meth, model_address, user_address,
                                                                      sampling, IPMarkConfig(n_candidates=int(b))))
                     done = None if request is None else run_with_progress(
-                        f"Generating ({meth})", lambda p, r=request, s=stream: generate(handle, r, s, p))
+                        f"Generating ({meth}, {_expected_text(handle, meth, int(b), int(n_sent))})",
+                        lambda p, r=request, s=stream: generate(handle, r, s, p))
                 if done is not None:
                     box.markdown(done.value.text)
                     if meth != BASELINE:
@@ -172,7 +245,13 @@ def evaluate_tab() -> None:
 
 
 # ---------------------------------------------------------------- registry
-def identity_forms() -> None:
+def registry_tab() -> None:
+    frame = guarded(identities.summary_frame)
+    if frame is not None:  # which secret each identity's keys derive from, in the table and its exports
+        frame["keys from"] = ["demo secret (public)" if demo.is_demo(a) else "master secret" for a in frame["address"]]
+        st.plotly_chart(figs.registry_bars(frame), width="stretch", key="wm-registry")
+        st.dataframe(frame, hide_index=True, width="stretch")
+        table_downloads(frame, "watermark-identities", key="wm-reg-export")
     c1, c2, c3 = st.columns(3)
     with c1.form("wm-add-model"):
         name = st.text_input("Model name", "my-model")
@@ -187,34 +266,25 @@ def identity_forms() -> None:
             added = guarded(lambda: identities.add_user(int(owner), label))
             if added:
                 st.success(f"User {added.full_address} added")
-    with c3.form("wm-bulk"):  # capped and confirmed: each user is one more key every detection scores
+    with c3.form("wm-bulk"):
         bulk_owner = st.number_input("Model address ", 1, 2**31 - 1, 1)
-        cap = identities.PAGE_MAX_BULK
-        count = st.number_input(f"Users to create (at most {cap:,} at a time)", 1, cap, 1000, key="wm-bulk-count")
-        sure = st.checkbox("Add them: every detection of this model will search these users too",
-                           key="wm-bulk-confirm")
+        count = st.number_input("Users to create", 1, 100_000, 1000)
         if st.form_submit_button("Bulk-create users"):
-            if not sure:
-                st.warning("Tick the confirmation to add the users.")
-            else:
-                n = guarded(lambda: identities.bulk_add_users(int(bulk_owner), min(int(count), cap), "bulk"))
-                if n:
-                    st.success(f"{n:,} users added")
-
-
-def registry_tab() -> None:
-    frame = guarded(identities.summary_frame)
-    if frame is not None:
-        st.plotly_chart(figs.registry_bars(frame), width="stretch", key="wm-registry")
-        st.dataframe(frame.assign(name=frame["name"].map(visible)), hide_index=True, width="stretch")
-        table_downloads(frame, "watermark-identities", key="wm-reg-export")
-    rights = registry_rights()  # the registry is the server's: pages write it where the server allows
-    if rights.allowed:
-        identity_forms()
-    else:
-        st.info(literal(rights.reason))
+            n = guarded(lambda: identities.bulk_add_users(int(bulk_owner), int(count), "bulk"))
+            if n:
+                st.success(f"{n:,} users added")
     st.caption("Keys are derived with HMAC from a master secret kept outside git (data/secrets/, owner-only) or "
                "given by DASH_WATERMARK_SECRET; it is never shown, logged or exported.")
+    if any(demo.is_demo(m.address) for m in models):
+        st.caption(f"The **demo** identity (model {demo.DEMO_MODEL_ADDRESS}, two users) derives its keys from a public "
+                   "demo secret so the shipped example texts verify: anyone can write its marks.")
+        if st.button("Remove the demo identity", key="wm-demo-remove"):
+            guarded(demo.remove_demo)
+            st.rerun()
+    elif st.button("Add the demo identity", key="wm-demo-add", help="A model identity and two users whose keys come "
+                   "from a public demo secret, for trying the example texts"):
+        guarded(demo.add_demo)
+        st.rerun()
 
 
 lazy_tabs({"Detect": detect_tab, "Generate": generate_tab, "Evaluate": evaluate_tab, "Registry": registry_tab},

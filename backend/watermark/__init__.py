@@ -11,10 +11,13 @@ attacks (a Registry) and paraphrase, metrics/quality/evaluation.
 
 
 Public face (the page and other callers import from here): `generate`, `detect`, `evaluate`, `scan` with their
-requests and configs, `read_upload`, the METHODS registry and the identity registry module `identities`.
+requests and configs, `read_upload`, the METHODS registry and the identity registry module `identities`; the demo
+identity and shipped examples (`demo`), every method's verdict at once (`verdict_table`) and a generation's
+expected time (`expected_seconds`).
 """
-from backend.watermark import identities
+from backend.watermark import demo, identities
 from backend.watermark.corpus import human_texts
+from backend.watermark.estimate import FIRST_TRY_CANDIDATES, FIRST_TRY_SENTENCES, expected_seconds
 from backend.watermark.evaluation import EvalConfig, evaluate, latest_evaluation
 from backend.watermark.generation import GenerateRequest, generate, make_request
 from backend.watermark.ipmark.config import IPMarkConfig
@@ -22,7 +25,9 @@ from backend.watermark.methods import BASELINE, METHODS, DetectRequest, detect, 
 from backend.watermark.sampling import SamplingConfig
 from backend.watermark.scan import scan
 from backend.watermark.uploads import MAX_BYTES, MAX_CHARS, SUFFIXES, read_upload
+from backend.watermark.verdicts import verdict_table
 
-__all__ = ["BASELINE", "MAX_BYTES", "MAX_CHARS", "METHODS", "SUFFIXES", "DetectRequest", "EvalConfig",
-           "GenerateRequest", "IPMarkConfig", "SamplingConfig", "detect", "evaluate", "generate", "human_texts",
-           "identities", "latest_evaluation", "make_request", "read_upload", "scan", "watermark_names"]
+__all__ = ["BASELINE", "FIRST_TRY_CANDIDATES", "FIRST_TRY_SENTENCES", "MAX_BYTES", "MAX_CHARS", "METHODS", "SUFFIXES",
+           "DetectRequest", "EvalConfig", "GenerateRequest", "IPMarkConfig", "SamplingConfig", "demo", "detect", "evaluate",
+           "expected_seconds", "generate", "human_texts", "identities", "latest_evaluation", "make_request", "read_upload",
+           "scan", "verdict_table", "watermark_names"]

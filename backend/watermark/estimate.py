@@ -1,0 +1,74 @@
+"""How long a generation will take, said before it starts: from this store's earlier generations on the same model
+(seconds per sentence of the same method and candidate count, median), else from a short measurement (a few
+decoding steps of that many candidate rows through the kernel)."""
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import dataclass
+
+import torch
+
+from backend.models.generate import encode_prompt
+from backend.models.kernel import start
+from backend.models.loading import ModelHandle
+from backend.store.db import StoreUnavailable, connect
+
+FIRST_TRY_CANDIDATES, FIRST_TRY_SENTENCES = 4, 6  # the page's default: about a minute on 2 CPU cores (bench)
+TOKENS_PER_SENTENCE = {1: 30, "batch": 40}  # a batch runs until its longest candidate ends its sentence
+PROBE_STEPS = 6
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float
+    basis: str  # how it was obtained, in words
+
+
+def _earlier(fingerprint: str, method: str, n_candidates: int) -> list[float]:
+    """Seconds per requested sentence of this store's earlier generations (same model, method, candidates)."""
+    try:
+        with connect() as con:
+            rows = con.execute("SELECT params, compute_seconds FROM artifacts WHERE feature = 'watermark' AND "
+                               "action = 'generate' AND fingerprint = ? AND origin = 'computed'",
+                               [fingerprint]).fetchall()
+    except StoreUnavailable:
+        return []
+    rates = []
+    for params, seconds in rows:
+        p = json.loads(params)
+        candidates = (p.get("ipmark") or {}).get("n_candidates", 1) if p.get("method") == "ipmark" else 1
+        sentences = (p.get("sampling") or {}).get("max_sentences") or 0
+        if p.get("method") == method and candidates == n_candidates and sentences and seconds:
+            rates.append(float(seconds) / sentences)
+    return rates
+
+
+@torch.no_grad()
+def _measured_step(handle: ModelHandle, prompt: str, rows: int) -> tuple[float, float]:
+    """(prefill seconds, seconds per decoding step) for `rows` candidate rows, measured now."""
+    ids = encode_prompt(handle, prompt, chat=True)
+    begin = time.perf_counter()
+    decoder = start(handle.model, ids, n=rows, max_new_tokens=PROBE_STEPS)
+    prefill = time.perf_counter() - begin
+    token = decoder.logits.argmax(-1)
+    begin = time.perf_counter()
+    for _ in range(PROBE_STEPS):
+        token = decoder.step(token).argmax(-1)
+    return prefill, (time.perf_counter() - begin) / PROBE_STEPS
+
+
+def expected_seconds(handle: ModelHandle, method: str, n_candidates: int, max_sentences: int,
+                     prompt: str = "Hello.") -> Estimate:
+    """Expected seconds of one generation (see the module docstring)."""
+    rows = max(int(n_candidates), 1)
+    earlier = _earlier(handle.fingerprint, method, rows)
+    if earlier:
+        return Estimate(statistics.median(earlier) * max_sentences,
+                        f"median of {len(earlier)} earlier run(s) of this method on this model")
+    prefill, step = _measured_step(handle, prompt, rows)
+    tokens = TOKENS_PER_SENTENCE[1] if rows == 1 else TOKENS_PER_SENTENCE["batch"]
+    # the context grows by a sentence each time: its prefill is taken twice the prompt's on average
+    return Estimate(max_sentences * (2 * prefill + tokens * step),
+                    f"measured now: {PROBE_STEPS} decoding steps of {rows} row(s), ~{tokens} tokens a sentence")
