@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from app.figures import decoding as figs
+from app.figures import decoding_rc as rc_figs
 from app.ui.downloads import table_downloads
 from app.session import choose_model, opened_on_recommendation
 from app.ui.guarded import guarded
@@ -165,6 +166,24 @@ def mh_view(results: list) -> None:
         st.caption(f"Acceptance rate {chain.acceptance_rate:.2f} over {chain.mh.accepted.size} MH steps.")
 
 
+def rc_view(results: list) -> None:
+    """RC: the answer after each cycle, and each cycle's summary and reasoning."""
+    runs = [r for r in results if r.cycles]
+    if not runs:
+        st.info("RC (reasoning-summary cycles) shows the answer after each cycle and the summaries it restarted "
+                "from.")
+    for i, r in enumerate(runs):
+        st.plotly_chart(rc_figs.cycle_answers(r), width="stretch", key=f"dec-rc-fig-{i}")
+        st.dataframe(rc_figs.cycles_table(r), hide_index=True, width="stretch")
+        for k, c in enumerate(r.cycles, 1):
+            with st.expander(f"Cycle {k}: answer {'-' if c.answer is None else c.answer} · "
+                             f"{c.reasoning_tokens} reasoning + {c.summary_tokens} summary tokens"):
+                st.markdown("**Summary** (the next cycle restarts from the question and this)")
+                st.text(c.summary or "(none: the last cycle writes no summary)")
+                st.markdown("**Reasoning**")
+                st.text(c.reasoning or "(empty)")
+
+
 def candidates_view(results: list) -> None:
     with_candidates = [r for r in results if r.candidates]
     if not with_candidates:
@@ -220,7 +239,8 @@ def side_by_side() -> None:
         st.dataframe(table, hide_index=True, width="stretch")
         table_downloads(table, "decoding-runs", key="dec-runs-export")
         lazy_tabs({"ESS over time": lambda: ess_view(results), "Genealogy": lambda: genealogy_view(results),
-                   "MH acceptance": lambda: mh_view(results), "Candidates": lambda: candidates_view(results)},
+                   "MH acceptance": lambda: mh_view(results), "Candidates": lambda: candidates_view(results),
+                   "RC cycles": lambda: rc_view(results)},
                   key="dec-detail-tab")
 
 
@@ -258,6 +278,10 @@ def batch() -> None:
         left, right = st.columns(2)
         left.plotly_chart(figs.collapse_vs_correct(batch[1]), width="stretch", key="dec-collapse")
         right.plotly_chart(figs.accuracy_vs_budget(batch[1]), width="stretch", key="dec-budget-fig")
+        if any(r.cycle_answers for r in batch[1].rows):
+            st.markdown("**RC: accuracy after each cycle**, beside the batch's other settings (plain decoding at "
+                        "RC's total budget among them; dashed lines)")
+            st.plotly_chart(rc_figs.accuracy_by_cycle(batch[1]), width="stretch", key="dec-rc-batch-fig")
         with st.expander("Per-problem rows"):
             rows = figs.batch_rows(batch[1])
             st.dataframe(rows, hide_index=True, width="stretch")

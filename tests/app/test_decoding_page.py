@@ -156,3 +156,21 @@ def test_first_view_is_labelled_as_chosen_for_illustration_beside_the_stored_agg
     assert len(at.metric) == 2  # the illustrated runs themselves, below
     at.number_input(key=f"dec-index-{FIRST_VIEW.problem_set}-{FIRST_VIEW.steps}").set_value(0).run()
     assert not any("Chosen for illustration" in i.value for i in at.info)
+
+
+def test_decoding_page_rc_shows_the_answer_after_each_cycle_and_its_summaries():
+    at = run_page("decoding.py")
+    at.radio(key="dec-source").set_value("Own prompt").run()
+    at.text_area(key="dec-prompt").set_value("2 + 3?")
+    at.multiselect(key="dec-strategies").set_value(["rc"]).run()
+    at.number_input(key="dec-max-new").set_value(5)
+    # the tiny model's 256 byte-token context: a short summary instruction and summaries
+    at.text_input(key="dec-x-rc-summary_instruction").set_value('"Sum up."')
+    at.text_input(key="dec-x-rc-summary_tokens").set_value("3")
+    at.text_input(key="dec-x-rc-cycles").set_value("2")
+    at.button(key="dec-run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    open_tab(at, "dec-detail-tab", "RC cycles")
+    assert "dec-rc-fig-0" in {chart.key for chart in plotly_charts(at)}
+    labels = [e.label for e in at.expander]
+    assert {"Cycle 1", "Cycle 2"} <= {label.split(":")[0] for label in labels}
