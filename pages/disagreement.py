@@ -4,17 +4,19 @@ import pandas as pd
 import streamlit as st
 
 from app.figures import disagreement as figs
+from app.figures import learnability as learn_figs
 from app.session import selected_model_id
 from app.ui.downloads import table_downloads
-from app.ui.guarded import guarded
+from app.ui.guarded import guarded, show_provenance
 from app.ui.model_picker import current_model
 from app.ui.params import checkbox_for, number_for, select_for
 from app.ui.presets import preset_choice
-from app.ui.run import ASK_OVER_S, clicked_for, expected_time, run_with_progress
+from app.ui.run import ASK_OVER_S, clicked_for, expected_time, run_with_progress, stored_result
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.disagreement import (DIVERGENCES, POLICIES, SIGNALS, AnalysisConfig, CalibrationConfig, EopdConfig,
-                                  EopdParams, GateConfig, InterveneConfig, ProblemSet, SweepConfig, TraceConfig,
+                                  EopdParams, GateConfig, InterveneConfig, LearnabilityConfig, ProblemSet,
+                                  SweepConfig, TraceConfig, learnability,
                                   analyze, default_reasoning_id, eopd, gate_presets, intervene, latest_sweep,
                                   load_pair, sweep, sweep_policies, trace)
 from backend.models import list_models
@@ -260,5 +262,57 @@ def eopd_tab() -> None:
             table_downloads(summary, "disagreement-eopd", key="dis-eopd-export")
 
 
+# ---------------------------------------------------------------- learnability
+def learnability_tab() -> None:
+    st.caption("The reasoning model's own training problems: easy (the base solves them), learned (the base fails, "
+               "the reasoning model solves them) and unlearnable (both fail, though the correct worked solution was "
+               "the training target). Per example, the gradient of the reasoning model's loss on that solution "
+               "with respect to its adapter's LoRA weights (no adapter: the chosen layers' weights), projected to "
+               "a fixed random dimension; do unlearnable examples point away from the rest?")
+    l1, l2, l3 = st.columns(3)
+    n_learn = number_for(LearnabilityConfig, "n", "Training problems", container=l1, max_value=500,
+                         key="dis-learn-n", persist_state="page")
+    sketch_dim = number_for(LearnabilityConfig, "sketch_dim", "Projection size", container=l2, key="dis-learn-dim",
+                            persist_state="page")
+    layers_text = l3.text_input("Layers (a model without an adapter)", "", key="dis-learn-layers",
+                                help=help_of(LearnabilityConfig, "layers"))
+    layers = guarded(lambda: LearnabilityConfig.parse_layers(layers_text))
+    if layers is None:
+        return
+    config = guarded(lambda: LearnabilityConfig(n=int(n_learn), max_new_tokens=max_new, sketch_dim=int(sketch_dim),
+                                                layers=layers))
+    if config is None:
+        return
+
+    def call(progress):
+        return learnability(pair, config, progress)
+
+    done = stored_result(call)
+    if done is not None:
+        show_provenance(done)
+    else:
+        expected_time("disagreement", "learnability", pair.ref.fingerprint)
+        if clicked_for(config, f"Compute the gradients of {config.n} examples", "dis-learn"):
+            done = run_with_progress("Learnability", call)
+    if done is None:
+        return
+    result, test = done.value, done.value.test
+    st.caption(f"{literal(result.data)}; gradients of {literal(result.gradient_of)}.")
+    m = st.columns(4)
+    m[0].metric("Unlearnable / learned", f"{test.n_unlearnable} / {test.n_learned}")
+    m[1].metric("Median similarity: unlearnable vs learned",
+                "n/a" if np.isnan(test.median_unlearnable) or np.isnan(test.median_learned)
+                else f"{test.median_unlearnable:.3f} vs {test.median_learned:.3f}")
+    m[2].metric("AUROC of low similarity", "n/a" if np.isnan(test.auroc) else f"{test.auroc:.2f}",
+                help="P(an unlearnable example is less similar to the rest than a learned one); 0.5: no signal")
+    m[3].metric("Mann-Whitney p", "n/a" if np.isnan(test.p_value) else f"{test.p_value:.3g}")
+    left, right = st.columns([3, 2])
+    left.plotly_chart(learn_figs.similarity_heatmap(result), width="stretch", key="dis-learn-heatmap")
+    right.plotly_chart(learn_figs.mean_similarity_strip(result), width="stretch", key="dis-learn-strip")
+    table = learn_figs.examples_table(result)
+    st.dataframe(table, hide_index=True, width="stretch")
+    table_downloads(table, "disagreement-learnability", key="dis-learn-export")
+
+
 lazy_tabs({"Trace": trace_tab, "Concentration & failure": batch_tab, "Intervention": intervene_tab,
-           "Entropy-aware distillation": eopd_tab}, key="dis-tab")
+           "Entropy-aware distillation": eopd_tab, "Learnability": learnability_tab}, key="dis-tab")

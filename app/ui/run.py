@@ -128,3 +128,13 @@ def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | N
         box.update(label=f"{label}: {result.provenance}", state="complete")
     show_provenance(result)
     return result
+
+
+def stored_result(call: Callable[[Progress], Computed[T]]) -> Computed[T] | None:
+    """The stored result of `call`, computing nothing: None when these settings were never computed (a view whose
+    work takes minutes shows it at once and otherwise waits for its button)."""
+    try:
+        with stored_only():
+            return guarded(lambda: call(silent))
+    except NotStored:
+        return None

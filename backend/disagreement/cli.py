@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import sys
 
-from backend.cli.params import add_flags, int_list
+from backend.cli.params import add_flags
 from backend.disagreement.analysis import AnalysisConfig, TraceConfig, analyze, trace
 from backend.disagreement.calibration import CalibrationConfig, GateConfig
 from backend.disagreement.eopd import EopdConfig, EopdParams, eopd
@@ -128,8 +128,9 @@ def cmd_eopd(args) -> dict:
 
 
 def cmd_learnability(args) -> dict:
+    layers = LearnabilityConfig.parse_layers(args.layers)
     config = LearnabilityConfig(n=args.n, max_new_tokens=args.max_new_tokens, sketch_dim=args.sketch_dim,
-                                layers=int_list(args.layers, "--layers"), seed=args.seed)  # checked before loading
+                                layers=layers, seed=args.seed)  # checked before any model loads
     pair = _pair(args)
     out = learnability(pair, config, _progress)
     v, t = out.value, out.value.test

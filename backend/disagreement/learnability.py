@@ -45,6 +45,14 @@ class LearnabilityConfig(Config):
                                         "compared (none: the last two)")
     seed: int = param(0, "seed of the random projection")
 
+    @staticmethod
+    def parse_layers(text: str) -> tuple[int, ...]:
+        """`"28,29"` -> (28, 29); "" -> () (the default); anything else a UserError naming the field."""
+        try:
+            return tuple(int(part) for part in text.split(",") if part.strip())
+        except ValueError:
+            raise UserError(f"layers: comma-separated layer numbers such as 28,29, got {text!r}.") from None
+
 
 @dataclass(frozen=True)
 class ExampleRecord:

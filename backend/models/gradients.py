@@ -17,6 +17,7 @@ from pathlib import Path
 
 import torch
 from torch import nn
+from transformers.pytorch_utils import Conv1D
 
 from backend.errors import UserError
 from backend.models.locks import model_lock
@@ -58,10 +59,10 @@ def adapter_factors(adapter_dir: Path) -> dict[str, LoraFactor]:
 
 
 def layer_modules(model: nn.Module, layers: Sequence[int]) -> tuple[str, ...]:
-    """The linear modules (attention and MLP projections) of the chosen transformer layers, for a model without an
-    adapter; UserError naming `layers` when none matches."""
+    """The linear modules (attention and MLP projections; GPT-2's Conv1D) of the chosen transformer layers, for a model
+    without an adapter; UserError naming `layers` when none matches."""
     wanted = set(layers)
-    names = tuple(name for name, module in model.named_modules() if isinstance(module, nn.Linear)
+    names = tuple(name for name, module in model.named_modules() if isinstance(module, (nn.Linear, Conv1D))
                   and (m := LAYER_NAME.search(name + ".")) and int(m["layer"]) in wanted)
     if not names:
         raise UserError(f"layers: no linear modules in layers {sorted(wanted)} of this model.")
@@ -115,6 +116,8 @@ def loss_gradient(model: nn.Module, input_ids: torch.Tensor, n_prompt: int, modu
                 f = factors[name]
                 a, b = f.a.to(x.device, dtype), f.b.to(x.device, dtype)
                 pieces += [f.scale * (d @ b).T @ x, f.scale * d.T @ (x @ a.T)]
+            elif isinstance(named[name], Conv1D):  # GPT-2 stores its projections as [in, out]
+                pieces.append(x.T @ d)
             else:
                 pieces.append(d.T @ x)
         vector = torch.cat([p.reshape(-1) for p in pieces]).cpu()

@@ -77,3 +77,17 @@ def test_a_typed_problem_without_an_answer_is_shown_but_not_scored():
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("has no checker" in c.value for c in at.caption)
     assert not any("correct]" in m.value or "wrong]" in m.value for m in at.markdown)
+
+
+def test_learnability_waits_for_its_button_then_shows_the_clustered_heatmap():
+    at = run_page("disagreement.py", state={"dis-max-new": 16, "dis-learn-n": 3})
+    open_tab(at, "dis-tab", "Learnability")
+    assert not at.error, [e.value for e in at.error]
+    assert "dis-learn-heatmap" not in [c.key for c in plotly_charts(at)]  # minutes of work: asked for, not started
+    _button(at, "dis-learn-run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert {"dis-learn-heatmap", "dis-learn-strip"} <= {c.key for c in plotly_charts(at)}
+    assert any(m.label == "AUROC of low similarity" for m in at.metric)
+    assert len(at.dataframe[-1].value) == 3
+    at.text_input(key="dis-learn-layers").set_value("last").run()
+    assert any("layers" in text for text in error_texts(at))

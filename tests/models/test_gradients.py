@@ -14,10 +14,19 @@ from tests.support.tiny import build_tiny_model
 EPS = 1e-3  # Llama's RMSNorm computes in fp32 even in a float64 model: a smaller step drowns in its rounding
 
 
+def _tiny(tmp_path_factory, arch: str):
+    path = build_tiny_model(arch, tmp_path_factory.mktemp(f"tiny-grad-{arch}"), seed=3)
+    return AutoModelForCausalLM.from_pretrained(path).double().eval()
+
+
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
-    path = build_tiny_model("llama", tmp_path_factory.mktemp("tiny-grad"), seed=3)
-    return AutoModelForCausalLM.from_pretrained(path).double().eval()
+    return _tiny(tmp_path_factory, "llama")
+
+
+@pytest.fixture(scope="module", params=["llama", "gpt2"])  # GPT-2's projections are Conv1D, stored [in, out]
+def any_model(request, tmp_path_factory):
+    return _tiny(tmp_path_factory, request.param)
 
 
 def _loss(model, ids: torch.Tensor, n_prompt: int) -> float:
@@ -34,8 +43,8 @@ def _check(analytic: float, numeric: float) -> None:
     assert analytic == pytest.approx(numeric, rel=2e-3, abs=1e-5)
 
 
-def test_full_weight_gradient_of_chosen_layers_equals_finite_differences(model):
-    ids, n_prompt = _ids(), 4
+def test_full_weight_gradient_of_chosen_layers_equals_finite_differences(any_model):
+    model, ids, n_prompt = any_model, _ids(), 4
     modules = layer_modules(model, [1])
     before = {name: p.requires_grad for name, p in model.named_parameters()}
     out = loss_gradient(model, ids, n_prompt, modules)

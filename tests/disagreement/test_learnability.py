@@ -1,0 +1,64 @@
+"""The learnability view on a tiny pair: categories from the rollouts, a symmetric similarity matrix with its mean to
+the rest, per-example caching (a larger set reuses the examples already computed), the projection's faithfulness,
+the group test, and the CLI's refusals (exit 2, the field named)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from backend.__main__ import main
+from backend.disagreement.learnability import LearnabilityConfig, learnability
+from backend.disagreement.learnability_stats import cosine_matrix, group_test, mean_to_rest, sketch
+from backend.disagreement.pair import load_pair
+from backend.errors import UserError
+
+SMALL = dict(max_new_tokens=8, sketch_dim=0, layers=(1,))  # exact gradients of the tiny model's last layer
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return load_pair("tiny-llama", "tiny-qwen2")
+
+
+def test_similarities_categories_and_per_example_caching(pair):
+    messages: list[str] = []
+    first = learnability(pair, LearnabilityConfig(n=3, **SMALL), lambda f, m: messages.append(m)).value
+    assert len(first.records) == 3 and first.similarity.shape == (3, 3)
+    assert np.allclose(first.similarity, first.similarity.T, atol=1e-6)
+    assert np.allclose(np.diag(first.similarity), 1.0, atol=1e-5)
+    assert np.allclose(first.mean_similarity, (first.similarity.sum(1) - 1) / 2, atol=1e-5)
+    assert sorted(first.order) == [0, 1, 2]
+    for r in first.records:  # the tiny random models solve nothing
+        assert r.category == ("easy" if r.base_correct else "learned" if r.reasoning_correct else "unlearnable")
+        assert r.loss > 0 and r.gradient_norm > 0 and r.sketch.size == 0  # the sketches stay in the examples' artifacts
+    assert "weights of layers 1" in first.gradient_of
+    bigger = learnability(pair, LearnabilityConfig(n=4, **SMALL)).value
+    assert np.allclose(bigger.similarity[:3, :3], first.similarity, atol=1e-6)  # the first three, from the store
+
+
+def test_the_projection_keeps_cosines_and_the_group_test_reads_the_direction():
+    torch.manual_seed(0)
+    a = torch.randn(200_000)
+    b = 0.6 * a + 0.8 * torch.randn(200_000)  # cosine about 0.6
+    exact = float(a @ b / (a.norm() * b.norm()))
+    projected = cosine_matrix(np.stack([sketch(a, 4096, 0), sketch(b, 4096, 0)]))[0, 1]
+    assert projected == pytest.approx(exact, abs=0.05)
+    assert np.array_equal(sketch(a, 0, 0), a.numpy())
+    assert np.isnan(mean_to_rest(np.ones((1, 1)))).all()
+    low, high = np.array([0.01, 0.02, 0.03]), np.array([0.05, 0.06, 0.07, 0.08])
+    test = group_test(low, high)
+    assert test.auroc == 1.0 and test.p_value < 0.1 and (test.n_unlearnable, test.n_learned) == (3, 4)
+    assert group_test(high, low).auroc == 0.0
+    assert np.isnan(group_test(low, np.array([])).auroc)
+
+
+def test_bad_settings_are_refused_naming_the_field(capsys):
+    with pytest.raises(UserError, match="n must be"):
+        LearnabilityConfig(n=0)
+    with pytest.raises(UserError, match="layers"):
+        LearnabilityConfig.parse_layers("28,x")
+    assert main(["disagree", "learnability", "--n", "0"]) == 2
+    assert "n must be in [1, 2000], got 0" in capsys.readouterr().err
+    assert main(["disagree", "learnability", "--layers", "last"]) == 2
+    assert "layers" in capsys.readouterr().err
