@@ -1,7 +1,7 @@
 """The sections of docs/RESULTS.md, in order: one renderer per benchmark output (see bench/report.py)."""
 from __future__ import annotations
 
-from bench.report_sections import app, decoding, disagreement, features, mt, reasoning
+from bench.report_sections import app, decoding, disagreement, features, mt, reasoning, watermark_first
 
 SECTIONS = [*app.SECTIONS, *decoding.SECTIONS, *disagreement.SECTIONS, *reasoning.SECTIONS, *mt.SECTIONS,
-            *features.SECTIONS]
+            *features.SECTIONS, *watermark_first.SECTIONS]
