@@ -43,6 +43,7 @@ class Verdict:
     z: float | None
     p_value: float | None
     keys_compared: int
+    corrected_over: str  # what `p_value` was corrected over, in words ("" when one key was tested)
     scored: int | None  # tokens (or sentences, see `scored_unit`) the score is computed on
     scored_unit: str
     identity: str  # who the text is attributed to ("no model" when not flagged)
@@ -54,6 +55,7 @@ class Verdict:
     def to_json(self) -> dict:
         return {"method": self.method, "verdict": self.verdict, "meaning": self.meaning, "score": self.score,
                 "z": self.z, "p_value": self.p_value, "keys_compared": self.keys_compared,
+                "corrected_over": self.corrected_over,
                 "tokens_scored": self.scored if self.scored_unit == "tokens" else None,
                 "scored": self.scored, "scored_unit": self.scored_unit, "identity": self.identity,
                 "evidence": self.evidence, "removed_characters": self.removed_characters,
@@ -102,6 +104,7 @@ def verdict_of(found: Detection, label: str, seconds: float) -> Verdict:
         who = tagged(who, found.model_address)
     return Verdict(method=found.method, label=label, verdict=found.verdict, meaning=MEANINGS.get(found.verdict, ""),
                    score=float(found.score), z=found.z, p_value=found.p_family, keys_compared=found.compared,
+                   corrected_over=getattr(found, "corrected_over", "") or "",
                    scored=scored, scored_unit=unit, identity=who, evidence=found.evidence,
                    removed_characters=_removed(found), seconds=seconds, detection=found)
 
