@@ -127,6 +127,7 @@ class Node:
     coefficient: float  # scale: the constant factor
     children: tuple[int, ...]
     arguments: tuple[str, ...]  # what each placeholder stands for: a variable name, or "" for a sub-expression
+    has_constant: bool = False  # sum: a constant term besides the placeholders
 
     @property
     def truth(self) -> Properties:
@@ -218,7 +219,8 @@ def parse_expression(expression: str) -> ExpressionTree:
         children = tuple(-1 if a.is_Symbol else index[id(a)] for a in variable_args)
         arguments = tuple(str(a) if a.is_Symbol else "" for a in variable_args)
         index[id(expr)] = len(nodes)
-        nodes.append(Node(kind=kind, text=text, coefficient=coefficient, children=children, arguments=arguments))
+        nodes.append(Node(kind=kind, text=text, coefficient=coefficient, children=children, arguments=arguments,
+                          has_constant=len(variable_args) < len(expr.args)))
     variables = tuple(sorted(str(s) for s in root.free_symbols))
     if not nodes:  # a bare variable
         nodes.append(Node(kind="sum", text="u", coefficient=1.0, children=(-1,), arguments=(str(root),)))

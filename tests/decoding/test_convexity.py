@@ -9,7 +9,7 @@ from backend.decoding.convexity.scores import bootstrap_f1, macro_f1, wilson
 from backend.decoding.convexity.strategies import node_questions
 from backend.errors import UserError
 from backend.tasks.convexity import convex_problems, derive, parse_expression
-from tests.decoding.helpers import prompt_ids, sequence_log_prob
+from tests.decoding.helpers import sequence_log_prob
 
 
 @pytest.mark.parametrize("depth", [2, 5, 10, 20, 50, 100])
@@ -37,7 +37,7 @@ def test_node_questions_hold_only_their_node():
     problem = convex_problems(3, 30)[1]
     tree = parse_expression(problem.expression)
     for node in tree.nodes:
-        for q in node_questions(node, derive(tree)):
+        for q in node_questions(node):
             assert len(q.prompt) < 400 and problem.expression not in q.prompt
 
 
@@ -55,12 +55,17 @@ def test_model_judge_scores_are_candidate_log_probs(tiny_handle):
     judge = ModelJudge(tiny_handle)
     q = Question("Is exp(x) convex, concave, or neither?", ("convex", "concave", "neither"), "convex")
     judged = judge(q)
-    prompt = prompt_ids(tiny_handle, q.prompt)
-    for cand, score in zip(q.candidates, judged.log_probs):
-        ids = tiny_handle.tokenizer(cand, add_special_tokens=False)["input_ids"]
-        assert score == pytest.approx(sequence_log_prob(tiny_handle, prompt, ids), abs=1e-3)
+    context = torch.tensor([judge._context(q.prompt)])
+    cands = [judge._candidate_ids(c) for c in q.candidates]
+    assert len({c[0] for c in cands}) == 1  # the byte tokenizer: all start with " ", so scored whole
+    for ids, score in zip(cands, judged.log_probs):
+        assert score == pytest.approx(sequence_log_prob(tiny_handle, context, ids), abs=1e-3)
     assert judged.answer == q.candidates[max(range(3), key=judged.log_probs.__getitem__)]
     assert judge(q) is judged and judge.forwards == 1  # a repeated question is answered once
+    # distinct first tokens: one forward scores each candidate's first token, as teacher forcing would
+    first = judge.first_token_scores(context[0].tolist(), [[ord("a")], [ord("b")], [ord("c")]])
+    for tok, score in zip("abc", first):
+        assert score == pytest.approx(sequence_log_prob(tiny_handle, context, [ord(tok)]), abs=1e-3)
 
 
 @pytest.mark.parametrize("strategy", ["direct", "decomposed"])

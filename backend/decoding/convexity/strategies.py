@@ -67,20 +67,36 @@ def _rule(node: Node, question: str) -> str:
     return f"{kind}: {question}"
 
 
-def _describe(node: Node, curvatures: list[str]) -> tuple[str, str]:
-    """The node's placeholders (u, v, ...) and what the children's answers say about them."""
-    names = [f"u{i}" if i >= 8 else "uvwpqrst"[i] for i in range(len(node.children))]
-    facts = []
-    for name, child, arg in zip(names, node.children, node.arguments):
-        curv = curvatures[child] if child >= 0 else ""
-        facts.append(f"{name} = {arg}" if child < 0 else f"{name} is {'an' if curv[0] in 'ae' else 'a'} {curv} function")
-    return ", ".join(names), "; ".join(facts)
+def _names(k: int) -> list[str]:
+    return [f"u{i}" if i >= 8 else "uvwpqrst"[i] for i in range(k)]
 
 
-def node_questions(node: Node, curvatures: list[str]) -> tuple[Question, Question]:
-    """The two questions about one operator, with only that operator (and its arguments' curvature) in context."""
-    params, facts = _describe(node, curvatures)
-    head = f"Let g({params}) = {node.text}, where {facts}. As a function of {params}, is g"
+def operator_form(node: Node) -> tuple[str, str, str]:
+    """(parameters, the operator in canonical form, what else the question states). Only the operator is asked
+    about: its arguments' curvatures (the children's answers) enter through the composition rules, and a sum's
+    constant term or a factor's size (which change neither curvature nor monotonicity) are written c and k, so a
+    deep expression asks a few dozen distinct questions, each answered once."""
+    names = _names(len(node.children))
+    facts = ""
+    if node.kind == "exp":
+        text = "exp(u)"
+    elif node.kind == "scale":
+        text = "k*u" if node.coefficient > 0 else "-u" if node.coefficient == -1 else "-k*u"
+        facts = "" if node.coefficient == -1 else ", where k > 0 is a constant"
+    elif node.kind == "square":
+        text = "u**2"
+    elif node.kind == "sum":
+        text = " + ".join(names) + (" + c" if node.has_constant else "")
+        facts = ", where c is a constant" if node.has_constant else ""
+    else:
+        text = node.text
+    return ", ".join(names), text, facts
+
+
+def node_questions(node: Node) -> tuple[Question, Question]:
+    """The two questions about one operator, with only that operator in context."""
+    params, text, facts = operator_form(node)
+    head = f"Let g({params}) = {text}{facts}. As a function of {params}, is g"
     truth = node.truth
     return (Question(f"{head} convex, concave, affine, or neither? {ONE_WORD}", CURVATURES, truth.curvature),
             Question(f"{head} increasing, decreasing, or neither? {ONE_WORD}", MONOTONICITIES, truth.monotonicity))
@@ -94,10 +110,11 @@ def run_decomposed(problem: ConvexProblem, judge: Judge, progress: Progress) -> 
         if i % 16 == 0:
             progress(i / len(tree.nodes), f"node {i + 1}/{len(tree.nodes)}")
         answers = []
-        for question, q in zip(("curvature", "monotonicity"), node_questions(node, curvatures)):
+        text = operator_form(node)[1]
+        for question, q in zip(("curvature", "monotonicity"), node_questions(node)):
             judged = judge(q)
             answers.append(judged.answer)
-            records.append(NodeJudgement(node=i, kind=node.kind, rule=_rule(node, question), text=node.text,
+            records.append(NodeJudgement(node=i, kind=node.kind, rule=_rule(node, question), text=text,
                                          question=question, answer=judged.answer, truth=q.truth))
         arguments = [AFFINE if c < 0 else curvatures[c] for c in node.children]
         curvatures.append(compose(Properties(*answers), arguments))
