@@ -67,7 +67,8 @@ def main() -> int:
         load_before = os.getloadavg()[0]
         pair = [_timed(handle, "ipmark", seed), _timed(handle, BASELINE, seed)]
         runs.append({"seed": seed, "load_average_1min": round(load_before, 2), "parts": pair,
-                     "wall_s": round(sum(p["wall_s"] for p in pair), 2), "cpu_s": round(sum(p["cpu_s"] for p in pair), 2)})
+                     "wall_s": round(sum(p["wall_s"] for p in pair), 2),
+                     "cpu_s": round(sum(p["cpu_s"] for p in pair), 2)})
     walls, cpus = [r["wall_s"] for r in runs], [r["cpu_s"] for r in runs]
     write_result(args.output, {
         "model": handle.display_name, "threads": args.threads, "cpu_count": os.cpu_count(),

@@ -27,7 +27,7 @@ from backend.watermark.scan import scan
 from backend.watermark.uploads import MAX_BYTES, MAX_CHARS, SUFFIXES, read_upload
 from backend.watermark.verdicts import verdict_table
 
-__all__ = ["BASELINE", "FIRST_TRY_CANDIDATES", "FIRST_TRY_SENTENCES", "MAX_BYTES", "MAX_CHARS", "METHODS", "SUFFIXES",
-           "DetectRequest", "EvalConfig", "GenerateRequest", "IPMarkConfig", "SamplingConfig", "demo", "detect", "evaluate",
-           "expected_seconds", "generate", "human_texts", "identities", "latest_evaluation", "make_request", "read_upload",
-           "scan", "verdict_table", "watermark_names"]
+__all__ = ["BASELINE", "FIRST_TRY_CANDIDATES", "FIRST_TRY_SENTENCES", "MAX_BYTES", "MAX_CHARS", "METHODS",
+           "SUFFIXES", "DetectRequest", "EvalConfig", "GenerateRequest", "IPMarkConfig", "SamplingConfig", "demo",
+           "detect", "evaluate", "expected_seconds", "generate", "human_texts", "identities", "latest_evaluation",
+           "make_request", "read_upload", "scan", "verdict_table", "watermark_names"]
