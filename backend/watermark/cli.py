@@ -17,13 +17,20 @@ def _progress(fraction: float, message: str) -> None:
 
 
 def _text(args) -> str:
-    from backend.watermark.uploads import MAX_CHARS, read_upload
+    from backend.unicode_text import visible
+    from backend.watermark.uploads import MAX_BYTES, MAX_CHARS, read_upload
 
     if getattr(args, "file", None):
         path = Path(args.file)
         if not path.is_file():
-            raise UserError(f"No such file: {path}")
-        return read_upload(path.name, path.read_bytes())
+            raise UserError(f"--file: no such file: {visible(path)}")
+        try:  # the size first: a file over the cap is refused without being read
+            size = path.stat().st_size
+            if size > MAX_BYTES:
+                raise UserError(f"The file is {size / 1e6:.1f} MB; the limit is {MAX_BYTES / 1e6:.0f} MB.")
+            return read_upload(path.name, path.read_bytes())
+        except UserError as err:  # the message names the field and the file, hidden characters written out
+            raise UserError(f"--file {visible(path.name)}: {err}") from None
     if getattr(args, "text", None) is not None:
         return args.text
     return sys.stdin.read(MAX_CHARS + 1)  # one past the limit: detection refuses it without reading the rest
