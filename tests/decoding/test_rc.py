@@ -1,6 +1,8 @@
 """RC (reasoning-summary cycles) on a tiny random model: the prompt sequence, budget accounting, the answer after
 every cycle, the plain reference of a batch, and bad input. The tiny models have 256 positions and a byte
 tokenizer, so the questions and the summary instruction are short."""
+import json
+
 import pytest
 
 from backend.decoding import DecodeConfig, decode, run_batch, settings_for
@@ -143,3 +145,23 @@ def test_a_cycle_over_the_context_is_refused_before_any_forward(handle, calls):
     message = str(err.value)
     assert "max_new_tokens" in message and "summary_tokens" in message and "context of 256 tokens" in message
     assert calls == []
+
+
+def test_cli_compare_runs_rc_beside_plain_decoding_and_refuses_a_cycle_over_the_context(tmp_path, capsys):
+    from backend.__main__ import main
+
+    upload = tmp_path / "p.jsonl"
+    upload.write_text('{"question": "2 + 3?", "answer": 5}\n')
+    flags = ["--model", "tiny-llama", "--jsonl", str(upload), "--option", 'summary_instruction="Sum up."',
+             "--option", "cycles=2", "--json"]
+    assert main(["decode", "compare", "--strategies", "rc", "--max-new-tokens", "4", "--option", "summary_tokens=3",
+                 *flags]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [s["label"] for s in out["summary"]] == ["RC (reasoning-summary cycles)",
+                                                    "Greedy at RC's budget (11 tokens)"]
+    assert len(out["rows"][0]["cycle_answers"]) == 2 and out["rows"][1]["cycle_answers"] == []
+    # plain decoding at RC's budget (2 x 40 + 30 tokens) fits beside the prompt; RC's summary request does not
+    assert main(["decode", "compare", "--strategies", "rc", "--max-new-tokens", "40", "--option",
+                 "summary_tokens=30", *flags]) == 2
+    err = capsys.readouterr().err
+    assert "max_new_tokens" in err and "summary_tokens" in err and "Traceback" not in err
