@@ -1,6 +1,7 @@
 """`python -m bench <command>`: tools over the benchmarks' outputs (the benchmarks themselves are scripts).
 
     .venv/bin/python -m bench report [--check]   # regenerate docs/RESULTS.md from bench/results/*.json
+    .venv/bin/python -m bench load [--sessions 8] [--seconds 600]   # a lab on one server (bench/load.py)
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-COMMANDS = {"report": "bench.report"}
+COMMANDS = {"report": "bench.report", "load": "bench.load"}
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,15 @@
+"""The load bench's short version: two browser sessions and the CLI on one server for a minute (one session runs
+long computations while the other walks every page and pastes a text): no errors, no session sees another's
+text, the CLI's runs and the app's are both in the store. The full run (8 sessions x 10 min) is `python -m bench
+load`, with its figures in docs/RESULTS.md."""
+from bench.load import Plan, run
+
+
+def test_two_sessions_and_the_cli_for_a_minute():
+    result = run(Plan(sessions=2, seconds=60, step_timeout_s=240, other_model=None, cli_every_s=15,
+                      model="tiny-llama"))
+    assert result["errors"] == []
+    assert result["isolation_violations"] == []
+    assert sum(s["pages_checked"] for s in result["sessions"]) >= 4, result["sessions"]
+    assert result["cli"]["runs"] >= 1 and result["cli"]["failures"] == []
+    assert result["store"]["app_runs"] >= 1 and result["store"]["cli_runs"] >= 1, result["store"]
