@@ -8,6 +8,9 @@ solutions run to about 190-280 tokens, where the arithmetic adapter was trained 
   - plain greedy decoding allowed RC's whole budget (cycles x budget + (cycles - 1) x summary tokens) in one go.
     Greedy is deterministic, so plain decoding at a smaller budget is this decode cut at that many tokens: its
     answer at the nominal budget of cycle k (k x budget + (k - 1) x summary tokens) is read from that prefix.
+`--set trained3` instead takes the everyday family's three-step held-out problems (the adapter's longest training
+length) with a per-cycle budget below their solutions' length (`--budget 48`): the same question at the scale the
+adapter knows, where one cycle cannot finish and only the summaries can carry the work to the next.
 Accuracy after cycles 1, 2 and 4 (those run) and plain decoding at the same budgets, with Wilson 95% intervals, and
 exact McNemar tests on the same problems (RC cycle k vs plain at the same budget; RC cycle k vs cycle 1).
 
@@ -73,7 +76,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m-arith-reasoner-everyday")
     ap.add_argument("--n", type=int, default=30, help="held-out long-chain problems")
-    ap.add_argument("--steps", type=int, default=None, help="operations per problem (default: 4-6 mixed)")
+    ap.add_argument("--set", dest="problem_set", choices=("long", "trained3"), default="long",
+                    help="long: 4-6-step chains past the training length; trained3: three-step everyday problems")
+    ap.add_argument("--steps", type=int, default=None, help="long: operations per problem (default: 4-6 mixed)")
     ap.add_argument("--seed", type=int, default=0, help="problem draw")
     ap.add_argument("--budget", type=int, default=128, help="RC's per-cycle reasoning budget (tokens)")
     ap.add_argument("--cycles", type=int, default=4)
@@ -95,13 +100,16 @@ def main() -> None:
     from backend.decoding import DecodeConfig, decode
     from backend.decoding.algorithms.rc import planned_tokens
     from backend.models import load
-    from backend.tasks.arithmetic import extract_answer
+    from backend.tasks.arithmetic import extract_answer, generate_problems
     from backend.tasks.long_chains import long_problems
     from bench.output import write_result
 
     torch.set_num_threads(args.threads)
     handle = load(args.model)
-    problems = long_problems(args.n, args.steps, "heldout", args.seed)
+    if args.problem_set == "long":
+        problems = long_problems(args.n, args.steps, "heldout", args.seed)
+    else:
+        problems = generate_problems(args.n, "heldout", args.seed, difficulty=3, family="everyday", style="worked")
     extra = {"cycles": args.cycles, "summary_tokens": args.summary_tokens}
     if args.summary_instruction:
         extra["summary_instruction"] = args.summary_instruction
@@ -115,7 +123,8 @@ def main() -> None:
     partial = Path(args.partial or folder / f"{out.stem}{suffix}.partial.jsonl")
     partial.parent.mkdir(parents=True, exist_ok=True)
     done = {}
-    for path in [partial] if args.partial or shards > 1 else sorted(folder.glob(f"{out.stem}*.partial.jsonl")):
+    gathered = [folder / f"{out.stem}.partial.jsonl", *sorted(folder.glob(f"{out.stem}.*of*.partial.jsonl"))]
+    for path in [partial] if args.partial or shards > 1 else gathered:
         for line in path.read_text().splitlines() if path.exists() else []:
             row = json.loads(line)
             done[row["id"]] = row
@@ -127,8 +136,10 @@ def main() -> None:
 
     def result(rows: list[dict], finished: bool) -> dict:
         return {"model_id": handle.id, "fingerprint": handle.fingerprint, "command": command.strip(),
-                "problems": {"generator": "backend.tasks.long_chains (collection scenario)", "split": "heldout",
-                             "seed": args.seed, "steps": args.steps or "4-6", "n": len(rows),
+                "problems": {"generator": "backend.tasks.long_chains (collection scenario)"
+                             if args.problem_set == "long" else "generate_problems(family='everyday', difficulty=3)",
+                             "set": args.problem_set, "split": "heldout", "seed": args.seed,
+                             "steps": (args.steps or "4-6") if args.problem_set == "long" else 3, "n": len(rows),
                              "n_requested": args.n, "finished": finished},
                 "rc": {"budget": args.budget, "cycles": args.cycles, "summary_tokens": args.summary_tokens,
                        "summary_instruction": rc_config.extra.get("summary_instruction") or "RC's default",

@@ -102,3 +102,7 @@ def kernel(ctx: Ctx) -> Body:
 
 
 SECTIONS.insert(1, Section("Generation kernel vs a bare transformers loop", ("kernel*.json",), kernel))
+
+from bench.report_sections.rc import SECTIONS as _RC  # noqa: E402  (RC is a decoding strategy)
+
+SECTIONS += _RC
