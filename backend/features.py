@@ -51,7 +51,8 @@ FEATURES: tuple[Feature, ...] = (
     Feature("disagreement", (), "disagreement.py"),
     Feature("decoding", ("algorithms", "convexity"), "decoding.py", opens_on="backend.models:arithmetic_reasoner",
             plug_in_face=("registry", "config", "context", "result")),
-    Feature("watermark", ("ipmark.method", "kgw.method", "attacks"), "watermark.py"),
+    Feature("watermark", ("ipmark.method", "kgw.method", "hf_kgw.method", "synthid.method", "attacks"),
+            "watermark.py"),
     Feature("fp8", ("spectral", "formats"), "fp8_bounds.py"),
 )
 

@@ -1,16 +1,19 @@
-"""Quality, robustness and attribution evaluation of IPMark and KGW on one model (cached in the store).
+"""Quality, robustness and attribution evaluation of every registered watermark method on one model, side by side
+on the same prompts and attacks (cached in the store).
 
-Per prompt: one unwatermarked, one IPMark and one KGW generation (each cached on its own, so an
-interrupted evaluation resumes). Negatives: the unwatermarked generations plus the shipped
+Per prompt: one generation per registered method (the unwatermarked baseline included), each cached on its own,
+so an interrupted evaluation resumes. Negatives: the unwatermarked generations plus the shipped
 human-written texts. Each attack is applied to the watermarked texts; ROC-AUC and TPR at 1/5/10%
 FPR are measured against the clean negatives. Detection is "is this text watermarked with the keys of
 identity k": IPMark's statistic is -log10 p of the total evidence (both levels) under the generating
 user's keys (negative k is tested against the k-th identity in turn); KGW's is its z-score under the
-model's key. `tpr_decision` / `fpr_decision` use each method's own verdict instead: IPMark's full
-registry search at family-wise alpha, KGW's z >= 4.
+model's key; hf-kgw's WatermarkDetector z and SynthID's g-value score z under their settings (no identity).
+`detect_ms` is the mean wall time of one detection. `tpr_decision` / `fpr_decision` use each method's own
+verdict instead: IPMark's full registry search at family-wise alpha, KGW's z >= 4.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -25,6 +28,7 @@ from backend.watermark.corpus import human_texts, prompts
 from backend.watermark.generation import Generation, generate, make_request
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.keys import secret_tag
+from backend.watermark.hf_kgw.config import HFKGWConfig
 from backend.watermark.kgw.config import KGWConfig
 from backend.watermark.methods import BASELINE, METHODS, DetectRequest, WatermarkMethod, detect
 from backend.watermark.metrics import roc_auc, roc_curve, tpr_at_fpr
@@ -32,8 +36,9 @@ from backend.watermark.paraphrase import paraphraser
 from backend.watermark.quality import perplexity
 from backend.watermark.sampling import SamplingConfig
 from backend.watermark.segment import split_units
+from backend.watermark.synthid.config import SynthIDConfig
 
-CODE_VERSION = "3"
+CODE_VERSION = "4"  # 4: hf-kgw and synthid registered; per-text detection time
 DEFAULT_ATTACKS = (("synonym_substitution", 0.1), ("synonym_substitution", 0.3), ("word_deletion", 0.1),
                    ("copy_paste", 0.5), ("sentence_shuffle", 1.0), ("sentence_deletion", 0.3),
                    ("lm_paraphrase", 1.0))
@@ -49,7 +54,10 @@ class EvalConfig(Config):
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     ipmark: IPMarkConfig = field(default_factory=IPMarkConfig)
     kgw: KGWConfig = field(default_factory=KGWConfig)
+    hf_kgw: HFKGWConfig = field(default_factory=HFKGWConfig)
+    synthid: SynthIDConfig = field(default_factory=SynthIDConfig)
     attacks: tuple[tuple[str, float], ...] = DEFAULT_ATTACKS  # (attack name, rate)
+    methods: tuple[str, ...] = ()  # the registered methods to compare (empty: all; the baseline always runs)
     attack_seed: int = 0
     secret_tag: str = ""
 
@@ -58,6 +66,12 @@ class EvalConfig(Config):
         for name, rate in self.attacks:
             ATTACKS.get(name)
             require(0 <= rate <= 1, f"The rate of attack {name} must be between 0 and 1, got {rate:g}.")
+        for name in self.methods:
+            METHODS.get(name)
+
+    def compared(self) -> list[WatermarkMethod]:
+        """The methods this evaluation generates with, the unwatermarked baseline first."""
+        return [m for m in METHODS if m.is_baseline or not self.methods or m.name in self.methods]
 
     def method_configs(self) -> tuple:
         return tuple(m.config_in(self) for m in METHODS if m.config is not None)
@@ -85,6 +99,7 @@ class DetectionRow:
     fpr_decision: float  # share of negatives flagged by the same rule
     n_pos: int
     n_neg: int
+    detect_ms: float = float("nan")  # mean wall time of one detection over this row's texts (nan: not measured)
 
 
 @dataclass(frozen=True)
@@ -126,19 +141,19 @@ def eval_identities(handle: ModelHandle, n_users: int) -> tuple[int, list[int]]:
     return model.address, [u.user_address for u in users]
 
 
-def _row(method, condition, pos, neg, flagged_pos, flagged_neg) -> DetectionRow:
+def _row(method, condition, pos, neg, flagged_pos, flagged_neg, seconds=()) -> DetectionRow:
     tpr_1, tpr_5, tpr_10 = (tpr_at_fpr(pos, neg, f) for f in FPRS)
     return DetectionRow(method=method, condition=condition, auc=roc_auc(pos, neg), tpr_1=tpr_1, tpr_5=tpr_5,
                         tpr_10=tpr_10, tpr_decision=float(np.mean(flagged_pos)) if flagged_pos else float("nan"),
                         fpr_decision=float(np.mean(flagged_neg)) if flagged_neg else float("nan"), n_pos=len(pos),
-                        n_neg=len(neg))
+                        n_neg=len(neg), detect_ms=1000 * float(np.mean(seconds)) if seconds else float("nan"))
 
 
 def _generations(handle: ModelHandle, cfg: EvalConfig, model_address: int, users: list[int],
                  progress: Progress = silent) -> dict[str, list[Generation]]:
     """Per method (the baseline first), one cached generation per prompt; prompt i writes as user i mod U."""
     chosen_prompts = prompts()[:cfg.n_prompts]
-    gens: dict[str, list[Generation]] = {m.name: [] for m in METHODS}
+    gens: dict[str, list[Generation]] = {m.name: [] for m in cfg.compared()}
     for i, prompt in enumerate(chosen_prompts):
         sampling = replace(cfg.sampling, seed=cfg.sampling.seed + i)
         for j, method in enumerate(gens):
@@ -163,14 +178,15 @@ def run_evaluation(handle: ModelHandle, cfg: EvalConfig, progress: Progress = si
                                   words_mean=float(np.mean([len(g.text.split()) for g in items])), n=len(items)))
     baseline = gens[BASELINE]
     negatives = [g.text for g in baseline] + list(human_texts())
-    watermarks = [m for m in METHODS if not m.is_baseline]
+    watermarks = [m for m in cfg.compared() if not m.is_baseline]
 
-    def score(method: WatermarkMethod, text: str, k: int) -> tuple[float, bool]:
-        """The method's statistic under the identity of text k (user k mod U); flag = its own verdict."""
+    def score(method: WatermarkMethod, text: str, k: int) -> tuple[float, bool, float]:
+        """The method's statistic under the identity of text k (user k mod U); flag = its own verdict; seconds."""
+        start = time.perf_counter()
         found = detect(text, DetectRequest(method.name, model_address=model_address,
                                            user_address=users[k % len(users)], config=method.config_in(cfg),
                                            handle=handle if method.needs_model_to_detect else None))
-        return found.score, found.flagged
+        return found.score, found.flagged, time.perf_counter() - start
 
     neg_scores = {m.name: [score(m, t, k) for k, t in enumerate(negatives)] for m in watermarks}
     conditions = [("clean", None, 0.0)] + [(f"{a} {r:g}", a, r) for a, r in cfg.attacks]
@@ -186,7 +202,7 @@ def run_evaluation(handle: ModelHandle, cfg: EvalConfig, progress: Progress = si
             pos = [score(method, t, k) for k, t in enumerate(texts)]
             neg = neg_scores[method.name]
             rows.append(_row(method.name, label, [p[0] for p in pos], [n[0] for n in neg], [p[1] for p in pos],
-                             [n[1] for n in neg]))
+                             [n[1] for n in neg], [x[2] for x in pos + neg]))
             fpr, tpr = roc_curve([p[0] for p in pos], [n[0] for n in neg])
             curves.append(RocCurve(method.name, label, fpr, tpr))
     progress(0.97, "Attribution")

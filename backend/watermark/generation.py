@@ -17,8 +17,10 @@ from backend.store import Computed, ModelRef, cached
 import backend.watermark.identities as identities
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.keys import secret_tag
+from backend.watermark.hf_kgw.config import HFKGWConfig
 from backend.watermark.kgw.config import KGWConfig
 from backend.watermark.methods import METHODS, WatermarkMethod
+from backend.watermark.synthid.config import SynthIDConfig
 from backend.watermark.sampling import ChosenSentence, SamplingConfig, first_candidate, sentence_loop
 
 CODE_VERSION = "2"  # 2: candidates after the first sentence start with whitespace (continue_past_eos: new key)
@@ -39,6 +41,8 @@ class GenerateRequest(Config):
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     ipmark: IPMarkConfig = field(default_factory=IPMarkConfig)
     kgw: KGWConfig = field(default_factory=KGWConfig)
+    hf_kgw: HFKGWConfig = field(default_factory=HFKGWConfig)
+    synthid: SynthIDConfig = field(default_factory=SynthIDConfig)
     secret_tag: str = ""
 
 
@@ -56,7 +60,7 @@ class Generation:
 
 def _identity(method: WatermarkMethod, model_address: int, user_address: int) -> tuple[int, int]:
     """The identity a method's keys come from, checked against the registry (the baseline has none)."""
-    if method.is_baseline:
+    if method.is_baseline or method.identity_free:  # keys from the method's own settings
         return 0, 0
     if method.identifies_users:
         identities.get_user(model_address, user_address)
@@ -75,11 +79,11 @@ def make_request(prompt: str, method: str, model_address: int = 0, user_address:
     if len(prompt) > MAX_PROMPT_CHARS:
         raise UserError(f"The prompt is too long ({len(prompt):,} characters; {MAX_PROMPT_CHARS:,} at most).")
     model_address, user_address = _identity(chosen, model_address, user_address)
-    settings = {m.name: m.config() for m in METHODS if m.config is not None}
+    settings = {m.field: m.config() for m in METHODS if m.config is not None}
     if chosen.config is not None:
-        settings[method] = next((c for c in configs if isinstance(c, chosen.config)), settings[method])
+        settings[chosen.field] = next((c for c in configs if isinstance(c, chosen.config)), settings[chosen.field])
     return GenerateRequest(prompt, method, model_address, user_address, sampling, **settings,
-                           secret_tag="" if chosen.is_baseline else secret_tag())
+                           secret_tag="" if chosen.is_baseline or chosen.identity_free else secret_tag())
 
 
 def run_generation(handle: ModelHandle, request: GenerateRequest,

@@ -130,9 +130,19 @@ class WatermarkMethod(Variant):
     def is_baseline(self) -> bool:
         return self.detect is None
 
+    @property
+    def identity_free(self) -> bool:
+        """Judges any text with its settings alone, no registered identity needed (hf-kgw, synthid)."""
+        return not (self.is_baseline or self.identifies_users or self.needs_identity_to_detect)
+
+    @property
+    def field(self) -> str:
+        """The name of the field holding this method's config in requests ("hf-kgw" -> "hf_kgw")."""
+        return self.name.replace("-", "_")
+
     def config_in(self, holder: Any) -> Any:
         """This method's config inside a request or evaluation config (the field named after the method)."""
-        return getattr(holder, self.name) if self.config is not None else None
+        return getattr(holder, self.field) if self.config is not None else None
 
 
 METHODS: Registry[WatermarkMethod] = Registry("watermark-methods", "watermark method")

@@ -30,7 +30,7 @@ from backend.progress import Progress, silent
 from backend.watermark.segment import split_units
 
 TERMINAL = ".!?\u2026"
-Processor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (logits [n, V], previous tokens [n]) -> logits
+Processor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (logits [n, V], ids so far [n, L]) -> logits
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
         if cfg.continue_past_eos:  # no end of answer, and no other special token that would open a new turn
             shaped = shaped.index_fill(1, _special_ids(handle, vocab).to(shaped.device), float("-inf"))
         if processor is not None:
-            shaped = processor(shaped, decoder.tokens[:, -1])
+            shaped = processor(shaped, decoder.tokens)
         probs = torch.softmax(shaped / max(cfg.temperature, 1e-4), dim=-1).cpu()
         return torch.multinomial(probs, 1, generator=generator).view(-1)
 

@@ -34,7 +34,7 @@ class GreenLists:
 
     def processor(self, delta: float):
         """A logits processor for backend.watermark.sampling: +delta on the green list of each row."""
-        def apply(logits: torch.Tensor, previous: torch.Tensor) -> torch.Tensor:
-            bias = torch.stack([self.mask(int(p)) for p in previous.tolist()]).to(logits.device)
+        def apply(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:  # ids [n, L]: seeded by the last one
+            bias = torch.stack([self.mask(int(p)) for p in ids[:, -1].tolist()]).to(logits.device)
             return logits + delta * bias[:, :logits.shape[-1]].float()
         return apply
