@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from bench.report import PY, Body, Ctx, Section, clean_command, num, pct, table, times
+from bench.report_sections.learnability import SECTIONS as LEARNABILITY
 
 POLICIES = {"guided": "guided (CE gate)", "entropy": "entropy-gated (base entropy only)",
             "random": "random positions, matched to guided", "early": "earliest positions, matched to guided"}
@@ -142,4 +143,5 @@ SECTIONS = [
             ("disagreement_accuracy.json",), plain_and_capped, also=("disagreement_threshold_only.json",)),
     Section("Disagreement: where the divergence sits", ("disagreement_accuracy.json",), concentration),
     Section("Disagreement: the reasoning path's floor", ("intervention_floor_*.json",), floor),
+    *LEARNABILITY,
 ]

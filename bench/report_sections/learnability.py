@@ -1,0 +1,53 @@
+"""Learnability (issue 36, RLVR): mean gradient similarity of unlearnable against learned training examples."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from bench.report import PY, Body, Ctx, Section, num
+
+KINDS = {"easy": "easy (the base solves it)", "learned": "learned (base fails, reasoning solves)",
+         "unlearnable": "unlearnable (both fail)"}
+
+
+def _hanley_mcneil(auc: float, n_pos: int, n_neg: int) -> tuple[float, float]:
+    """95% interval of an AUROC by the Hanley-McNeil standard error."""
+    q1, q2 = auc / (2 - auc), 2 * auc * auc / (1 + auc)
+    se = math.sqrt((auc * (1 - auc) + (n_pos - 1) * (q1 - auc * auc) + (n_neg - 1) * (q2 - auc * auc))
+                   / (n_pos * n_neg))
+    return max(0.0, auc - 1.96 * se), min(1.0, auc + 1.96 * se)
+
+
+def learnability(ctx: Ctx) -> Body:
+    r = ctx.load("learnability.json")
+    t = r["test"]
+    partial = (f" (a partial run: {r['examples_done']} of the {r['examples_wanted']} examples asked for; the run "
+               "resumes from its cached examples)") if r["examples_done"] < r["examples_wanted"] else ""
+    lines = [f"{r['pair']}: {r['data']}{partial}. Gradients of the reasoning model's loss on each problem's correct "
+             f"solution (its training target) with respect to {r['gradient_of']}; each example's mean cosine "
+             f"similarity to the others. Base greedy accuracy on these problems "
+             f"{num(100 * r['base_accuracy'], 1)}%, reasoning {num(100 * r['reasoning_accuracy'], 1)}%.", ""]
+    lines += ["| examples | count | mean similarity to the rest: min / Q1 / median / Q3 / max | "
+              "mean loss (nats/token) |", "|---|---|---|---|"]
+    for kind, label in KINDS.items():
+        values = np.array(r["groups"][kind]["mean_similarity"], dtype=float)
+        spread = " / ".join(f"{v:.4f}" for v in np.quantile(values, [0, .25, .5, .75, 1])) if values.size else "–"
+        lines.append(f"| {label} | {values.size} | {spread} | {num(r['mean_loss'].get(kind), 3) or '–'} |")
+    lines.append("")
+    if t["auroc"] is not None:
+        low, high = _hanley_mcneil(t["auroc"], t["n_unlearnable"], t["n_learned"])
+        direction = ("lower" if t["median_unlearnable"] < t["median_learned"] else "higher")
+        lines.append(f"Unlearnable ({t['n_unlearnable']}) against learned ({t['n_learned']}): median similarity "
+                     f"{t['median_unlearnable']:.4f} vs {t['median_learned']:.4f} ({direction} for the unlearnable); "
+                     f"two-sided Mann-Whitney p = {t['p_value']:.3g}; AUROC of low similarity as a predictor of "
+                     f"unlearnability **{t['auroc']:.2f}** (95% interval {low:.2f}-{high:.2f}, Hanley-McNeil; 0.5 is "
+                     "no signal).")
+    else:
+        lines.append("Too few unlearnable or learned examples for the test.")
+    return Body(lines, [f"DASH_STORE=data/cache/learnability.duckdb nohup nice -n 15 {PY} bench/learnability.py "
+                        f"--n {r['examples_wanted']} > data/cache/learnability.log 2>&1 &"])
+
+
+SECTIONS = [Section("Learnability: unlearnable examples and gradient similarity", ("learnability.json",),
+                    learnability)]
