@@ -38,6 +38,8 @@ def _load_example(example) -> None:
     """on_click of an example button: runs before the next run draws the widgets it sets."""
     st.session_state.update({"wm-source": "Paste", "wm-text": example.text, "wm-strip": "",
                              "wm-example": example.name})
+    if example.method in METHODS and not METHODS.get(example.method).is_baseline:
+        st.session_state["wm-detect-method"] = example.method  # its details and highlight open below the table
 
 
 def examples_row() -> dict:
@@ -62,7 +64,7 @@ def verdicts_view(text: str, prompt: str, address: int, handle):
                 "(Registry tab).")
     frame = pd.DataFrame([{"method": r.label, "verdict": r.verdict, "what it means": r.meaning,
                            "score": round(r.score, 3), "p (corrected)": r.p_value,
-                           "corrected over": f"{r.keys_compared:,} key(s)",
+                           "corrected over": r.corrected_over or "one key tested",
                            "scored": "" if r.scored is None else f"{r.scored:,} {r.scored_unit}",
                            "identity": r.identity} for r in table.rows])
     if table.rows:
