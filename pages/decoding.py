@@ -20,7 +20,7 @@ from backend.decoding import (FIRST_VIEW, STRATEGIES, DecodeConfig, aggregate, d
 from backend.models import arithmetic_reasoner
 from backend.params import help_of
 from backend.tasks import (MAX_BATCH_PROBLEMS, PROBLEM_SETS, PROBLEM_UPLOAD, format_prompt, problem_set,
-                           problem_set_size, problems_from_upload)
+                           problem_set_size, problems_from_upload, steps_of)
 
 PAGE_TOKENS = 48  # new tokens per sequence unless the model's registry entry asks for more
 
@@ -76,7 +76,10 @@ with st.container(border=True):
                               help="Held-out problems of the generator (never trained on; the classic templates "
                                    "are the ones the adapter learnt first), or the hand-written set, in wording "
                                    "the generator never produces.")
-        difficulty = c2.selectbox("Steps", [1, 2, 3], index=FIRST_VIEW.steps - 1, key="dec-difficulty")
+        steps = steps_of(family)  # the long chains (RC's setting) have 4-8
+        if st.session_state.get("dec-difficulty") not in (None, *steps):
+            st.session_state.pop("dec-difficulty")
+        difficulty = c2.selectbox("Steps", steps, index=min(FIRST_VIEW.steps, len(steps)) - 1, key="dec-difficulty")
         available = problem_set_size(family, difficulty)
         opening = FIRST_VIEW.index if (family, difficulty) == (FIRST_VIEW.problem_set, FIRST_VIEW.steps) else 0
         index = c3.number_input("Problem #", 0, available - 1, opening, key=f"dec-index-{family}-{difficulty}")
@@ -253,7 +256,10 @@ def batch() -> None:
                                 key="dec-batch-family", disabled=problems is not None, persist_state="page")
     count = c1.number_input("Problems", 1, MAX_BATCH_PROBLEMS, 5, key="dec-batch-n", disabled=problems is not None,
                             persist_state="page")
-    batch_difficulty = c2.selectbox("Steps", ["mixed", 1, 2, 3], key="dec-batch-difficulty",
+    batch_steps = ["mixed", *steps_of(batch_family)]
+    if st.session_state.get("dec-batch-difficulty") not in (None, *batch_steps):
+        st.session_state.pop("dec-batch-difficulty")
+    batch_difficulty = c2.selectbox("Steps", batch_steps, key="dec-batch-difficulty",
                                     disabled=problems is not None, persist_state="page")
     budgets = c3.multiselect("Budgets (x max new tokens)", [2, 4, 8, 16, 32], default=[4], key="dec-budgets",
                              persist_state="page")

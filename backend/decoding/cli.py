@@ -13,7 +13,7 @@ from backend.decoding.registry import STRATEGIES
 from backend.decoding.run import decode, run_batch, settings_for
 from backend.errors import UserError
 from backend.models import default_model_id, load
-from backend.tasks.arithmetic import generate_problems
+from backend.tasks.problem_sets import PROBLEM_SETS, problem_set, steps_of
 from backend.tasks.uploads import problems_from_file
 
 STRATEGIES_DEFAULT = "greedy,best_of_n,asmc"
@@ -27,6 +27,9 @@ def _progress(fraction: float, message: str) -> None:
 def _add_problem_flags(parser: argparse.ArgumentParser) -> None:
     """The problems: generated arithmetic ones (how many, which split, seed), or a JSON-lines file."""
     parser.add_argument("--problems", type=int, default=5, help="number of generated arithmetic problems")
+    parser.add_argument("--set", dest="problem_set", choices=tuple(PROBLEM_SETS), default="classic",
+                        help="problem set, as the page's picker (long: 4-8-step chains, RC's setting)")
+    parser.add_argument("--steps", type=int, default=None, help="only problems of this many steps (the page's Steps)")
     parser.add_argument("--split", choices=("heldout", "train"), default="heldout")
     parser.add_argument("--problem-seed", type=int, default=0)
     parser.add_argument("--jsonl", help="JSON-lines file of {question|prompt, answer} instead")
@@ -60,7 +63,10 @@ def _problems(args: argparse.Namespace) -> list:
         return problems_from_file(args.jsonl)  # capped as a page upload is, before it is read
     if not 1 <= args.problems <= 1000:
         raise UserError(f"--problems must be between 1 and 1000, got {args.problems}.")
-    return generate_problems(args.problems, split=args.split, seed=args.problem_seed)
+    if args.steps is not None and args.steps not in steps_of(args.problem_set):
+        raise UserError(f"--steps must be one of {', '.join(map(str, steps_of(args.problem_set)))} for the "
+                        f"{args.problem_set} set, got {args.steps}.")
+    return problem_set(args.problem_set, args.problems, args.steps, split=args.split, seed=args.problem_seed)
 
 
 def cmd_list(args: argparse.Namespace) -> list[dict]:

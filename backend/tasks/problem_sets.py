@@ -10,12 +10,14 @@ from functools import cache
 from pathlib import Path
 
 from backend.tasks.arithmetic import Problem, generate_problems, load_jsonl_problems
+from backend.tasks.long_chains import LONG_STEPS, long_problems
 
 HANDWRITTEN = Path(__file__).resolve().parents[2] / "data" / "arith" / "handwritten.jsonl"
 PROBLEM_SETS = {
     "classic": "generator: classic templates",
     "broad": "generator: broad word problems",
     "handwritten": "hand-written (never trained on)",
+    "long": "generator: long chains, 4-8 steps (past the adapter's training length)",
 }
 
 
@@ -27,6 +29,11 @@ def handwritten_problems() -> tuple[Problem, ...]:
     return tuple(load_jsonl_problems(HANDWRITTEN.read_text()))
 
 
+def steps_of(name: str) -> tuple[int, ...]:
+    """The step counts a set offers (its `difficulty` values)."""
+    return LONG_STEPS if name == "long" else (1, 2, 3)
+
+
 def problem_set(name: str, n: int, difficulty: int | None = None, split: str = "heldout",
                 seed: int = 0) -> list[Problem]:
     """The first n problems of a set (of one difficulty when given); the same arguments give the same list."""
@@ -34,6 +41,8 @@ def problem_set(name: str, n: int, difficulty: int | None = None, split: str = "
         raise ValueError(f"problem set must be one of {sorted(PROBLEM_SETS)}, got {name!r}")
     if name == "handwritten":
         return [p for p in handwritten_problems() if difficulty is None or p.difficulty == difficulty][:n]
+    if name == "long":
+        return long_problems(n, difficulty, split, seed)
     return generate_problems(n, split, seed=seed, difficulty=difficulty, family=name)
 
 

@@ -174,3 +174,12 @@ def test_decoding_page_rc_shows_the_answer_after_each_cycle_and_its_summaries():
     assert "dec-rc-fig-0" in {chart.key for chart in plotly_charts(at)}
     labels = [e.label for e in at.expander]
     assert {"Cycle 1", "Cycle 2"} <= {label.split(":")[0] for label in labels}
+
+
+def test_decoding_page_offers_the_long_chains_with_their_step_counts():
+    at = run_page("decoding.py")
+    at.selectbox(key="dec-family").set_value("long").run()
+    assert not at.exception  # (the tiny model's 256 positions may refuse the long question: a message, no traceback)
+    assert list(at.selectbox(key="dec-difficulty").options) == ["4", "5", "6", "7", "8"]
+    at.selectbox(key="dec-family").set_value("classic").run()
+    assert not at.exception and list(at.selectbox(key="dec-difficulty").options) == ["1", "2", "3"]

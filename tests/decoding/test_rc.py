@@ -165,3 +165,13 @@ def test_cli_compare_runs_rc_beside_plain_decoding_and_refuses_a_cycle_over_the_
                  "summary_tokens=30", *flags]) == 2
     err = capsys.readouterr().err
     assert "max_new_tokens" in err and "summary_tokens" in err and "Traceback" not in err
+
+
+def test_cli_problem_sets_as_on_the_page(capsys):
+    from backend.__main__ import main
+
+    assert main(["decode", "run", "--model", "tiny-llama", "--set", "long", "--steps", "3", "--json"]) == 2
+    assert "--steps must be one of 4, 5, 6, 7, 8 for the long set, got 3" in capsys.readouterr().err
+    assert main(["decode", "run", "--model", "tiny-llama", "--strategy", "greedy", "--set", "broad", "--steps", "1",
+                 "--max-new-tokens", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["problem_id"].startswith("broad-")

@@ -21,7 +21,7 @@ def test_handwritten_wording_is_not_the_generators():
 def test_problem_set_filters_by_difficulty_and_matches_the_generator():
     assert all(p.difficulty == 2 for p in problem_set("handwritten", 100, 2))
     assert problem_set("broad", 5, 3) == generate_problems(5, "heldout", seed=0, difficulty=3, family="broad")
-    assert set(PROBLEM_SETS) == {"classic", "broad", "handwritten"}
+    assert set(PROBLEM_SETS) == {"classic", "broad", "handwritten", "long"}
     with pytest.raises(ValueError, match="problem set"):
         problem_set("mixed", 3)
 
