@@ -13,6 +13,7 @@ from app.ui.model_picker import current_model
 from app.ui.params import checkbox_for, number_for, select_for, slider_for
 from app.ui.run import NEVER_ASK, run_with_progress
 from app.ui.tabs import lazy_tabs
+from app.ui.convexbench import convexbench_tab
 from app.ui.text import literal
 from app.ui.uploads import PROMPT_MAX_CHARS
 from backend.decoding import (FIRST_VIEW, STRATEGIES, DecodeConfig, aggregate, decode, run_batch, settings_for,
@@ -317,4 +318,5 @@ def stored_view() -> None:
     table_downloads(frame, "decoding-benchmark", key="dec-stored-export")
 
 
-lazy_tabs({"Side by side": side_by_side, "Batch & budgets": batch}, key="dec-tab")
+lazy_tabs({"Side by side": side_by_side, "Batch & budgets": batch,
+           "ConvexBench": lambda: convexbench_tab(handle)}, key="dec-tab")

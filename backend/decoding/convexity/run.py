@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from backend.decoding.convexity.judge import ModelJudge
-from backend.decoding.convexity.scores import bootstrap_f1, macro_f1, wilson
+from backend.decoding.convexity.scores import bootstrap_f1, macro_f1
 from backend.decoding.convexity.strategies import CONVEX_STRATEGIES, Judge, NodeJudgement
 from backend.errors import UserError
 from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
+from backend.significance import wilson_interval as wilson
 from backend.store import Computed, ModelRef, cached
 from backend.tasks.convexity import MAX_DEPTH, ConvexProblem, check_depth, convex_problems, parse_expression, rule_label
 

@@ -1,4 +1,4 @@
-"""F1 of convexity answers, with a bootstrap interval, and per-rule accuracy of the per-node answers."""
+"""Macro F1 of convexity answers and its bootstrap interval (proportions use backend.significance.wilson_interval)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -33,13 +33,3 @@ def bootstrap_f1(labels: Sequence[str], answers: Sequence[str], resamples: int =
              for idx in rng.integers(0, n, size=(resamples, n))]
     tail = (1 - level) / 2
     return float(np.quantile(draws, tail)), float(np.quantile(draws, 1 - tail))
-
-
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a proportion."""
-    if n == 0:
-        return float("nan"), float("nan")
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(centre - half), float(centre + half)
