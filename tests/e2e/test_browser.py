@@ -35,3 +35,18 @@ def test_page_renders_without_exception(app_url, browser, view):
     shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / f"{view.script.removesuffix('.py')}.png"), full_page=True)
     page.close()
+
+
+@pytest.mark.skipif(os.environ.get("DASH_E2E_REAL_MODEL") != "1",
+                    reason="the first view is chosen on the embedded reasoner's benchmark (make screenshots runs it)")
+def test_decoding_first_view_is_labelled_beside_the_stored_aggregate(app_url, browser):
+    """On the embedded reasoner the Decoding page opens on the benchmark problem chosen for illustration, says so,
+    and shows the benchmark's aggregate (accuracy with Wilson intervals, p95 latency) beside the two runs."""
+    view = next(v for v in FEATURES if v.script == "decoding.py")
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    page.goto(f"{app_url}/{view.url_path}")
+    wait_until_idle(page)
+    body = page.inner_text("body")
+    assert "Chosen for illustration" in body and "95% interval" in body, body[:2000]
+    assert "Forty-five marbles" in body  # hand-written one-step problem #3
+    page.close()
