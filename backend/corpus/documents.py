@@ -155,7 +155,7 @@ def iter_documents(source: Source, fmt: str | None = None, name: str | None = No
                 quality = None if quality in (None, "") else float(quality)
             except (TypeError, ValueError) as err:
                 raise UserError(f"{name}, document {doc_id!r}: quality {quality!r} is not a number.") from err
-            yield Document(doc_id, text, None if domain in (None, "") else str(domain), quality)
+            yield Document(id=doc_id, text=text, domain=None if domain in (None, "") else str(domain), quality=quality)
     finally:
         if isinstance(source, (str, Path)):
             handle.close()
@@ -188,7 +188,7 @@ def chunks(documents: Iterator[Document], size: int) -> Iterator[list[Document]]
 
 def documents_from_texts(texts: list[str], prefix: str = "text", domain: str | None = None) -> list[Document]:
     """Documents from pasted texts (one per entry); empty entries are dropped."""
-    return [Document(f"{prefix}-{i}", t, domain) for i, t in enumerate(texts, start=1) if t.strip()]
+    return [Document(id=f"{prefix}-{i}", text=t, domain=domain) for i, t in enumerate(texts, start=1) if t.strip()]
 
 
 def write_documents(documents: list[Document], fmt: str) -> bytes:

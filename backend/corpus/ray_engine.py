@@ -74,7 +74,7 @@ class ShardActor:
     def __call__(self, batch: dict) -> dict:
         results = []
         for index, path, size, mtime in zip(batch["index"], batch["path"], batch["size"], batch["mtime_ns"]):
-            shard = Shard(int(index), str(path), int(size), int(mtime))
+            shard = Shard(index=int(index), path=str(path), size=int(size), mtime_ns=int(mtime))
             results.append(json.dumps(process_shard(self.worker, shard, self.out_dir).to_row()))
         return {"result": results}
 

@@ -54,7 +54,7 @@ def list_shards(corpus: str | Path) -> list[Shard]:
     shards = []
     for index, p in enumerate(found):
         stat = p.stat()
-        shards.append(Shard(index, str(p.resolve()), stat.st_size, stat.st_mtime_ns))
+        shards.append(Shard(index=index, path=str(p.resolve()), size=stat.st_size, mtime_ns=stat.st_mtime_ns))
     return shards
 
 

@@ -77,5 +77,5 @@ def rollout(model, context_ids: torch.Tensor, n: int, temperature: float, max_ne
         return x
 
     out = decode(decoder, policy, max_new_tokens, stops, stop_at_eos=stop_at_eos, on_step=on_step)
-    return Rollout(out.tokens, torch.stack(lps, 1).cpu(), torch.stack(lqs, 1).cpu(), out.lengths,
-                   out.forward_passes)
+    return Rollout(tokens=out.tokens, log_p=torch.stack(lps, 1).cpu(), log_q=torch.stack(lqs, 1).cpu(),
+                   lengths=out.lengths, forward_passes=out.forward_passes)

@@ -56,7 +56,8 @@ def trace(pair: Pair, config: TraceConfig, progress: Progress = silent) -> Compu
         runs = []
         for i, source in enumerate(("base", "reasoning")):
             progress(i / 2, f"{source} rollout")
-            runs.append(generate_one(pair, problem, RolloutConfig(ProblemSet(1), source, config.max_new_tokens)))
+            runs.append(generate_one(pair, problem, RolloutConfig(problems=ProblemSet(1), source=source,
+                                                                  max_new_tokens=config.max_new_tokens)))
         base = runs[0]
         prompt = prompt_ids(pair.base, problem)
         tokens = list(base.token_ids)
@@ -122,7 +123,8 @@ def analyse_batch(pair: Pair, batch: tuple[ScoredRollout, ...], config: Analysis
         failure = predict_failures([r.signals[config.signal] for r in scored],
                                    [r.signals["entropy_base"] for r in scored], correct, config.top_k)
     accuracy = float(np.mean(correct)) if correct else float("nan")
-    return SourceAnalysis(batch[0].source if batch else "", len(batch), accuracy, conc, failure)
+    return SourceAnalysis(source=batch[0].source if batch else "", n_rollouts=len(batch), accuracy=accuracy,
+                          concentration=conc, failure=failure)
 
 
 def analyze(pair: Pair, config: AnalysisConfig, progress: Progress = silent) -> Computed[AnalysisResult]:
@@ -131,7 +133,8 @@ def analyze(pair: Pair, config: AnalysisConfig, progress: Progress = silent) -> 
         parts, skipped = [], ()
         for i, source in enumerate(config.sources):
             step = scaled(progress, i / len(config.sources), (i + 1) / len(config.sources))
-            batch = rollouts(pair, RolloutConfig(config.problems, source, config.max_new_tokens), step).value
+            batch = rollouts(pair, RolloutConfig(problems=config.problems, source=source,
+                                                 max_new_tokens=config.max_new_tokens), step).value
             skipped = batch.skipped
             parts.append(analyse_batch(pair, batch.rollouts, config))
         return AnalysisResult(signal=config.signal, per_source=tuple(parts), skipped=skipped)

@@ -59,5 +59,6 @@ def decode_rows(pair: Pair, prompt: torch.Tensor, policies: list, max_new_tokens
         return torch.tensor(feed)
 
     decode(base, choose, n, stops)
-    return [Decoded(tuple(o), np.array(t, dtype=bool), np.array(s, dtype=np.float32), base.forward_passes,
-                    reason.forward_passes, st) for o, t, s, st in zip(out, taken, signals, stop_taken)]
+    return [Decoded(token_ids=tuple(o), intervened=np.array(t, dtype=bool), signal=np.array(s, dtype=np.float32),
+                    base_passes=base.forward_passes, reasoning_passes=reason.forward_passes, stop_taken=st)
+            for o, t, s, st in zip(out, taken, signals, stop_taken)]

@@ -162,5 +162,6 @@ def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops:
         return torch.tensor([token])
 
     kernel_decode(base, choose, n, stop)
-    return Decoded(tuple(out), np.array(taken, dtype=bool), np.array(signals, dtype=np.float32),
-                   base.forward_passes, follower.decoder.forward_passes, stop_taken)
+    return Decoded(token_ids=tuple(out), intervened=np.array(taken, dtype=bool),
+                   signal=np.array(signals, dtype=np.float32), base_passes=base.forward_passes,
+                   reasoning_passes=follower.decoder.forward_passes, stop_taken=stop_taken)

@@ -78,8 +78,9 @@ def score(pair: Pair, problem: Problem, prompt: torch.Tensor, tokens: list[int],
     signals["logp_reason"] = logp_reason.gather(1, index).view(-1).numpy().astype(np.float32)
     signals["differs"] = (logp_base.argmax(-1) != logp_reason.argmax(-1)).numpy().astype(np.float32)
     text, pieces = decode_tokens(pair.base, tokens)
-    return ScoredRollout(problem.id, problem.question, problem.answer, source, tuple(tokens), pieces, text,
-                         answer_correct(problem, text), signals)
+    return ScoredRollout(problem_id=problem.id, question=problem.question, answer=problem.answer, source=source,
+                         token_ids=tuple(tokens), tokens=pieces, text=text, correct=answer_correct(problem, text),
+                         signals=signals)
 
 
 def generate_one(pair: Pair, problem: Problem, config: RolloutConfig, index: int = 0) -> ScoredRollout:
@@ -132,6 +133,6 @@ def rollouts(pair: Pair, config: RolloutConfig, progress: Progress = silent) -> 
         if not out:
             raise UserError("No problem fits in the model's context; use shorter problems or a larger model.")
         progress(1.0, f"{len(out)} {config.source} rollouts")
-        return RolloutBatch(tuple(out), tuple(skipped))
+        return RolloutBatch(rollouts=tuple(out), skipped=tuple(skipped))
 
     return cached("disagreement", "rollouts", pair.ref, config, compute, code_version=CODE_VERSION)

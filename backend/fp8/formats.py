@@ -31,8 +31,8 @@ class Fp8Format(Variant):
 
 def _format(name: str, label: str, help: str, dtype: torch.dtype, max_value: float, min_normal: float
             ) -> Fp8Format:
-    return Fp8Format(name, label, help, partial(_round_trip, dtype=dtype, max_value=max_value), dtype=dtype,
-                     max_value=max_value, min_normal=min_normal)
+    return Fp8Format(name=name, label=label, help=help, run=partial(_round_trip, dtype=dtype, max_value=max_value),
+                     dtype=dtype, max_value=max_value, min_normal=min_normal)
 
 
 FORMATS: Registry[Fp8Format] = Registry("fp8-formats", "FP8 format")
@@ -61,4 +61,5 @@ def quantise(values: np.ndarray, scale: float, fmt: Fp8Format) -> Quantised:
     back = q / scale
     ref = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32))
     denom = float(ref.norm())
-    return Quantised(overflows, underflows, float((back - ref).norm()) / denom if denom > 0 else 0.0, nonfinite)
+    return Quantised(overflows=overflows, underflows=underflows,
+                     rel_error=float((back - ref).norm()) / denom if denom > 0 else 0.0, nonfinite_unclamped=nonfinite)

@@ -70,7 +70,7 @@ def _power(gram: Callable[[torch.Tensor], torch.Tensor], shape: tuple[int, ...],
             if bool((done | (change <= _NOISE * scale)).all()):  # fp32 rounding: nothing left to gain
                 break
         prev_change = change
-    return SigmaOut(lam.clamp_min(0).sqrt(), step)
+    return SigmaOut(sigma=lam.clamp_min(0).sqrt(), iterations=step)
 
 
 def _check(a: torch.Tensor, b: torch.Tensor) -> None:
@@ -105,22 +105,22 @@ def interaction_exact(a: torch.Tensor, b: torch.Tensor, settings: PowerSettings 
     r_a = torch.linalg.qr(a.transpose(-1, -2), mode="r").R  # [..., kv, g, r, r]
     r_b = torch.linalg.qr(b.transpose(-1, -2), mode="r").R  # [..., kv, r, r]
     small = r_a @ r_b.transpose(-1, -2).unsqueeze(-3)
-    return SigmaOut(torch.linalg.svdvals(small)[..., 0], 0)
+    return SigmaOut(sigma=torch.linalg.svdvals(small)[..., 0], iterations=0)
 
 
 def interaction_dense(a: torch.Tensor, b: torch.Tensor, settings: PowerSettings = PowerSettings()) -> SigmaOut:
     _check(a, b)
     formed = a.transpose(-1, -2) @ b.unsqueeze(-3)  # [..., kv, g, d, d]
-    return SigmaOut(torch.linalg.svdvals(formed)[..., 0], 0)
+    return SigmaOut(sigma=torch.linalg.svdvals(formed)[..., 0], iterations=0)
 
 
 SIGMA_METHODS: Registry[Variant] = Registry("fp8-sigma-methods", "sigma method")
-SIGMA_METHODS.register(Variant("power", "power iteration", "implicit power iteration, O(r d) per step",
-                               interaction_power))
-SIGMA_METHODS.register(Variant("exact", "QR + small SVD", "thin QR of both factors, then the SVD of an r x r "
-                               "product", interaction_exact))
-SIGMA_METHODS.register(Variant("dense", "dense SVD (reference)", "SVD of the formed d x d matrix (slow "
-                               "reference)", interaction_dense))
+SIGMA_METHODS.register(Variant(name="power", label="power iteration", help="implicit power iteration, O(r d) per step",
+                               run=interaction_power))
+SIGMA_METHODS.register(Variant(name="exact", label="QR + small SVD",
+                               help="thin QR of both factors, then the SVD of an r x r product", run=interaction_exact))
+SIGMA_METHODS.register(Variant(name="dense", label="dense SVD (reference)", help="SVD of the formed d x d matrix (slow "
+                               "reference)", run=interaction_dense))
 
 
 def factor_norm(x: torch.Tensor) -> torch.Tensor:

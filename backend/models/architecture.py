@@ -46,15 +46,16 @@ class ArchInfo:
 def arch_info(model: nn.Module) -> ArchInfo:
     cfg = model.config
     if cfg.model_type == "gpt2":
-        return ArchInfo("gpt2", "gpt2", cfg.n_layer, cfg.n_head, cfg.n_head, cfg.n_embd // cfg.n_head,
-                        cfg.n_embd, cfg.n_inner or 4 * cfg.n_embd, cfg.vocab_size)
+        return ArchInfo(family="gpt2", model_type="gpt2", n_layers=cfg.n_layer, n_heads=cfg.n_head,
+                        n_kv_heads=cfg.n_head, head_dim=cfg.n_embd // cfg.n_head, hidden_size=cfg.n_embd,
+                        intermediate_size=cfg.n_inner or 4 * cfg.n_embd, vocab_size=cfg.vocab_size)
     if not hasattr(getattr(model, "model", None), "layers"):
         raise UserError(f"Architecture {cfg.model_type!r} is not supported (expected a Llama-like or GPT-2 decoder).")
     n_heads = cfg.num_attention_heads
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // n_heads
-    return ArchInfo("llama", cfg.model_type, cfg.num_hidden_layers, n_heads,
-                    getattr(cfg, "num_key_value_heads", None) or n_heads, head_dim,
-                    cfg.hidden_size, cfg.intermediate_size, cfg.vocab_size)
+    return ArchInfo(family="llama", model_type=cfg.model_type, n_layers=cfg.num_hidden_layers, n_heads=n_heads,
+                    n_kv_heads=getattr(cfg, "num_key_value_heads", None) or n_heads, head_dim=head_dim,
+                    hidden_size=cfg.hidden_size, intermediate_size=cfg.intermediate_size, vocab_size=cfg.vocab_size)
 
 
 def decoder_layers(model: nn.Module) -> nn.ModuleList:
@@ -160,16 +161,18 @@ def attention_qk_weights(model: nn.Module, layer: int) -> QKWeights:
     attn, norm = attention_module(model, layer), attention_input_norm(model, layer)
     if model.config.model_type == "gpt2":  # Conv1D stores (in, out): transpose, then split q | k | v
         w, b, d = attn.c_attn.weight.detach().float().T, attn.c_attn.bias, model.config.n_embd
-        return QKWeights(w[:d].clone(), w[d:2 * d].clone(), _copy(b[:d]), _copy(b[d:2 * d]), "layer",
-                         _copy(norm.weight), _copy(norm.bias), float(norm.eps), None, None, False, 1.0,
-                         float(attn.scaling))
+        return QKWeights(w_q=w[:d].clone(), w_k=w[d:2 * d].clone(), b_q=_copy(b[:d]), b_k=_copy(b[d:2 * d]),
+                         norm_kind="layer", norm_weight=_copy(norm.weight), norm_bias=_copy(norm.bias),
+                         norm_eps=float(norm.eps), q_norm=None, k_norm=None, rope=False, rope_scaling=1.0,
+                         scaling=float(attn.scaling))
     q_norm, k_norm = getattr(attn, "q_norm", None), getattr(attn, "k_norm", None)
     rotary, _, rope_scaling = rotary_for(model, layer)
-    return QKWeights(_copy(attn.q_proj.weight), _copy(attn.k_proj.weight), _copy(attn.q_proj.bias),
-                     _copy(attn.k_proj.bias), "rms", norm_gain(norm), None,
-                     float(getattr(norm, "variance_epsilon", getattr(norm, "eps", 1e-6))),
-                     None if q_norm is None else norm_gain(q_norm), None if k_norm is None else norm_gain(k_norm),
-                     rotary is not None, rope_scaling, float(attn.scaling))
+    return QKWeights(w_q=_copy(attn.q_proj.weight), w_k=_copy(attn.k_proj.weight), b_q=_copy(attn.q_proj.bias),
+                     b_k=_copy(attn.k_proj.bias), norm_kind="rms", norm_weight=norm_gain(norm), norm_bias=None,
+                     norm_eps=float(getattr(norm, "variance_epsilon", getattr(norm, "eps", 1e-6))),
+                     q_norm=None if q_norm is None else norm_gain(q_norm),
+                     k_norm=None if k_norm is None else norm_gain(k_norm), rope=rotary is not None,
+                     rope_scaling=rope_scaling, scaling=float(attn.scaling))
 
 
 @torch.no_grad()

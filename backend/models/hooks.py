@@ -186,5 +186,6 @@ def trace(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tenso
                             output_hidden_states=True, output_attentions=True)
         else:
             out = model(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
-    return Trace(out.logits, tuple(out.hidden_states), out.attentions if attentions else None,
-                 hooks.head_outputs, hooks.mlp_up)
+    return Trace(logits=out.logits, residual=tuple(out.hidden_states),
+                 attentions=out.attentions if attentions else None, head_outputs=hooks.head_outputs,
+                 mlp_up=hooks.mlp_up)

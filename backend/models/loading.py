@@ -167,8 +167,9 @@ def load(model_id: str, progress: Progress | None = None) -> ModelHandle:
             model, fingerprint = _merge_adapter(model, spec, fingerprint)
         tokenizer = AutoTokenizer.from_pretrained(directory, trust_remote_code=False)
         size = model_bytes(model)
-        handle = ModelHandle(spec, model, tokenizer, fingerprint, n_params, time.perf_counter() - start, device,
-                             arch_info(model), resident_bytes=size, reloaded=reloaded)
+        handle = ModelHandle(spec=spec, model=model, tokenizer=tokenizer, fingerprint=fingerprint, n_params=n_params,
+                             load_seconds=time.perf_counter() - start, device=device, info=arch_info(model),
+                             resident_bytes=size, reloaded=reloaded)
         _resident.add(model_id, handle, size)
         report(1.0, f"{spec.display_name} {'reloaded after eviction' if reloaded else 'loaded'}")
         return handle

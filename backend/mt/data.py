@@ -161,7 +161,8 @@ def parse_upload(raw: bytes, filename: str, name: str | None = None, seed: int =
     splits = _splits(kept, notices)
     ids = tuple((rec.get("id") or "").strip() or f"r{i + 1:05d}" for i, rec in enumerate(kept))
     columns = {lang: tuple(" ".join(rec[lang].split()) for rec in kept) for lang in languages}
-    return ParallelSet(name or filename, languages, ids, splits, columns, tuple(notices))
+    return ParallelSet(name=name or filename, languages=languages, ids=ids, splits=splits, columns=columns,
+                       notices=tuple(notices))
 
 
 def _splits(records: list[dict[str, str]], notices: list[str]) -> tuple[str, ...]:

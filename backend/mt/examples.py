@@ -67,9 +67,9 @@ def build_example(handle: ModelHandle, pair: PromptPair, max_answer_tokens: int)
     j = int(kl.argmax())
     pc, pk = len(clean) - 1 + j, len(corrupt) - 1 + j
     target = answer[j]
-    return Example(pair.row, tuple((corrupt + answer)[:pk + 1]), target, j, float(kl[j]),
-                   float(lc[j, target]), float(lk[j, target]), _heads_at(tc, pc, n_layers).cpu(),
-                   _heads_at(tk, pk, n_layers).cpu())
+    return Example(row=pair.row, corrupt_prefix=tuple((corrupt + answer)[:pk + 1]), target=target, answer_offset=j,
+                   kl=float(kl[j]), clean_logp=float(lc[j, target]), corrupt_logp=float(lk[j, target]),
+                   clean_heads=_heads_at(tc, pc, n_layers).cpu(), corrupt_heads=_heads_at(tk, pk, n_layers).cpu())
 
 
 def fit_shots(handle: ModelHandle, data, src: str, tgt: str, wanted: int = 5, max_answer_tokens: int = 16,

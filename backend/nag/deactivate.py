@@ -152,5 +152,6 @@ def deactivation(handle: ModelHandle, profiles: TargetProfiles, heldout: list[Do
     random_loss = np.stack([losses(d, 2 + r, f"random neurons zeroed ({r + 1}/{len(draws)})")
                             for r, d in enumerate(draws)]) if draws else np.zeros((0, len(domains)))
     progress(1.0, "deactivation done")
-    return Deactivation(handle.display_name, profiles.names[target], domains, base, nag_loss, random_loss, nag,
-                        per_layer, per_layer * n_layers / (n_layers * n_neurons))
+    return Deactivation(model=handle.display_name, target=profiles.names[target], domains=domains, base=base,
+                        nag=nag_loss, random=random_loss, nag_neurons=nag, per_layer=per_layer,
+                        share=per_layer * n_layers / (n_layers * n_neurons))

@@ -35,7 +35,8 @@ class DocKey:
 
 
 def doc_key(handle: ModelHandle, doc: Document, config: ExtractConfig) -> DocKey:
-    return DocKey(doc.digest, config.impact, effective_max_length(handle, config), config.stored_k)
+    return DocKey(digest=doc.digest, impact=config.impact, max_length=effective_max_length(handle, config),
+                  stored_k=config.stored_k)
 
 
 @dataclass(frozen=True)
@@ -56,4 +57,4 @@ def features_for(handle: ModelHandle, docs: list[Document], config: ExtractConfi
         FEATURE, ACTION, ModelRef.of(handle), keys,
         lambda missing: extract_batched(handle, [texts[key] for key in missing], config, progress), CODE_VERSION)
     progress(1.0, f"features of {len(docs)} documents ({len(docs) - done.computed} cached)")
-    return FeatureBatch(done.values, len(docs) - done.computed)
+    return FeatureBatch(features=done.values, hits=len(docs) - done.computed)

@@ -92,8 +92,10 @@ def smc_round(model, prompt_ids: torch.Tensor, n: int, alpha: float, max_new_tok
 
     out = decode(decoder, policy, max_new_tokens, stops, select=select, stop_at_eos=stop_at_eos, on_step=on_step)
     log_w = state["log_w"]
-    trace = ParticleTrace(n, np.array(rec_alpha), np.array(rec_ess), np.array(rec_res, dtype=bool),
-                          np.array(rec_uniq, dtype=np.int64), np.array(rec_lin, dtype=np.int64),
-                          np.stack(genealogy).astype(np.int64), log_w.numpy().copy(), int(out.lengths.sum()))
+    trace = ParticleTrace(n=n, alpha=np.array(rec_alpha), ess=np.array(rec_ess),
+                          resampled=np.array(rec_res, dtype=bool), unique_parents=np.array(rec_uniq, dtype=np.int64),
+                          lineages=np.array(rec_lin, dtype=np.int64), genealogy=np.stack(genealogy).astype(np.int64),
+                          log_weights=log_w.numpy().copy(), tokens_generated=int(out.lengths.sum()))
     rows = [out.row(i) for i in range(n)]
-    return Round(rows, log_w, trace, out.forward_passes, decoder if keep_decoder else None)
+    return Round(rows=rows, log_w=log_w, trace=trace, forward_passes=out.forward_passes,
+                 decoder=decoder if keep_decoder else None)
