@@ -26,7 +26,7 @@ _AUTOLINK = re.compile(r"(?=://)|(?i:(?<=www)(?=\.))|(?=@)")
 
 def literal(text: object) -> str:
     """For st.markdown / st.caption / st.error / st.info / labels: shown exactly as typed, never rendered."""
-    return _AUTOLINK.sub(WORD_JOINER, visible(text, keep="\n\t")).translate(_REFERENCES)
+    return _AUTOLINK.sub(WORD_JOINER, visible(text, keep="\n\r\t")).translate(_REFERENCES)
 
 
 def literal_html(text: object) -> str:
