@@ -90,7 +90,8 @@ class ConvexBatch:
             right = sum(n.answer == n.truth for n in nodes)
             lo, hi = wilson(right, len(nodes))
             wrong = [n.answer for n in nodes if n.answer != n.truth]
-            out.append({"rule": rule, "truth": nodes[0].truth, "n": len(nodes), "accuracy": right / len(nodes),
+            out.append({"rule": rule, "truth": nodes[0].truth, "n": len(nodes),
+                        "distinct_questions": len({n.text for n in nodes}), "accuracy": right / len(nodes),
                         "accuracy_lo": lo, "accuracy_hi": hi,
                         "answered_instead": max(set(wrong), key=wrong.count) if wrong else ""})
         return out
