@@ -3,5 +3,5 @@ from __future__ import annotations
 
 from bench.report_sections import app, convexbench, decoding, disagreement, features, mt, reasoning, watermark_first
 
-SECTIONS = [*app.SECTIONS, *decoding.SECTIONS, *convexbench.SECTIONS, *disagreement.SECTIONS, *reasoning.SECTIONS, *mt.SECTIONS,
-            *features.SECTIONS, *watermark_first.SECTIONS]
+SECTIONS = [*app.SECTIONS, *decoding.SECTIONS, *convexbench.SECTIONS, *disagreement.SECTIONS, *reasoning.SECTIONS,
+            *mt.SECTIONS, *features.SECTIONS, *watermark_first.SECTIONS]
