@@ -2,9 +2,9 @@
 
 A question is a prompt and its candidate answers (one word each). The model judge scores every candidate as a
 continuation of the prompt (chat template applied, the reply opened with "Answer:") with one teacher-forced forward
-through the kernel's `forward_logits`, and answers the most probable; identical questions are answered once per judge (a decomposed
-expression asks the same few node questions many times). The oracle answers `truth`, which a model judge never
-reads: it is what the decomposed strategy with correct per-node answers must reach.
+through the kernel's `forward_logits`, and answers the most probable; identical questions are answered once per
+judge (a decomposed expression asks the same few node questions many times). The oracle answers `truth`, which a
+model judge never reads: it is what the decomposed strategy with correct per-node answers must reach.
 """
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ class ModelJudge:
         """The prompt (chat template applied) followed by the answer prefix."""
         tok = self.handle.tokenizer
         if self.chat and tok.chat_template:
-            return encode_prompt(self.handle, prompt)[0].tolist() + tok(ANSWER_PREFIX, add_special_tokens=False)["input_ids"]
+            prefix = tok(ANSWER_PREFIX, add_special_tokens=False)["input_ids"]
+            return encode_prompt(self.handle, prompt)[0].tolist() + prefix
         return encode_prompt(self.handle, f"{prompt}\n{ANSWER_PREFIX}", chat=False)[0].tolist()
 
     def _candidate_ids(self, candidate: str) -> list[int]:
