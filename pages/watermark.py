@@ -280,11 +280,11 @@ def registry_tab() -> None:
     if any(demo.is_demo(m.address) for m in models):
         st.caption(f"The **demo** identity (model {demo.DEMO_MODEL_ADDRESS}, two users) derives its keys from a public "
                    "demo secret so the shipped example texts verify: anyone can write its marks.")
-        if st.button("Remove the demo identity", key="wm-demo-remove"):
+        if rights.allowed and st.button("Remove the demo identity", key="wm-demo-remove"):
             guarded(demo.remove_demo)
             st.rerun()
-    elif st.button("Add the demo identity", key="wm-demo-add", help="A model identity and two users whose keys come "
-                   "from a public demo secret, for trying the example texts"):
+    elif rights.allowed and st.button("Add the demo identity", key="wm-demo-add", help="A model identity and two users "
+                                      "whose keys come from a public demo secret, for trying the example texts"):
         guarded(demo.add_demo)
         st.rerun()
 

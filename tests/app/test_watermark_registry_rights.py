@@ -59,7 +59,8 @@ def test_bulk_creation_is_capped_and_needs_a_confirmation(registry):
 def test_an_exposed_server_lets_only_an_admin_add_identities_from_the_page(registry, exposed, monkeypatch):
     identities, model = registry
     at = open_tab(run_page("watermark.py"), "wm-tab", "Registry")
-    assert not [b for b in at.button if b.label in ("Add model", "Add user", "Bulk-create users")]
+    assert not [b for b in at.button if b.label in ("Add model", "Add user", "Bulk-create users",
+                                                    "Add the demo identity", "Remove the demo identity")]
     assert any("DASH_ADMIN=1" in html.unescape(i.value) for i in at.info)
     monkeypatch.setenv("DASH_ADMIN", "1")
     at = open_tab(run_page("watermark.py"), "wm-tab", "Registry")
