@@ -92,7 +92,12 @@ def test_a_batch_reports_f1_per_strategy_and_depth_and_per_rule_accuracy():
     rules = done.value.rule_accuracy()
     assert rules and all(r["n"] >= 1 for r in rules)
     assert seen and seen[-1] == 1.0
-    assert run_convex_batch(handle, ["direct", "decomposed"], [1, 2], problems=3).cached
+    again = run_convex_batch(handle, ["direct", "decomposed"], [1, 2], problems=3)
+    assert again.cached
+    from backend.store import reopen
+
+    record, value = reopen(again.run_id)  # what the Runs page reopens
+    assert record["feature"] == "decoding" and value == done.value
 
 
 @pytest.mark.parametrize("call,field", [
