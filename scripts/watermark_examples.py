@@ -1,6 +1,7 @@
 """Write the shipped watermark example texts (data/reference/watermark_examples.jsonl.gz) with the embedded model.
 
-One text per registered watermark method, marked with the demo identity's keys (IPMark once per demo user), and one
+One text per registered watermark method, marked with the demo identity's keys (IPMark once per demo user; methods
+that need no identity, such as hf-kgw and synthid, with their default public keys), and one
 human-written text from the corpus; each is an artifact (feature "watermark", action "example") computed in a
 temporary store and exported as reference, so every install imports it on first open. Each text is checked with
 the verdict table before it is written (printed; a method whose text is not flagged is reported, not hidden).
@@ -69,11 +70,15 @@ def _marked(handle, spec: ExampleSpec) -> demo.Example:
                            IPMarkConfig(n_candidates=spec.n_candidates))
     g = run_generation(handle, request,
                        on_sentence=lambda s: print(f"  {spec.name} [{s.index + 1}] {s.text[:70]}", file=sys.stderr))
-    who = f"demo user {user}" if user else "the demo model"
+    if method.identity_free:  # its keys are its settings (public defaults), not an identity's
+        who, keys, address = "default keys", "its default (public) keys", 0
+    else:
+        who = f"demo user {user}" if user else "the demo model"
+        keys, address = f"keys of {who} (public demo secret)", demo.DEMO_MODEL_ADDRESS
     return demo.Example(name=spec.name, title=f"{method.label.split(' (')[0]}, {who}", method=spec.method,
-                        text=g.text, prompt=spec.prompt, model_address=demo.DEMO_MODEL_ADDRESS, user_address=user,
-                        model_id=handle.id, note=f"written by {handle.display_name} with {method.label}, keys of {who} "
-                                             f"(public demo secret), in {g.seconds:.0f} s")
+                        text=g.text, prompt=spec.prompt, model_address=address, user_address=user,
+                        model_id=handle.id, note=f"written by {handle.display_name} with {method.label}, {keys}, "
+                                             f"in {g.seconds:.0f} s")
 
 
 def main() -> int:

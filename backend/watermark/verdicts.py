@@ -102,6 +102,8 @@ def verdict_of(found: Detection, label: str, seconds: float) -> Verdict:
     who = found.identified()
     if found.model_address:
         who = tagged(who, found.model_address)
+    elif found.flagged:  # a method keyed by its settings (hf-kgw, synthid): no identity to name
+        who = "the method's keys (no identity)"
     return Verdict(method=found.method, label=label, verdict=found.verdict, meaning=MEANINGS.get(found.verdict, ""),
                    score=float(found.score), z=found.z, p_value=found.p_family, keys_compared=found.compared,
                    corrected_over=getattr(found, "corrected_over", "") or "",

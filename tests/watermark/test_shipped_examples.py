@@ -4,7 +4,7 @@ written by the demo user whose keys marked them."""
 from backend.store.artifacts import artifact_key
 from backend.store.reference import REFERENCE_DIR, import_reference, read_reference
 from backend.watermark import demo
-from backend.watermark.methods import WATERMARKED, DetectRequest, detect
+from backend.watermark.methods import METHODS, WATERMARKED, DetectRequest, detect
 
 SHIPPED = REFERENCE_DIR / "watermark_examples.jsonl.gz"
 
@@ -20,8 +20,12 @@ def test_a_fresh_store_lists_them_and_ipmark_ones_name_their_demo_user():
     import_reference(REFERENCE_DIR)
     shipped = demo.examples()
     methods = [e.method for e in shipped]
-    assert methods.count("ipmark") == 2 and "kgw" in methods and methods[-1] == "none"
-    assert all(e.model_address == demo.DEMO_MODEL_ADDRESS for e in shipped if e.method != "none")
+    assert methods.count("ipmark") == 2 and methods[-1] == "none"
+    registered = {m.name: m for m in METHODS if not m.is_baseline}
+    assert set(registered) <= set(methods), "a newly registered method: run scripts/watermark_examples.py"
+    for e in shipped:  # identity-keyed examples carry the demo identity, the others their default public keys
+        if e.method != "none":
+            assert e.model_address == (0 if registered[e.method].identity_free else demo.DEMO_MODEL_ADDRESS)
     demo.add_demo()
     for example in shipped:
         if example.method == "ipmark":
