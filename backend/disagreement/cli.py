@@ -162,7 +162,9 @@ def _gate_args(sub) -> None:
 
 
 def add_commands(subparsers) -> None:
-    parser = subparsers.add_parser("disagree", help="base vs reasoning model: disagreement, intervention, EOPD")
+    # "disagreement" (the feature's name, as issue texts write it) is accepted for "disagree"
+    parser = subparsers.add_parser("disagree", aliases=["disagreement"],
+                                   help="base vs reasoning model: disagreement, intervention, EOPD, learnability")
     actions = parser.add_subparsers(dest="action", required=True)
     sub = actions.add_parser("analyze", help="per-token divergences (one --question) or concentration (a batch)")
     _common(sub)

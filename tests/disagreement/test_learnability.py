@@ -60,7 +60,7 @@ def test_bad_settings_are_refused_naming_the_field(capsys):
         LearnabilityConfig.parse_layers("28,x")
     assert main(["disagree", "learnability", "--n", "0"]) == 2
     assert "n must be in [1, 2000], got 0" in capsys.readouterr().err
-    assert main(["disagree", "learnability", "--layers", "last"]) == 2
+    assert main(["disagreement", "learnability", "--layers", "last"]) == 2  # the feature name works too
     assert "layers" in capsys.readouterr().err
 
 
