@@ -6,7 +6,7 @@ import json
 import pytest
 
 from backend.decoding import DecodeConfig, decode, run_batch, settings_for
-from backend.decoding.algorithms import rc_prompts as prompts
+from backend.decoding import rc_prompts as prompts
 from backend.decoding.algorithms.rc import planned_tokens
 from backend.decoding.context import DecodeContext
 from backend.errors import UserError
