@@ -61,6 +61,8 @@ class SessionLog:
     steps: int = 0
     errors: list[str] = field(default_factory=list)
     latencies: list[tuple[str, float]] = field(default_factory=list)  # (view, seconds to script idle)
+    warmup: list[tuple[str, float]] = field(default_factory=list)  # the same, on the session's first walk
+    warm_at: float | None = None  # time.monotonic() when its first walk ended
     pages_checked: int = 0
     foreign_tokens_seen: list[str] = field(default_factory=list)
     long_runs: int = 0
@@ -140,9 +142,10 @@ class Session:
         await self.check(view.title)
         return seconds
 
-    async def rerun_done(self) -> None:
+    async def rerun_done(self, timeout_s: float | None = None) -> None:
         await asyncio.sleep(0.5)  # the rerun starts a moment after the input
-        await self.page.wait_for_function(RERUN_DONE, timeout=self.plan.step_timeout_s * 1000, polling=100)
+        await self.page.wait_for_function(RERUN_DONE, timeout=(timeout_s or self.plan.step_timeout_s) * 1000,
+                                          polling=100)
 
     async def paste_watermark_text(self) -> None:
         box = self.page.get_by_label("Paste text to check")
@@ -154,7 +157,7 @@ class Session:
         if self.log.token not in await self.page.content():
             self.log.errors.append("Watermark: the session's own pasted text is not on its page")
 
-    async def long_decoding_run(self, round_: int) -> None:
+    async def long_decoding_run(self, round_: int, deadline: float) -> None:
         """An uncached computation: the Decoding page on a fresh prompt of this session."""
         page = self.page
         await page.get_by_text("Own prompt", exact=True).click()
@@ -164,7 +167,12 @@ class Session:
         await box.press("Control+Enter")
         await self.rerun_done()
         await page.get_by_role("button", name="Run selected strategies").click()
-        await self.rerun_done()
+        try:  # long work may outlast the bench: it then ends with the session (a stopped run), not an error
+            await self.rerun_done(timeout_s=max(deadline - time.monotonic(), 1.0) + 5.0)
+        except Exception:  # noqa: BLE001
+            if time.monotonic() < deadline:
+                raise
+            return
         await self.check("Decoding (long run)")
         self.log.long_runs += 1
 
@@ -179,13 +187,20 @@ class Session:
 async def _browse(session: Session, deadline: float) -> None:
     views = [*FEATURES, *TOOLS, HOME]  # from Home: each click reaches another page
     watermark = next((v for v in FEATURES if v.url_path == "watermark"), None)
+    walk = 0
     while time.monotonic() < deadline:
+        walk += 1
+        if walk == 2:
+            session.log.warm_at = time.monotonic()
         for view in views:
             if time.monotonic() >= deadline:
                 return
             try:
                 seconds = await session.visit(view)
-                session.log.latencies.append((view.title, seconds))
+                if walk > 1:  # the first walk warms up (a page that opens on its own model loads it)
+                    session.log.latencies.append((view.title, seconds))
+                else:
+                    session.log.warmup.append((view.title, seconds))
                 if view is watermark:
                     await session.paste_watermark_text()
                 session.log.steps += 1
@@ -206,7 +221,7 @@ async def _long(session: Session, deadline: float, model_id: str | None) -> None
     while time.monotonic() < deadline:
         round_ += 1
         try:
-            await session.long_decoding_run(round_)
+            await session.long_decoding_run(round_, deadline)
             session.log.steps += 1
         except Exception as err:  # noqa: BLE001
             session.log.errors.append(f"long run {round_}: {type(err).__name__}: {str(err).splitlines()[0][:160]}")
@@ -222,7 +237,7 @@ def _rss_sampler(pid: int, samples: list[tuple[float, float]], stop: threading.E
             rss = proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(recursive=True))
         except psutil.Error:
             return
-        samples.append((round(time.monotonic() - start, 1), round(rss / 2**20, 1)))
+        samples.append((round(time.monotonic() - start, 1), round(rss / 2**20, 1)))  # (s since start, MB)
 
 
 def _cli_runner(env: dict, plan: Plan, done: threading.Event, results: list[dict], token: str) -> None:
@@ -312,18 +327,21 @@ def run(plan: Plan, store_dir: Path | None = None) -> dict:
             sampler.join(timeout=10)
             elapsed = time.monotonic() - start
         rows = _store_rows(store, cli_token)
-    return _report(plan, logs, rss, cli, rows, elapsed, ran)
+    warm = [log.warm_at - start for log in logs if log.warm_at is not None]
+    return _report(plan, logs, rss, cli, rows, elapsed, ran, max(warm) if warm else None)
 
 
 def _report(plan: Plan, logs: list[SessionLog], rss: list, cli: list[dict], rows: dict, elapsed: float,
-            ran: float) -> dict:
+            ran: float, warm_s: float | None) -> dict:
     browse = [lat for log in logs if log.role == "browse" for lat in log.latencies]
     seconds = [s for _, s in browse]
     per_view: dict[str, list[float]] = {}
     for view, s in browse:
         per_view.setdefault(view, []).append(s)
-    after_2 = [mb for t, mb in rss if t >= min(120.0, plan.seconds / 5)]
-    growth = (after_2[-1] - after_2[0]) / after_2[0] if len(after_2) >= 2 else None
+    # warm once every browsing session has walked every page once (each page's model loaded), and at least 2 min in
+    warm_from = max(120.0, warm_s) if warm_s is not None else None
+    after = [mb for t, mb in rss if warm_from is not None and t >= warm_from]
+    growth = (after[-1] - after[0]) / after[0] if len(after) >= 2 else None
     errors = [f"{log.name} ({log.role}): {e}" for log in logs for e in log.errors]
     isolation = [f"{log.name}: {seen}" for log in logs for seen in log.foreign_tokens_seen]
     return {
@@ -338,6 +356,7 @@ def _report(plan: Plan, logs: list[SessionLog], rss: list, cli: list[dict], rows
                       "pages_checked": log.pages_checked, "long_runs": log.long_runs} for log in logs],
         "errors": errors,
         "isolation_violations": isolation,
+        "warmup_walk_s": {log.name: log.warmup for log in logs if log.warmup},
         "stored_view_latency_s": {
             "n": len(seconds),
             "p50": round(statistics.median(seconds), 2) if seconds else None,
@@ -346,6 +365,7 @@ def _report(plan: Plan, logs: list[SessionLog], rss: list, cli: list[dict], rows
         },
         "rss_mb": rss,
         "rss_growth_after_warmup": None if growth is None else round(growth, 4),
+        "warm_from_s": warm_from,
         "cli": {"runs": len(cli), "failures": [c for c in cli if c["rc"] != 0],
                 "median_s": statistics.median([c["seconds"] for c in cli]) if cli else None},
         "store": rows,
