@@ -52,7 +52,8 @@ def test_a_secret_path_that_is_a_directory(files, capsys, fresh_store, monkeypat
     monkeypatch.delenv("DASH_WATERMARK_SECRET", raising=False)
     assert main(["watermark", "identity", "add-model", "--name", "probe-model"]) == 0  # no key needed yet
     capsys.readouterr()
-    assert main(["watermark", "detect", "--text", "One sentence here. Another one there. And a third."]) == 2
+    assert main(["watermark", "detect", "--method", "ipmark", "--text",
+                 "One sentence here. Another one there. And a third."]) == 2
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "not a regular file" in errors[0] and str(files) not in err

@@ -4,12 +4,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from backend.cli.params import add_flags, flag_values
+from backend.cli.params import add_flags, flag_values, int_list
 from backend.errors import UserError
+from backend.watermark.hf_kgw.config import HFKGWConfig
 from backend.watermark.ipmark.config import IPMarkConfig
-from backend.watermark.methods import METHODS, DetectRequest, detect
+from backend.watermark.methods import METHODS, TOO_SHORT, DetectRequest, detect
+from backend.watermark.synthid.config import SynthIDConfig
 
 SAMPLING_FLAGS = {"max_sentences": "--sentences", "temperature": "--temperature", "seed": "--seed"}
+HF_KGW_FLAGS = {"greenlist_ratio": "--greenlist-ratio", "bias": "--bias", "hashing_key": "--hashing-key",
+                "seeding_scheme": "--seeding-scheme", "context_width": "--context-width"}
+SYNTHID_FLAGS = {"ngram_len": "--ngram-len"}
+CLI_VERDICTS = {TOO_SHORT: "too short"}  # the JSON's verdict words: watermarked, not watermarked, too short
 
 
 def _progress(fraction: float, message: str) -> None:
@@ -34,6 +40,26 @@ def _text(args) -> str:
     if getattr(args, "text", None) is not None:
         return args.text
     return sys.stdin.read(MAX_CHARS + 1)  # one past the limit: detection refuses it without reading the rest
+
+
+def _add_setting_flags(parser) -> None:
+    """The settings of the methods whose keys are settings, not identities (hf-kgw, synthid)."""
+    add_flags(parser, HFKGWConfig, HF_KGW_FLAGS)
+    parser.add_argument("--synthid-keys", metavar="INT,INT,...",
+                        help="synthid: comma-separated whole-number keys (default: "
+                             f"{','.join(map(str, SynthIDConfig().keys))})")
+    add_flags(parser, SynthIDConfig, SYNTHID_FLAGS)
+
+
+def _settings(args) -> dict:
+    """Method name -> its config from the flags (a bad value: a UserError naming the flag or field)."""
+    keys = {} if args.synthid_keys is None else {"keys": int_list(args.synthid_keys, "--synthid-keys")}
+    return {"hf-kgw": HFKGWConfig(**flag_values(args, HFKGWConfig, HF_KGW_FLAGS)),
+            "synthid": SynthIDConfig(**keys, **flag_values(args, SynthIDConfig, SYNTHID_FLAGS))}
+
+
+def _cli_json(row: dict) -> dict:
+    return {**row, "verdict": CLI_VERDICTS.get(row["verdict"], row["verdict"])}
 
 
 def cmd_identity(args) -> dict | list:
@@ -65,7 +91,7 @@ def cmd_generate(args) -> dict:
     handle = _handle(args)
     sampling = SamplingConfig(**flag_values(args, SamplingConfig, SAMPLING_FLAGS))
     request = make_request(args.prompt, args.method, model_address, user_address, sampling,
-                           IPMarkConfig(n_candidates=args.n_candidates))
+                           IPMarkConfig(n_candidates=args.n_candidates), *_settings(args).values())
     show = None if args.json else (lambda s: print(f"[{s.level or '-'} tier {s.tier}] {s.text}", file=sys.stderr))
     done = generate(handle, request, on_sentence=show, progress=_progress)
     g = done.value
@@ -86,16 +112,29 @@ def _identity(text: str | None) -> tuple[int, int]:
     return numbers[0], numbers[1] if len(numbers) > 1 else 0
 
 
-def cmd_detect(args) -> dict:
+def cmd_detect(args) -> dict | list:
+    """One method's detection (--method), or one row per method that can judge the text (a list)."""
+    from backend.watermark.verdicts import verdict_table
+
     text = _text(args)
-    method = METHODS.get(args.method)
+    if not text.strip():
+        raise UserError("text: the text to check is empty (--text, --file or standard input).")
+    settings = _settings(args)
     model_address, user_address = _identity(args.identity)
+    if args.method is None:
+        table = verdict_table(text, _handle(args), prompt=args.prompt, model_address=model_address,
+                              configs=settings)
+        return [_cli_json(row.to_json()) for row in table.rows]
+    method = METHODS.get(args.method)
     if method.needs_identity_to_detect and not model_address:
         raise UserError(f"{method.name} detection needs --identity MODEL (the model address whose key to test).")
     handle = _handle(args) if method.needs_model_to_detect else None
     request = DetectRequest(**flag_values(args, DetectRequest, ("method", "search")), prompt=args.prompt,
-                            model_address=model_address, user_address=user_address, handle=handle)
-    return detect(text, request).to_json()
+                            model_address=model_address, user_address=user_address, handle=handle,
+                            config=settings.get(method.name))
+    found = detect(text, request)
+    scored = getattr(found.report, "n_tokens", None)
+    return _cli_json({**found.to_json(), "score": found.score, "tokens_scored": scored})
 
 
 def cmd_attack(args) -> dict:
@@ -155,15 +194,20 @@ def add_commands(subparsers) -> None:
     gen.add_argument("--model-id", help="language model (default: the configured default)")
     add_flags(gen, SamplingConfig, SAMPLING_FLAGS)
     add_flags(gen, IPMarkConfig, {"n_candidates": "--candidates"})
+    _add_setting_flags(gen)
     gen.set_defaults(handler=cmd_generate)
 
     det = actions.add_parser("detect", help="detect and attribute a watermark in text")
     det.add_argument("--text", help="the text (default: --file or standard input)")
     det.add_argument("--file", help=".txt, .md, .pdf or .docx")
     det.add_argument("--prompt", help="prompt to strip from the text")
-    add_flags(det, DetectRequest, ["method", "search"])
+    add_flags(det, DetectRequest, ["method", "search"],
+              method={"default": None, "help": "watermark method to test for (default: every method that can "
+                                               "judge the text, one JSON object each, in a list)"})
     det.add_argument("--identity", help="kgw: MODEL address to test")
-    det.add_argument("--model-id", help="kgw: language model whose tokenizer to use")
+    det.add_argument("--model-id", help="kgw, hf-kgw, synthid: language model whose tokenizer to use "
+                                        "(default: the embedded model)")
+    _add_setting_flags(det)
     det.set_defaults(handler=cmd_detect)
 
     att = actions.add_parser("attack", help="apply an attack to text ('list' lists them)")

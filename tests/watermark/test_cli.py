@@ -26,18 +26,18 @@ def test_detect_attack_and_generate(fixed_secret, capsys, tmp_path, writer_handl
     run(capsys, "identity", "add-model", "--name", "m")
     run(capsys, "identity", "add-user", "--model", "1", "--label", "u")
     marked, _ = balanced_text(1, 1)
-    code, report = run(capsys, "detect", "--text", marked)
+    code, report = run(capsys, "detect", "--method", "ipmark", "--text", marked)
     assert code == 0 and report["verdict"] == "watermarked" and report["user"] == "1.1"
     assert report["user_label"] == "u" and report["total"]["p_value"] < 1e-6
     assert all(s["sem_bit"] == 1 and s["syn_bit"] == 1 for s in report["sentences"] if s["usable"])
-    human = run(capsys, "detect", "--text", " ".join(human_texts()[:3]))[1]
+    human = run(capsys, "detect", "--method", "ipmark", "--text", " ".join(human_texts()[:3]))[1]
     assert human["verdict"] == "not watermarked" and human["user"] is None and human["total"]["p_value"] > 1e-3
     text = "The old city was quiet and calm. People walked slowly along the street. A huge market filled the square."
-    code, short = run(capsys, "detect", "--text", text)
-    assert code == 0 and short["verdict"] == "too short to decide" and len(short["sentences"]) == 3
+    code, short = run(capsys, "detect", "--method", "ipmark", "--text", text)
+    assert code == 0 and short["verdict"] == "too short" and len(short["sentences"]) == 3
     path = tmp_path / "doc.md"
     path.write_text(marked)
-    flat = run(capsys, "detect", "--file", str(path), "--search", "flat")[1]
+    flat = run(capsys, "detect", "--method", "ipmark", "--file", str(path), "--search", "flat")[1]
     assert flat["retrieval"] == "flat" and flat["user"] == "1.1"
     assert run(capsys, "detect", "--file", str(tmp_path / "missing.txt"))[0] == 2
     assert "synonym_substitution" in run(capsys, "attack", "list")[1]
@@ -45,7 +45,7 @@ def test_detect_attack_and_generate(fixed_secret, capsys, tmp_path, writer_handl
     attacked = run(capsys, "attack", "copy_paste", "--text", marked, "--rate", "0.5", "--other",
                    str(_write(tmp_path / "other.txt", " ".join(human_texts()[3:6]))))[1]
     assert attacked["text"] != marked and attacked["changed"] > 0.2
-    diluted = run(capsys, "detect", "--text", attacked["text"])[1]
+    diluted = run(capsys, "detect", "--method", "ipmark", "--text", attacked["text"])[1]
     assert diluted["total"]["z"] < report["total"]["z"]
     truncated = run(capsys, "attack", "sentence_truncation", "--text", text, "--rate", "0.5")[1]
     assert truncated["text"].count(".") == 2 and 0 < truncated["changed"] < 1

@@ -43,7 +43,7 @@ def test_watermarked_text_keeps_its_evidence_colours(fixed_secret, crowd_of_120)
 
 def test_cli_json_has_the_raw_and_the_corrected_p(crowd_of_120, capsys):
     text = human_texts()[0]
-    assert main(["watermark", "detect", "--text", text, "--json"]) == 0
+    assert main(["watermark", "detect", "--method", "ipmark", "--text", text, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     found = detect(text, DetectRequest("ipmark"))
     assert out["p_value"] == found.p_value and out["p_corrected"] == found.p_family
