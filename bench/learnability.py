@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from backend.disagreement.learnability import LearnabilityConfig, learnability  # noqa: E402
+from backend.disagreement.learnability_stats import group_test  # noqa: E402
 from backend.disagreement.pair import load_pair  # noqa: E402
 from backend.features import load_all  # noqa: E402
 from backend.params import default_of  # noqa: E402
@@ -48,6 +49,7 @@ def _num(x: float) -> float | None:
 
 def summary(result, n_wanted: int, seconds: float, command: str) -> dict:
     kinds = np.array(result.categories)
+    losses = np.array([r.loss for r in result.records])
     mean = result.mean_similarity
     t = result.test
     groups = {kind: {"count": int((kinds == kind).sum()),
@@ -61,6 +63,11 @@ def summary(result, n_wanted: int, seconds: float, command: str) -> dict:
             "test": {"n_unlearnable": t.n_unlearnable, "n_learned": t.n_learned,
                      "median_unlearnable": _num(t.median_unlearnable), "median_learned": _num(t.median_learned),
                      "mann_whitney_u": _num(t.mann_whitney_u), "p_value": _num(t.p_value), "auroc": _num(t.auroc)},
+            # a confound to read beside it: unlearnable examples also have a higher loss on their solution
+            "auroc_high_loss": _num(group_test(-losses[kinds == "unlearnable"], -losses[kinds == "learned"]).auroc),
+            "per_example": [{"problem_id": r.problem_id, "category": k, "difficulty": r.difficulty,
+                             "loss": round(r.loss, 4), "mean_similarity": round(float(m), 4)}
+                            for r, k, m in zip(result.records, kinds, mean)],
             "mean_loss": {kind: _num(float(np.mean([r.loss for r, k in zip(result.records, kinds) if k == kind])))
                           if (kinds == kind).any() else None for kind in ("easy", "learned", "unlearnable")},
             "seconds_this_process": round(seconds, 1),  # a resumed run counts only what it computed itself
