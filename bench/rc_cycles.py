@@ -90,6 +90,8 @@ def main() -> None:
                                                     "<out name>[.shard].partial.jsonl)")
     ap.add_argument("--shard", default="0/1", help="i/k: run problems i, i+k, ... only (two processes share the "
                                                    "work; a run without --shard then gathers every shard's rows)")
+    ap.add_argument("--gather", action="store_true", help="compute nothing: write the result from the problems "
+                                                          "finished so far (a run stopped for time)")
     ap.add_argument("--reverse", action="store_true", help="last problem first (a second process meets the first "
                                                            "in the middle; finished decodes come from the store)")
     args = ap.parse_args()
@@ -131,7 +133,8 @@ def main() -> None:
     if shards > 1:
         out = out.with_name(f"{out.stem}{suffix}.json")
         out = folder / out.name  # a shard's own result stays out of bench/results
-    argv = [a for i, a in enumerate(sys.argv[1:]) if a not in ("--shard", "--reverse") and sys.argv[i] != "--shard"]
+    argv = [a for i, a in enumerate(sys.argv[1:])
+            if a not in ("--shard", "--reverse", "--gather") and sys.argv[i] != "--shard"]
     command = "nice -n 15 .venv/bin/python bench/rc_cycles.py " + " ".join(argv)
 
     def result(rows: list[dict], finished: bool) -> dict:
@@ -157,6 +160,8 @@ def main() -> None:
             if shards == 1:
                 rows.append(done[problem.id])
             continue
+        if args.gather:
+            continue
         start = time.time()
         rc = decode(handle, problem, rc_config).value
         plain = decode(handle, problem, plain_config).value
@@ -180,7 +185,7 @@ def main() -> None:
         out.write_text(json.dumps(result(rows, False), indent=1) + "\n")
         print(f"[{i + 1}/{len(problems)}] {problem.id}: RC {row['rc_answers']} plain {plain.answer} "
               f"(answer {problem.answer}) {time.time() - start:.0f} s", flush=True)
-    write_result(out, result(rows, True))
+    write_result(out, result(rows, len(rows) == len(problems)))
 
 
 if __name__ == "__main__":
