@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -180,8 +181,11 @@ def main() -> None:
         if "bare_same_math" in med:
             results[name]["ratio_same_math"] = {u: med["kernel"][u] / med["bare_same_math"][u]
                                                 for u in ("wall_s", "cpu_s")}
+        results[name]["load_average"] = [round(x, 2) for x in os.getloadavg()]
         print(f"{name}: {shape} kernel/bare = {results[name]['ratio']['cpu_s']:.3f} (cpu)", file=sys.stderr,
               flush=True)
+    if wanted and Path(args.out).exists():  # --only reruns some features: keep the others' figures
+        results = {**json.loads(Path(args.out).read_text()).get("features", {}), **results}
     out = {"bench": "kernel", "model": args.model, "tokens": args.tokens, "reps": args.reps,
            "threads": args.threads, "machine": {"cpu": platform.processor() or platform.machine(),
                                                 "device": str(handle.model.device)},
