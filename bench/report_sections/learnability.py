@@ -45,6 +45,20 @@ def learnability(ctx: Ctx) -> Body:
                      "no signal).")
     else:
         lines.append("Too few unlearnable or learned examples for the test.")
+    rows = r.get("per_example") or []
+    if rows and r.get("auroc_high_loss") is not None:
+        from scipy.stats import spearmanr
+
+        rho = spearmanr([e["loss"] for e in rows], [e["mean_similarity"] for e in rows]).statistic
+        steps = {kind: {d: sum(1 for e in rows if e["category"] == kind and e["difficulty"] == d) for d in (1, 2, 3)}
+                 for kind in ("learned", "unlearnable")}
+        lines += ["", f"Read beside it: the reasoning model's own loss on the correct solution predicts "
+                      f"unlearnability with AUROC {r['auroc_high_loss']:.2f}, and across all examples the loss and "
+                      f"the mean similarity have Spearman ρ = {rho:.2f}: low similarity goes partly with a poorly "
+                      "fitted solution (whether it adds to the loss as a predictor is not tested here). Steps per "
+                      "problem (1 / 2 / 3): learned "
+                      + " / ".join(str(steps["learned"][d]) for d in (1, 2, 3)) + ", unlearnable "
+                      + " / ".join(str(steps["unlearnable"][d]) for d in (1, 2, 3)) + "."]
     return Body(lines, [f"DASH_STORE=data/cache/learnability.duckdb nohup nice -n 15 {PY} bench/learnability.py "
                         f"--n {r['examples_wanted']} > data/cache/learnability.log 2>&1 &"])
 
