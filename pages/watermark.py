@@ -10,7 +10,8 @@ from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for
 from app.ui.run import duration, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
-from app.ui.text import literal
+from app.ui.scope import registry_rights
+from app.ui.text import literal, visible
 from app.ui.uploads import PROMPT_MAX_CHARS
 from backend.results import load_result
 from backend.watermark import (BASELINE, FIRST_TRY_CANDIDATES, FIRST_TRY_SENTENCES, MAX_BYTES, MAX_CHARS, METHODS,
@@ -26,7 +27,7 @@ st.caption("IPMark-style sentence-level watermark carrying a model address and a
 guarded(demo.ensure_demo)  # a fresh registry gets the demo identity (public demo secret; removable, stays removed)
 models = guarded(identities.list_models) or []
 users_by_model = guarded(identities.all_users_by_model) or {}
-identity_choices = [(m.address, u, demo.tagged(f"{m.address}.{u} · {m.name}", m.address))
+identity_choices = [(m.address, u, demo.tagged(f"{m.address}.{u} · {visible(m.name)}", m.address))
                     for m in models for u in users_by_model.get(m.address, [])[:200]]
 
 # Parsed once per uploaded file, not on every widget change (a long PDF takes seconds).
@@ -95,7 +96,7 @@ def detect_tab() -> None:
     c1, c2, c3 = st.columns([2, 1, 1])
     prompt = c1.text_input("Prompt to strip (optional)", "", key="wm-strip", persist_state="page")
     addresses = [m.address for m in models]
-    names = {m.address: demo.tagged(f"{m.address} · {m.name}", m.address) for m in models}
+    names = {m.address: demo.tagged(f"{m.address} · {visible(m.name)}", m.address) for m in models}
     keyed = [m for m in METHODS if m.needs_identity_to_detect]
     address = c3.selectbox(f"Key of model identity ({', '.join(m.name for m in keyed)})", addresses,
                            format_func=names.get, key="wm-detect-address",
@@ -124,6 +125,8 @@ def detect_tab() -> None:
                 f" (best of {found.compared:,} keys)" if found.compared > 1 else "")
             (st.success if found.flagged else st.info)(
                 f"**{found.verdict}** · {literal(found.identified())} · {literal(found.evidence)}{literal(family)}")
+            if found.normalisation:
+                st.caption(f"{found.normalisation} before detection (every method reads the cleaned text).")
             columns = st.columns(len(found.levels) + 1)
             for col, lv in zip(columns, found.levels):  # raw z of the best identity, p corrected for the keys
                 col.metric(f"z ({lv.level})", f"{lv.z:.2f}", figs.p_text(lv), delta_color="off",
@@ -247,13 +250,7 @@ def evaluate_tab() -> None:
 
 
 # ---------------------------------------------------------------- registry
-def registry_tab() -> None:
-    frame = guarded(identities.summary_frame)
-    if frame is not None:  # which secret each identity's keys derive from, in the table and its exports
-        frame["keys from"] = ["demo secret (public)" if demo.is_demo(a) else "master secret" for a in frame["address"]]
-        st.plotly_chart(figs.registry_bars(frame), width="stretch", key="wm-registry")
-        st.dataframe(frame, hide_index=True, width="stretch")
-        table_downloads(frame, "watermark-identities", key="wm-reg-export")
+def identity_forms() -> None:
     c1, c2, c3 = st.columns(3)
     with c1.form("wm-add-model"):
         name = st.text_input("Model name", "my-model")
@@ -268,13 +265,33 @@ def registry_tab() -> None:
             added = guarded(lambda: identities.add_user(int(owner), label))
             if added:
                 st.success(f"User {added.full_address} added")
-    with c3.form("wm-bulk"):
+    with c3.form("wm-bulk"):  # capped and confirmed: each user is one more key every detection scores
         bulk_owner = st.number_input("Model address ", 1, 2**31 - 1, 1)
-        count = st.number_input("Users to create", 1, 100_000, 1000)
+        cap = identities.PAGE_MAX_BULK
+        count = st.number_input(f"Users to create (at most {cap:,} at a time)", 1, cap, 1000, key="wm-bulk-count")
+        sure = st.checkbox("Add them: every detection of this model will search these users too",
+                           key="wm-bulk-confirm")
         if st.form_submit_button("Bulk-create users"):
-            n = guarded(lambda: identities.bulk_add_users(int(bulk_owner), int(count), "bulk"))
-            if n:
-                st.success(f"{n:,} users added")
+            if not sure:
+                st.warning("Tick the confirmation to add the users.")
+            else:
+                n = guarded(lambda: identities.bulk_add_users(int(bulk_owner), min(int(count), cap), "bulk"))
+                if n:
+                    st.success(f"{n:,} users added")
+
+
+def registry_tab() -> None:
+    frame = guarded(identities.summary_frame)
+    if frame is not None:  # which secret each identity's keys derive from, in the table and its exports
+        frame["keys from"] = ["demo secret (public)" if demo.is_demo(a) else "master secret" for a in frame["address"]]
+        st.plotly_chart(figs.registry_bars(frame), width="stretch", key="wm-registry")
+        st.dataframe(frame.assign(name=frame["name"].map(visible)), hide_index=True, width="stretch")
+        table_downloads(frame, "watermark-identities", key="wm-reg-export")
+    rights = registry_rights()  # the registry is the server's: pages write it where the server allows
+    if rights.allowed:
+        identity_forms()
+    else:
+        st.info(literal(rights.reason))
     st.caption("Keys are derived with HMAC from a master secret kept outside git (data/secrets/, owner-only) or "
                "given by DASH_WATERMARK_SECRET; it is never shown, logged or exported.")
     if any(demo.is_demo(m.address) for m in models):
