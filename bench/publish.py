@@ -9,7 +9,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_RESULTS = ROOT / "bench" / "results"
 DATA_RESULTS = ROOT / "data" / "results"
-# The results a page shows: the Decoding page's stored benchmark, the Watermark page's latency and length figures.
+# The results a page shows: the Decoding page's stored benchmarks (strategies; ConvexBench), the Watermark page's
+# latency and length figures.
 SHOWN = ("decoding_accuracy*.json", "watermark.json", "watermark_length.json", "convexbench.json")
 
 
