@@ -31,7 +31,30 @@ COMMAND = "nice -n 15 .venv/bin/python bench/convexbench.py"
 def _compact(row) -> dict:
     return {"strategy": row.strategy, "depth": row.depth, "problem_id": row.problem_id, "label": row.label,
             "answer": row.answer, "questions": row.questions, "forwards": row.forwards,
-            "node_errors": sum(n.answer != n.truth for n in row.nodes), "seconds": round(row.wall_seconds, 2)}
+            "node_errors": sum(n.answer != n.truth for n in row.nodes), "seconds": round(row.wall_seconds, 2),
+            "log_probs": [round(x, 4) for x in row.log_probs]}
+
+
+def centred_direct(rows, depths) -> list[dict]:
+    """A diagnostic of the direct strategy: is there signal in its log-probabilities beyond a prior that always
+    prefers one word? Each candidate's log-probability is centred on its mean over the depth's problems (contextual
+    calibration by the batch mean, transductive), then the argmax is scored like the answers."""
+    import numpy as np
+
+    from backend.decoding.convexity.scores import bootstrap_f1, macro_f1
+    from backend.tasks.convexity_rules import ANSWERS
+
+    out = []
+    for depth in depths:
+        part = [r for r in rows if r.strategy == "direct" and r.depth == depth and r.log_probs]
+        if not part:
+            continue
+        scores = np.array([r.log_probs for r in part])
+        answers = [ANSWERS[i] for i in (scores - scores.mean(axis=0)).argmax(axis=1)]
+        labels = [r.label for r in part]
+        lo, hi = bootstrap_f1(labels, answers)
+        out.append({"depth": depth, "n": len(part), "f1": macro_f1(labels, answers), "f1_lo": lo, "f1_hi": hi})
+    return out
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -73,7 +96,8 @@ def main(argv: list[str] | None = None) -> dict:
             batch = ConvexBatch(model_id=handle.id, strategies=strategies, depths=tuple(depths), rows=tuple(rows))
             result["models"][model_id] = {
                 "model": handle.display_name, "fingerprint": handle.fingerprint, "rounds": i + 1,
-                "f1": batch.f1_table(), "rules": batch.rule_accuracy(), "rows": [_compact(r) for r in rows]}
+                "f1": batch.f1_table(), "rules": batch.rule_accuracy(),
+                "direct_centred": centred_direct(rows, depths), "rows": [_compact(r) for r in rows]}
             result["wall_seconds"] = round(time.perf_counter() - start, 1)
             result["load_average"] = round(os.getloadavg()[0], 1)
             write_result(args.out, result)

@@ -32,6 +32,11 @@ def convexbench(ctx: Ctx) -> Body:
             rows.append(cells)
         header = ["depth"] + [h for s in r["strategies"] for h in (f"{s}: F1 [95% CI]", f"{s}: answers")]
         lines += table(header, rows)
+        if m.get("direct_centred"):
+            cells = ", ".join(f"depth {x['depth']}: {num(x['f1'])} {_interval(x['f1_lo'], x['f1_hi'])}"
+                              for x in m["direct_centred"])
+            lines += [f"Diagnostic: direct with each answer's log-probability centred on its mean over the depth's "
+                      f"problems (is there signal beyond a prior for one word?): {cells}.", ""]
         if m.get("rules"):
             lines += ["Decomposed strategy, per-node answers by rule (every node of every expression, Wilson 95%; a "
                       "node question holds only its operator, so equal operators get the same answer):", ""]
