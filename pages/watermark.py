@@ -57,7 +57,14 @@ def examples_row() -> dict:
 
 def verdicts_view(text: str, prompt: str, address: int, handle):
     """Every method that can judge the text, in one table (backend.watermark.verdicts)."""
-    table = guarded(lambda: verdict_table(text, handle, prompt=prompt or None, model_address=address))
+    # kept for this text, model and registry: a rerun (any widget) does not judge the same text again
+    key = ("wm-verdicts", hash(text), prompt, address, getattr(handle, "fingerprint", ""), len(models),
+           sum(len(u) for u in users_by_model.values()))
+    if st.session_state.get("wm-verdicts-key") != key:
+        st.session_state["wm-verdicts-table"] = guarded(
+            lambda: verdict_table(text, handle, prompt=prompt or None, model_address=address))
+        st.session_state["wm-verdicts-key"] = key
+    table = st.session_state["wm-verdicts-table"]
     if table is None:
         return None
     if not table.rows:
