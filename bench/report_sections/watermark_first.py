@@ -23,4 +23,19 @@ def first_try(ctx: Ctx) -> Body:
                               rows), [r["command"]])
 
 
-SECTIONS = [Section("Watermark: the first try", ("watermark_first_try.json",), first_try)]
+def example_verdicts(ctx: Ctx) -> Body:
+    r = ctx.load("watermark_example_verdicts.json")
+    rows = [[x["example"], x["characters"], f"{x['load_average_1min']:.1f}", f"{sec(x['wall_s'])} / {sec(x['cpu_s'])}",
+             f"{sec(x['again_wall_s'])} / {sec(x['again_cpu_s'])}", ", ".join(x["flagged_by"]) or "none"]
+            for x in r["examples"]]
+    lines = [f"{r['model']}: each shipped example text (one click on the page) judged by every registered method, "
+             f"in a fresh store with the demo identity; the model loaded first ({sec(r['model_load_wall_s'])} wall). "
+             "The first example also pays the sentence embedder's load. Shared machine: the load average is in the "
+             "table.", ""]
+    return Body(lines + table(["example", "characters", "load", "verdicts wall / CPU", "again wall / CPU",
+                               "flagged by"], rows), [r["command"]])
+
+
+SECTIONS = [Section("Watermark: the first try", ("watermark_first_try.json",), first_try),
+            Section("Watermark: verdicts on the example texts", ("watermark_example_verdicts.json",),
+                    example_verdicts)]
