@@ -3,6 +3,7 @@ import math
 
 from backend.watermark.evaluation import EvalConfig, evaluate, latest_evaluation
 from backend.watermark.ipmark.config import IPMarkConfig
+from backend.watermark.methods import METHODS, watermark_names
 from backend.watermark.sampling import SamplingConfig
 
 
@@ -11,15 +12,19 @@ def test_small_evaluation(writer_handle):
                      ipmark=IPMarkConfig(n_candidates=4), attacks=(("copy_paste", 0.5),))
     done = evaluate(writer_handle, cfg)
     result = done.value
-    assert [q.method for q in result.quality] == ["none", "ipmark", "kgw"]
+    assert [q.method for q in result.quality] == list(METHODS.names())  # every registered method, side by side
+    assert {"ipmark", "kgw", "hf-kgw", "synthid"} <= set(watermark_names())
     assert all(q.n == 2 and q.ppl_median > 1 for q in result.quality)
     conditions = {(d.method, d.condition) for d in result.detection}
-    assert conditions == {(m, c) for m in ("ipmark", "kgw") for c in ("clean", "copy_paste 0.5")}
+    assert conditions == {(m, c) for m in watermark_names() for c in ("clean", "copy_paste 0.5")}
     for d in result.detection:
-        assert 0 <= d.auc <= 1 and d.n_pos == 2 and d.n_neg == 2 + 39
+        assert 0 <= d.auc <= 1 and d.n_pos == 2 and d.n_neg == 2 + 39 and d.detect_ms > 0
         assert all(0 <= v <= 1 for v in (d.tpr_1, d.tpr_5, d.tpr_10))
     assert result.attribution and result.attribution[0].sentences == 1
-    assert len(result.curves) == len(result.detection) and len(result.examples) == 3
+    assert len(result.curves) == len(result.detection) and len(result.examples) == len(METHODS)
     assert not math.isnan(result.detection[0].auc)
     assert evaluate(writer_handle, cfg).cached
     assert latest_evaluation(writer_handle) is not None
+    chosen = evaluate(writer_handle, EvalConfig(**{**cfg.__dict__, "methods": ("hf-kgw",)})).value  # cached texts
+    assert [q.method for q in chosen.quality] == ["none", "hf-kgw"]
+    assert {d.method for d in chosen.detection} == {"hf-kgw"}
