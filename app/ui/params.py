@@ -64,3 +64,29 @@ def checkbox_for(cls: type, name: str, label: str, *, container: Any = st, **ove
     kwargs: dict[str, Any] = {"value": default_of(cls, name), "help": spec.help if spec else None}
     kwargs.update(overrides)
     return container.checkbox(label, **_state_wins(kwargs))
+
+
+def config_inputs(cls: type, *, key: str, container: Any = st) -> Any:
+    """One widget per declared field of a Config (choices: a select box, bool: a checkbox, numbers: a number input,
+    a tuple of whole numbers: a comma-separated text input), then the config built from them. A bad value raises
+    the config's own UserError naming the field (wrap the call in `guarded`)."""
+    import dataclasses
+
+    from backend.cli.params import int_list
+
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        spec = declared(cls, f.name)
+        if spec is None:
+            continue
+        label, default, widget_key = f.name.replace("_", " "), default_of(cls, f.name), f"{key}-{f.name}"
+        if spec.options() is not None:
+            values[f.name] = select_for(cls, f.name, label, container=container, key=widget_key)
+        elif isinstance(default, bool):
+            values[f.name] = checkbox_for(cls, f.name, label, container=container, key=widget_key)
+        elif isinstance(default, tuple):
+            typed = container.text_input(label, ",".join(map(str, default)), help=spec.help, key=widget_key)
+            values[f.name] = int_list(typed, label)
+        else:
+            values[f.name] = number_for(cls, f.name, label, container=container, key=widget_key)
+    return cls(**values)

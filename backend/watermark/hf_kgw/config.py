@@ -13,7 +13,7 @@ class HFKGWConfig(Config):
     greenlist_ratio: float = param(0.25, "fraction of the vocabulary that is green after each context", gt=0, lt=1)
     bias: float = param(2.0, "added to green logits while generating", ge=0)
     hashing_key: int = param(15485863, "hashing key (transformers' public default: the millionth prime)", ge=0,
-                             lt=2**53)  # a page's number input holds whole numbers below 2^53
+                             le=2**53 - 1)  # what a page's number input can hold
     seeding_scheme: str = param("lefthash", "lefthash: green list seeded by the previous token; selfhash: also by "
                                 "the token itself", choices=SEEDING_SCHEMES)
     context_width: int = param(1, "previous tokens the seed reads", ge=1, le=64)
