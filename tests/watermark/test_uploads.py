@@ -1,5 +1,4 @@
 import io
-import time
 import zipfile
 
 import pytest
@@ -63,20 +62,24 @@ def test_a_pdf_within_the_page_limit_still_reads():
     assert read_upload("p.pdf", pdf_pages(3, "Short page")).count("Short page") == 3
 
 
-def test_a_docx_of_a_million_empty_paragraphs_is_refused_quickly_without_a_full_parse():
+def test_a_docx_of_a_million_empty_paragraphs_is_refused_without_building_the_document(monkeypatch):
+    """Refused while streaming its XML: python-docx never builds the document (a full parse took about 8 s and
+    390 MB). Its time is measured in bench/crafted_uploads.py, not asserted here."""
+    import docx
+
     from backend.watermark.uploads import MAX_DOCX_PARAGRAPHS
     from tests.support.crafted import docx_empty_paragraphs
     from tests.support.memory import extra_peak_rss
 
+    def never(*args, **kwargs):
+        raise AssertionError("the document was built before the paragraph count refused it")
+
     bomb = docx_empty_paragraphs(1_200_000)
+    monkeypatch.setattr(docx, "Document", never)  # after building the file (the builder uses python-docx)
     assert len(bomb) < 200_000  # passes every size cap: only counting its paragraphs catches it
-    start, cpu = time.perf_counter(), time.process_time()  # CPU time: what other processes' load cannot inflate
     with extra_peak_rss() as extra, pytest.raises(UserError, match=f"more than {MAX_DOCX_PARAGRAPHS:,} paragraphs"):
         read_upload("empty.docx", bomb)
-    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-    print(f"1.2M-paragraph .docx ({len(bomb) / 1e3:.0f} KB) refused in {seconds:.2f} s ({cpu:.2f} s CPU), "
-          f"{extra.mb:.1f} MB extra peak RSS")
-    assert cpu < 2.0 and extra.mb < 50  # a full parse: about 8 s and 390 MB
+    assert extra.mb < 50
 
 
 def test_a_docx_of_too_many_runs_is_refused_while_streaming():
