@@ -7,7 +7,7 @@ from app.ui.corpus_jobs import corpus_jobs_panel
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
-from app.ui.params import number_for, select_for
+from app.ui.params import config_inputs, number_for, select_for
 from app.ui.run import duration, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.scope import registry_rights
@@ -55,14 +55,27 @@ def examples_row() -> dict:
     return {e.name: e for e in shipped}
 
 
-def verdicts_view(text: str, prompt: str, address: int, handle):
+def method_settings(key: str) -> dict:
+    """The settings of the methods whose keys are settings, not identities (transformers' KGW, SynthID), shown like
+    every method's config; the verdicts, the details and generation use them. Method name -> config."""
+    free = [m for m in METHODS if m.identity_free and m.config is not None]
+    found = {}
+    with st.expander("Settings of " + ", ".join(m.name for m in free) + " (keys, green-list ratio, n-gram length)"):
+        for col, m in zip(st.columns(len(free)), free):
+            col.caption(f"**{m.label}**")
+            found[m.name] = guarded(lambda m=m, col=col: config_inputs(m.config, key=f"{key}-{m.field}",
+                                                                       container=col))
+    return {name: config for name, config in found.items() if config is not None}
+
+
+def verdicts_view(text: str, prompt: str, address: int, handle, configs: dict | None = None):
     """Every method that can judge the text, in one table (backend.watermark.verdicts)."""
-    # kept for this text, model and registry: a rerun (any widget) does not judge the same text again
-    key = ("wm-verdicts", hash(text), prompt, address, getattr(handle, "fingerprint", ""), len(models),
+    # kept for this text, model, settings and registry: a rerun (any widget) does not judge the same text again
+    key = ("wm-verdicts", hash(text), prompt, address, getattr(handle, "fingerprint", ""), repr(configs), len(models),
            sum(len(u) for u in users_by_model.values()))
     if st.session_state.get("wm-verdicts-key") != key:
         st.session_state["wm-verdicts-table"] = guarded(
-            lambda: verdict_table(text, handle, prompt=prompt or None, model_address=address))
+            lambda: verdict_table(text, handle, prompt=prompt or None, model_address=address, configs=configs))
         st.session_state["wm-verdicts-key"] = key
     table = st.session_state["wm-verdicts-table"]
     if table is None:
@@ -102,6 +115,7 @@ def detect_tab() -> None:
         st.caption(f"Example: {literal(example.title)} · {literal(example.note)}")
     c1, c2, c3 = st.columns([2, 1, 1])
     prompt = c1.text_input("Prompt to strip (optional)", "", key="wm-strip", persist_state="page")
+    settings = method_settings("wm-detect")
     addresses = [m.address for m in models]
     names = {m.address: demo.tagged(f"{m.address} · {visible(m.name)}", m.address) for m in models}
     keyed = [m for m in METHODS if m.needs_identity_to_detect]
@@ -112,7 +126,7 @@ def detect_tab() -> None:
         return
     handle = current_model()
     st.markdown("**Verdict of every method that can judge this text**")
-    table = verdicts_view(text, prompt, address or 0, handle)
+    table = verdicts_view(text, prompt, address or 0, handle, settings)
     if example is not None and example.model_id and handle is not None and example.model_id != handle.id:
         st.caption(f"This example was written by {literal(example.model_id)}; token-level methods tokenise it with "
                    f"{literal(handle.display_name)}'s tokenizer and their scores assume it: select that model to "
@@ -125,7 +139,7 @@ def detect_tab() -> None:
         done = {r.method: r.detection for r in (table.rows if table is not None else ())}
         found = done.get(method.name) or guarded(lambda: detect(text, DetectRequest(
             method.name, prompt=prompt or None, model_address=address if method.needs_identity_to_detect else 0,
-            handle=handle)))
+            config=settings.get(method.name), handle=handle)))
         if found is not None:
             family = "" if found.p_family is None else f" · p = {found.p_family:.2g}" + (  # the verdict's own p
                 f", {found.corrected_over}" if found.corrected_over else
@@ -191,6 +205,7 @@ def generate_tab() -> None:
                            value=FIRST_TRY_CANDIDATES)
             n_sent = number_for(SamplingConfig, "max_sentences", "Sentences", container=c4, max_value=40,
                                 value=FIRST_TRY_SENTENCES)
+            gsettings = method_settings("wm-gen")
             go_button = st.form_submit_button("Generate watermarked and unwatermarked", type="primary")
         st.caption("IPMark needs about 20 sentences for a verdict (one bit pair per sentence); token-level methods "
                    "decide on about 100 tokens. " + _expected_text(handle, gmethod, int(b), int(n_sent)))
@@ -211,7 +226,8 @@ def generate_tab() -> None:
 
                 with column:
                     request = guarded(lambda meth=meth: make_request(gprompt, meth, model_address, user_address,
-                                                                     sampling, IPMarkConfig(n_candidates=int(b))))
+                                                                     sampling, IPMarkConfig(n_candidates=int(b)),
+                                                                     *gsettings.values()))
                     done = None if request is None else run_with_progress(
                         f"Generating ({meth}, {_expected_text(handle, meth, int(b), int(n_sent))})",
                         lambda p, r=request, s=stream: generate(handle, r, s, p))
