@@ -24,8 +24,9 @@ def compare(ctx: Ctx) -> Body:
                   + (f"IPMark with B = {m['ipmark_candidates']} candidates and {m['users']} users; "
                      if "ipmark" in methods else "IPMark not in this run (its generation did not fit the time "
                                                  "on the shared CPUs); ")
-                  + f"CPU shared with other jobs, load average {m['load_average']:.0f} at the end (generation "
-                  f"times are wall times under that load). With {first['n_neg']} negatives, TPR at 1% FPR is the share of "
+                  + f"CPU shared with other jobs, load average {m['load_average']:.0f} at the end; generation "
+                  "seconds are wall times measured when each text was first generated (the evaluation caches texts), "
+                  "under the load of that moment. With {first['n_neg']} negatives, TPR at 1% FPR is the share of "
                   "watermarked texts scoring above every negative; with "
                   f"{first['n_pos']} positives each one moves a TPR by {1 / first['n_pos']:.2f}.", ""]
         lines += ["AUROC / TPR at 1% FPR, per condition (attacks on the watermarked texts only):", ""]
