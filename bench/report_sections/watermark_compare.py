@@ -26,7 +26,7 @@ def compare(ctx: Ctx) -> Body:
                                                  "on the shared CPUs); ")
                   + f"CPU shared with other jobs, load average {m['load_average']:.0f} at the end; generation "
                   "seconds are wall times measured when each text was first generated (the evaluation caches texts), "
-                  "under the load of that moment. With {first['n_neg']} negatives, TPR at 1% FPR is the share of "
+                  f"under the load of that moment. With {first['n_neg']} negatives, TPR at 1% FPR is the share of "
                   "watermarked texts scoring above every negative; with "
                   f"{first['n_pos']} positives each one moves a TPR by {1 / first['n_pos']:.2f}.", ""]
         lines += ["AUROC / TPR at 1% FPR, per condition (attacks on the watermarked texts only):", ""]
