@@ -5,8 +5,9 @@ from backend.features import FEATURES, PLUG_INS, feature, opening_model, registe
 
 
 def _commands(parser: argparse.ArgumentParser) -> list[str]:
+    """The top-level commands, each once (an alias such as `disagreement` for `disagree` is the same parser)."""
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return list(dict.fromkeys(action.choices))
+    return list({id(sub): name for name, sub in reversed(action.choices.items())}.values())[::-1]
 
 
 def test_the_cli_has_the_core_commands_then_one_per_feature_in_order():
