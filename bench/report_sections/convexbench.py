@@ -46,8 +46,9 @@ def convexbench(ctx: Ctx) -> Body:
                             for x in m["rules"]])
     wall = r.get("wall_seconds")
     if wall is not None:
-        lines += [f"Wall time {wall / 60:.0f} min on CPU ({r.get('threads')} torch threads, load average "
-                  f"{r.get('load_average')} at the last write).", ""]
+        lines += [f"Wall time of the run that wrote this {wall / 60:.0f} min on CPU ({r.get('threads')} torch threads, "
+                  f"load average {r.get('load_average')} at the last write; answers already in the store are served "
+                  f"from it, so a resumed run is shorter than a fresh one).", ""]
     return Body(lines, [clean_command(r["command"])])
 
 
