@@ -126,7 +126,8 @@ def test_every_feature_refuses_a_prompt_over_the_context_before_any_forward(feat
 @pytest.mark.parametrize("strategy", STRATEGIES.names())
 def test_every_decoding_strategy_stops_at_the_first_stop_id(strategy, pushed):
     base, reasoning, stop = pushed
-    extra = {"guided": {"reasoning_model": reasoning.id, "calibration_problems": 2}}.get(strategy, {})
+    extra = {"guided": {"reasoning_model": reasoning.id, "calibration_problems": 2},
+             "rc": {"summary_tokens": 8, "cycles": 2, "summary_instruction": "Sum up."}}.get(strategy, {})  # RC fits 256
     config = DecodeConfig(strategy=strategy, max_new_tokens=NEW, n=3, block_size=3, mh_steps=1, alpha=2.0,
                           seed=11, extra=extra)
     result = decode(base, QUESTION, config).value
