@@ -241,25 +241,32 @@ def _generate_broad(n: int, split: str, seed: int, difficulty: int | None, style
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     if difficulty is not None and difficulty not in (1, 2, 3):
         raise ValueError(f"difficulty must be 1, 2, 3 or None, got {difficulty!r}")
-    rng = random.Random(seed)
+    return written_problems(random.Random(seed), n, split, style, family="broad",
+                            levels=(difficulty,) if difficulty else (1, 2, 3), scenarios=scenarios)
+
+
+def written_problems(rng: random.Random, n: int, split: str, style: str, *, family: str, levels: tuple[int, ...],
+                     scenarios: Mapping[str, Callable]) -> list[Problem]:
+    """n distinct problems of `split` written by `word_problems.write_problem` from `scenarios`, each with a level
+    drawn from `levels` (the broad family, and the long chains of `long_chains`). Ids are the canonical parameters:
+    family, scenario, operations and every number shown, so wordings of one problem share a split."""
     out: list[Problem] = []
     seen: set[str] = set()
-    for _ in range(2000 + 200 * n):
+    for _ in range(2000 + 200 * n):  # bounded: a split may hold fewer distinct problems than asked
         if len(out) >= n:
             break
-        level = difficulty or rng.choice((1, 2, 3))
+        level = levels[0] if len(levels) == 1 else rng.choice(levels)  # one level: no draw (same lists as before)
         written = write_problem(rng, level, scenarios)
         if written is None:
             continue
-        # canonical parameters: scenario, operations and every number shown; wordings of them share a split
-        pid = "-".join(["broad", written.scenario, "".join(s[1] for s in written.steps), *map(str, written.shown)])
+        pid = "-".join([family, written.scenario, "".join(s[1] for s in written.steps), *map(str, written.shown)])
         if pid in seen or split_of(pid) != split:
             continue
         seen.add(pid)
-        out.append(Problem(pid, written.question, written.steps[-1][3], format_solution(list(written.steps), style),
-                           split, level))
+        out.append(Problem(id=pid, question=written.question, answer=written.steps[-1][3],
+                           solution=format_solution(list(written.steps), style), split=split, difficulty=level))
     if len(out) < n:
-        raise ValueError(f"could only generate {len(out)} of {n} distinct broad {split} problems")
+        raise ValueError(f"could only generate {len(out)} of {n} distinct {family} {split} problems")
     return out
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from backend.tasks.arithmetic import Problem, format_solution, split_of
+from backend.tasks.arithmetic import Problem, written_problems
 from backend.tasks.word_problems import SCENARIOS, write_problem
 
 LONG_STEPS = (4, 5, 6, 7, 8)
@@ -23,20 +23,5 @@ def long_problems(n: int, steps: int | None = None, split: str = "heldout", seed
     `style` writes the reference solution as the adapter's training targets were written (worked_arithmetic)."""
     if steps is not None and steps not in LONG_STEPS:
         raise ValueError(f"steps must be one of {LONG_STEPS} or None, got {steps!r}")
-    rng = random.Random(seed)
-    out: list[Problem] = []
-    seen: set[str] = set()
-    for _ in range(2000 + 200 * n):  # bounded, as the other generators
-        if len(out) >= n:
-            return out
-        level = steps or rng.choice((4, 5, 6))
-        written = write_problem(rng, level, _SCENARIO)
-        if written is None:
-            continue
-        pid = "-".join(["long", written.scenario, "".join(s[1] for s in written.steps), *map(str, written.shown)])
-        if pid in seen or split_of(pid) != split:
-            continue
-        seen.add(pid)
-        out.append(Problem(pid, written.question, written.steps[-1][3], format_solution(list(written.steps), style),
-                           split, level))
-    raise ValueError(f"could only generate {len(out)} of {n} distinct long {split} problems")
+    return written_problems(random.Random(seed), n, split, style, family="long",
+                            levels=(steps,) if steps else (4, 5, 6), scenarios=_SCENARIO)
