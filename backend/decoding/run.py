@@ -51,8 +51,8 @@ def _seed(seed: int, prompt: str) -> int:
 def _compute(handle, spec: StrategySpec, key: RunKey, ids: torch.Tensor, progress: Progress) -> DecodeResult:
     checker = extract_answer if key.expected is not None else None
     generator = torch.Generator().manual_seed(_seed(key.config.seed, key.prompt))
-    ctx = DecodeContext(handle, ids, stop_ids(handle), generator, checker, progress, prompt=key.prompt,
-                        chat=key.chat)
+    ctx = DecodeContext(handle=handle, prompt_ids=ids, stops=stop_ids(handle), generator=generator, answer_of=checker,
+                        progress=progress, prompt=key.prompt, chat=key.chat)
     start = time.perf_counter()
     out = spec.run(ctx, key.config)
     wall = time.perf_counter() - start
@@ -76,9 +76,9 @@ def decode(handle, task: Problem | str, config: DecodeConfig, progress: Progress
     """Run one strategy on a task problem (answer checked) or a free prompt (no checker)."""
     spec, config = prepare(config)
     if isinstance(task, Problem):
-        key = RunKey(config, format_prompt(task), task.answer, task.id, chat)
+        key = RunKey(config=config, prompt=format_prompt(task), expected=task.answer, problem_id=task.id, chat=chat)
     else:
-        key = RunKey(config, str(task), None, "", chat)
+        key = RunKey(config=config, prompt=str(task), expected=None, problem_id="", chat=chat)
     ids = encode_prompt(handle, key.prompt, chat)
     _check_fits(handle, ids.shape[1], config.max_new_tokens, "The prompt")
     return cached(FEATURE, "run", ModelRef.of(handle), key, lambda: _compute(handle, spec, key, ids, progress),
@@ -100,15 +100,15 @@ def settings_for(configs: Sequence[DecodeConfig], budgets: Sequence[int] = ()) -
     for config in configs:
         spec = config.spec()
         if spec.at_budget is None or not budgets:
-            out.append(Setting(spec.label, 1, config))
+            out.append(Setting(label=spec.label, budget=1, config=config))
         else:
-            out += [Setting(f"{spec.label} x{b}", b, spec.at_budget(config, b)) for b in budgets]
+            out += [Setting(label=f"{spec.label} x{b}", budget=b, config=spec.at_budget(config, b)) for b in budgets]
     for s in list(out):  # a strategy's reference run (RC: plain decoding at its total budget), once per label
         reference = s.config.spec().reference
         if reference is not None:
             label, ref = reference(s.config)
             if all(o.label != label for o in out):
-                out.append(Setting(label, 1, ref))
+                out.append(Setting(label=label, budget=1, config=ref))
     return out
 
 
@@ -127,8 +127,8 @@ def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], 
         raise UserError("No problems to run.")
     if not settings:
         raise UserError("Pick at least one strategy.")
-    settings = [Setting(s.label, s.budget, prepare(s.config)[1]) for s in settings]
-    key = BatchKey(tuple(settings), tuple((p.id, p.question, p.answer) for p in problems), chat)
+    settings = [Setting(label=s.label, budget=s.budget, config=prepare(s.config)[1]) for s in settings]
+    key = BatchKey(settings=tuple(settings), problems=tuple((p.id, p.question, p.answer) for p in problems), chat=chat)
     total = len(problems) * len(settings)
 
     def compute() -> BatchResult:

@@ -121,19 +121,20 @@ def lm_paraphrase(text: str, rate: float, ctx: AttackContext) -> str:
 
 
 for _attack in (
-    Attack("word_deletion", "Word deletion", "Delete each word with probability rate", word_deletion,
-           default_rate=0.1),
-    Attack("synonym_substitution", "Synonym substitution", "Replace rate of the words by dictionary synonyms",
-           synonym_substitution, default_rate=0.1),
-    Attack("copy_paste", "Copy-paste", "Dilute: rate of the sentences come from unwatermarked text", copy_paste,
-           default_rate=0.5),
-    Attack("sentence_shuffle", "Sentence shuffle", "Shuffle the sentences", sentence_shuffle, default_rate=1.0),
-    Attack("sentence_truncation", "Sentence truncation", "Cut the last rate of the sentences", sentence_truncation,
-           default_rate=0.5),
-    Attack("sentence_deletion", "Sentence deletion", "Delete each sentence with probability rate",
-           sentence_deletion, default_rate=0.3),
-    Attack("lm_paraphrase", "LM paraphrase", "Rewrite the text with the language model", lm_paraphrase,
-           default_rate=1.0, needs_model=True),
+    Attack(name="word_deletion", label="Word deletion", help="Delete each word with probability rate",
+           run=word_deletion, default_rate=0.1),
+    Attack(name="synonym_substitution", label="Synonym substitution",
+           help="Replace rate of the words by dictionary synonyms", run=synonym_substitution, default_rate=0.1),
+    Attack(name="copy_paste", label="Copy-paste", help="Dilute: rate of the sentences come from unwatermarked text",
+           run=copy_paste, default_rate=0.5),
+    Attack(name="sentence_shuffle", label="Sentence shuffle", help="Shuffle the sentences", run=sentence_shuffle,
+           default_rate=1.0),
+    Attack(name="sentence_truncation", label="Sentence truncation", help="Cut the last rate of the sentences",
+           run=sentence_truncation, default_rate=0.5),
+    Attack(name="sentence_deletion", label="Sentence deletion", help="Delete each sentence with probability rate",
+           run=sentence_deletion, default_rate=0.3),
+    Attack(name="lm_paraphrase", label="LM paraphrase", help="Rewrite the text with the language model",
+           run=lm_paraphrase, default_rate=1.0, needs_model=True),
 ):
     ATTACKS.register(_attack)
 

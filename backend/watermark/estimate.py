@@ -65,10 +65,10 @@ def expected_seconds(handle: ModelHandle, method: str, n_candidates: int, max_se
     rows = max(int(n_candidates), 1)
     earlier = _earlier(handle.fingerprint, method, rows)
     if earlier:
-        return Estimate(statistics.median(earlier) * max_sentences,
-                        f"median of {len(earlier)} earlier run(s) of this method on this model")
+        return Estimate(seconds=statistics.median(earlier) * max_sentences,
+                        basis=f"median of {len(earlier)} earlier run(s) of this method on this model")
     prefill, step = _measured_step(handle, prompt, rows)
     tokens = TOKENS_PER_SENTENCE[1] if rows == 1 else TOKENS_PER_SENTENCE["batch"]
     # the context grows by a sentence each time: its prefill is taken twice the prompt's on average
-    return Estimate(max_sentences * (2 * prefill + tokens * step),
-                    f"measured now: {PROBE_STEPS} decoding steps of {rows} row(s), ~{tokens} tokens a sentence")
+    return Estimate(seconds=max_sentences * (2 * prefill + tokens * step),
+                    basis=f"measured now: {PROBE_STEPS} decoding steps of {rows} row(s), ~{tokens} tokens a sentence")

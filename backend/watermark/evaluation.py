@@ -197,14 +197,16 @@ def run_evaluation(handle: ModelHandle, cfg: EvalConfig, progress: Progress = si
         for method in watermarks:
             texts = [g.text for g in gens[method.name]]
             if attack is not None:
-                texts = [apply_attack(attack, t, rate, AttackContext(cfg.attack_seed + k, baseline[k].text, paraphrase))
+                texts = [apply_attack(attack, t, rate,
+                                      AttackContext(seed=cfg.attack_seed + k, other_text=baseline[k].text,
+                                                    paraphrase=paraphrase))
                          for k, t in enumerate(texts)]
             pos = [score(method, t, k) for k, t in enumerate(texts)]
             neg = neg_scores[method.name]
             rows.append(_row(method.name, label, [p[0] for p in pos], [n[0] for n in neg], [p[1] for p in pos],
                              [n[1] for n in neg], [x[2] for x in pos + neg]))
             fpr, tpr = roc_curve([p[0] for p in pos], [n[0] for n in neg])
-            curves.append(RocCurve(method.name, label, fpr, tpr))
+            curves.append(RocCurve(method=method.name, condition=label, fpr=fpr, tpr=tpr))
     progress(0.97, "Attribution")
     attribution = [row for m in watermarks if m.identifies_users
                    for row in _attribution(m, gens[m.name], model_address, cfg)]

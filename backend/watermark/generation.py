@@ -82,7 +82,8 @@ def make_request(prompt: str, method: str, model_address: int = 0, user_address:
     settings = {m.field: m.config() for m in METHODS if m.config is not None}
     if chosen.config is not None:
         settings[chosen.field] = next((c for c in configs if isinstance(c, chosen.config)), settings[chosen.field])
-    return GenerateRequest(prompt, method, model_address, user_address, sampling, **settings,
+    return GenerateRequest(prompt=prompt, method=method, model_address=model_address, user_address=user_address,
+                           sampling=sampling, **settings,
                            secret_tag="" if chosen.is_baseline or chosen.identity_free else secret_tag())
 
 

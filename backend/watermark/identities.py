@@ -78,7 +78,7 @@ def add_model(name: str, address: int | None = None, *, demo: bool = False) -> M
         if con.execute("SELECT 1 FROM wm_models WHERE address = ?", [int(address)]).fetchone():
             raise UserError(f"Model address {address} is already taken.")
         con.execute("INSERT INTO wm_models (address, name) VALUES (?, ?)", [int(address), name])
-    return ModelIdentity(int(address), name)
+    return ModelIdentity(address=int(address), name=name)
 
 
 def add_user(model_address: int, label: str, user_address: int | None = None) -> UserIdentity:
@@ -96,7 +96,7 @@ def add_user(model_address: int, label: str, user_address: int | None = None) ->
             raise UserError(f"User address {model_address}.{user_address} is already taken.")
         con.execute("INSERT INTO wm_users (model_address, user_address, label) VALUES (?, ?, ?)",
                     [int(model_address), int(user_address), label])
-    return UserIdentity(int(model_address), int(user_address), label)
+    return UserIdentity(model_address=int(model_address), user_address=int(user_address), label=label)
 
 
 def bulk_add_users(model_address: int, count: int, prefix: str = "user") -> int:
@@ -143,14 +143,14 @@ def ensure_users(model_address: int, count: int, prefix: str = "user") -> list[U
 def list_models() -> list[ModelIdentity]:
     with _tx() as con:
         rows = con.execute("SELECT address, name FROM wm_models ORDER BY address").fetchall()
-    return [ModelIdentity(int(a), n) for a, n in rows]
+    return [ModelIdentity(address=int(a), name=n) for a, n in rows]
 
 
 def users_of(model_address: int) -> list[UserIdentity]:
     with _tx() as con:
         rows = con.execute("SELECT model_address, user_address, label FROM wm_users WHERE model_address = ? "
                            "ORDER BY user_address", [int(model_address)]).fetchall()
-    return [UserIdentity(int(m), int(u), lab) for m, u, lab in rows]
+    return [UserIdentity(model_address=int(m), user_address=int(u), label=lab) for m, u, lab in rows]
 
 
 def get_model(address: int) -> ModelIdentity:
@@ -158,7 +158,7 @@ def get_model(address: int) -> ModelIdentity:
         row = con.execute("SELECT address, name FROM wm_models WHERE address = ?", [int(address)]).fetchone()
     if row is None:
         raise UserError(f"No model identity with address {address}.")
-    return ModelIdentity(int(row[0]), row[1])
+    return ModelIdentity(address=int(row[0]), name=row[1])
 
 
 def get_user(model_address: int, user_address: int) -> UserIdentity:
@@ -167,7 +167,7 @@ def get_user(model_address: int, user_address: int) -> UserIdentity:
                           "AND user_address = ?", [int(model_address), int(user_address)]).fetchone()
     if row is None:
         raise UserError(f"No user identity with address {model_address}.{user_address}.")
-    return UserIdentity(int(row[0]), int(row[1]), row[2])
+    return UserIdentity(model_address=int(row[0]), user_address=int(row[1]), label=row[2])
 
 
 def all_users_by_model() -> dict[int, list[int]]:

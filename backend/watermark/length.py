@@ -68,8 +68,8 @@ def generate_path(handle: ModelHandle, request: GenerateRequest, progress: Progr
         loop = sentence_loop(handle, request.prompt, request.sampling, request.ipmark.n_candidates, choose,
                              progress=progress)
         chosen = tuple(_index(s, c) for s, c in zip(sets, loop.sentences))
-        return CandidatePath(request.model_address, request.user_address, loop.text, tuple(sets[:len(chosen)]),
-                             chosen, time.perf_counter() - start)
+        return CandidatePath(model_address=request.model_address, user_address=request.user_address, text=loop.text,
+                             candidates=tuple(sets[:len(chosen)]), chosen=chosen, seconds=time.perf_counter() - start)
 
     return cached("watermark", "length_path", ModelRef.of(handle), request, compute, code_version=CODE_VERSION)
 
@@ -87,8 +87,9 @@ def replay(path: CandidatePath, model_address: int, user_address: int, cfg: IPMa
         cand = candidates[pick.index]
         if not cand.raw.strip():
             break
-        history.append(ChosenSentence(i, cand.text, pick.level, pick.sem_bit, pick.syn_bit, pick.tier,
-                                      len(candidates), 0.0, cand.ended))
+        history.append(ChosenSentence(index=i, text=cand.text, level=pick.level, sem_bit=pick.sem_bit,
+                                      syn_bit=pick.syn_bit, tier=pick.tier, n_candidates=len(candidates), quality=0.0,
+                                      ended=cand.ended))
         text += cand.raw
         if cand.ended == "eos":
             break

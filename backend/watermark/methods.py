@@ -82,7 +82,7 @@ class Detection:
     @property
     def normalisation(self) -> str:
         """What normalisation changed, in words ("412 invisible characters removed"); "" when nothing."""
-        return Normalized("", self.removed_characters, self.folded_characters).describe()
+        return Normalized(text="", removed=self.removed_characters, folded=self.folded_characters).describe()
 
     @property
     def p_family(self) -> float | None:
@@ -183,6 +183,6 @@ def strip_prompt(text: str, prompt: str | None) -> str:
     return text if index < 0 else text[:index] + text[index + len(p):]
 
 
-METHODS.register(WatermarkMethod(
-    BASELINE, "No watermark", "Plain sampling through the same sentence loop (the unwatermarked baseline).",
-    run=lambda handle, request: SamplingHook(1)))
+METHODS.register(WatermarkMethod(name=BASELINE, label="No watermark",
+                                 help="Plain sampling through the same sentence loop (the unwatermarked baseline).",
+                                 run=lambda handle, request: SamplingHook(1)))

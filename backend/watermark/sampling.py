@@ -129,7 +129,8 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
             t = int(picked[r])
             if t in stops:
                 raw, body, valid = _close(tail, tok.decode(tokens[cid], skip_special_tokens=True))
-                done[cid] = Candidate(raw, body, len(tokens[cid]), sum(logps[cid]), "eos", valid)
+                done[cid] = Candidate(raw=raw, text=body, tokens=len(tokens[cid]), logprob=sum(logps[cid]), ended="eos",
+                                      valid=valid)
                 continue
             tokens[cid].append(t)
             logps[cid].append(float(raw_logp[0][r, t]))
@@ -138,7 +139,8 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
             if finished is not None:
                 raw, body, valid = finished
                 k = _tokens_covering(tok, tokens[cid], len(raw))
-                done[cid] = Candidate(raw, body, k, sum(logps[cid][:k]), "sentence", valid)
+                done[cid] = Candidate(raw=raw, text=body, tokens=k, logprob=sum(logps[cid][:k]), ended="sentence",
+                                      valid=valid)
             else:
                 keep.append(r)
         if len(keep) == len(rows):
@@ -152,7 +154,8 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
             raw, body, valid = _close(tail, tok.decode(tokens[cid], skip_special_tokens=True))
             if raw.strip() and raw.rstrip()[-1] not in TERMINAL:
                 raw, body = raw + ".", body + "."
-            done[cid] = Candidate(raw, body, len(tokens[cid]), sum(logps[cid]), "limit", valid)
+            done[cid] = Candidate(raw=raw, text=body, tokens=len(tokens[cid]), logprob=sum(logps[cid]), ended="limit",
+                                  valid=valid)
     return [done[c] for c in range(n)]
 
 
@@ -247,8 +250,8 @@ def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
         cand = candidates[pick.index]
         if not cand.raw.strip():  # the model chose to stop (EOS right away): nothing to add
             break
-        sentence = ChosenSentence(i, cand.text, pick.level, pick.sem_bit, pick.syn_bit, pick.tier, n,
-                                  round(cand.quality(), 4), cand.ended)
+        sentence = ChosenSentence(index=i, text=cand.text, level=pick.level, sem_bit=pick.sem_bit, syn_bit=pick.syn_bit,
+                                  tier=pick.tier, n_candidates=n, quality=round(cand.quality(), 4), ended=cand.ended)
         chosen.append(sentence)
         text += cand.raw
         tail = cand.raw
@@ -257,7 +260,7 @@ def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
         if cand.ended == "eos":
             break
     progress(1.0, f"{len(chosen)} sentences")
-    return LoopResult(text.strip(), tuple(chosen), sampled)
+    return LoopResult(text=text.strip(), sentences=tuple(chosen), candidates_sampled=sampled)
 
 
 def first_candidate(candidates: list[Candidate], history: list[ChosenSentence]) -> Chosen:

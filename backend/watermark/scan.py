@@ -123,7 +123,7 @@ class ScanWorker:
         from backend.corpus.documents import Notices, iter_documents
 
         notices, rows = Notices(), []
-        request = DetectRequest(self.task.config.method, self.task.config.search,
+        request = DetectRequest(method=self.task.config.method, search=self.task.config.search,
                                 model_address=self.task.config.model_address, handle=self.handle)
         with _snapshot_registry(self.task.snapshot):
             for doc in iter_documents(shard.path, notices=notices):
@@ -160,7 +160,7 @@ def scan(corpus: str, config: ScanConfig | None = None, engine: EngineConfig = E
     """Scan (or resume scanning) `corpus`; with `out`, also write every row into one Parquet file.
     (No ScanConfig() default at import: its choices are the registered methods, known after load_all.)"""
     config = config or ScanConfig()
-    task = ScanTask(config, RegistrySnapshot.take(), _fingerprint(config))
+    task = ScanTask(config=config, snapshot=RegistrySnapshot.take(), fingerprint=_fingerprint(config))
     start = time.perf_counter()
     summary = run_job(KIND, task, corpus, engine, progress)
     if out:

@@ -50,9 +50,9 @@ class Prepared:
 
 def prepare(sigs: list[Signature]) -> Prepared:
     ids = tuple(i for i, s in enumerate(sigs) if s.usable)
-    return Prepared(ids, tuple(f"level|{sigs[i].semantic}".encode() for i in ids),
-                    tuple(f"sem|{sigs[i].semantic}".encode() for i in ids),
-                    tuple(f"syn|{sigs[i].syntactic}".encode() for i in ids))
+    return Prepared(ids=ids, level=tuple(f"level|{sigs[i].semantic}".encode() for i in ids),
+                    sem=tuple(f"sem|{sigs[i].semantic}".encode() for i in ids),
+                    syn=tuple(f"syn|{sigs[i].syntactic}".encode() for i in ids))
 
 
 def level_messages(sigs: list[Signature] | Prepared, model_key: Key) -> dict[str, LevelMessages]:
@@ -62,9 +62,9 @@ def level_messages(sigs: list[Signature] | Prepared, model_key: Key) -> dict[str
     out = {}
     for level, flag in ((MODEL, True), (USER, False)):
         picked = [k for k, f in enumerate(is_model) if f == flag]
-        out[level] = LevelMessages(level, tuple(prep.ids[k] for k in picked),
-                                   tuple(dict.fromkeys(prep.sem[k] for k in picked)),
-                                   tuple(dict.fromkeys(prep.syn[k] for k in picked)))
+        out[level] = LevelMessages(level=level, sentence_ids=tuple(prep.ids[k] for k in picked),
+                                   sem=tuple(dict.fromkeys(prep.sem[k] for k in picked)),
+                                   syn=tuple(dict.fromkeys(prep.syn[k] for k in picked)))
     return out
 
 

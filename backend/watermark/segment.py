@@ -72,7 +72,7 @@ def _unit(text: str, start: int, end: int, words: int) -> Unit:
     raw = text[start:end]
     lead = len(raw) - len(raw.lstrip())
     body = raw.strip()
-    return Unit(body, start + lead, start + lead + len(body), words)
+    return Unit(text=body, start=start + lead, end=start + lead + len(body), words=words)
 
 
 def first_complete_unit(text: str, min_words: int = MIN_WORDS) -> Unit | None:

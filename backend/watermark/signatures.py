@@ -74,7 +74,8 @@ def sign_units(units: list[Unit], n_bits: int) -> list[Signature]:
     if not units:
         return []
     bits, margins = semantic_bits(get_embedder().embed([u.text for u in units]), n_bits)
-    return [Signature(u.text, u.start, u.end, u.usable, b, skeleton(u.text), float(m))
+    return [Signature(text=u.text, start=u.start, end=u.end, usable=u.usable, semantic=b, syntactic=skeleton(u.text),
+                      margin=float(m))
             for u, b, m in zip(units, bits, margins)]
 
 

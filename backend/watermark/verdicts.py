@@ -129,11 +129,12 @@ def verdict_table(text: str, handle: Any = None, *, prompt: str | None = None, m
     for i, method in enumerate(methods):
         progress(i / len(methods), f"{method.label}")
         if method.needs_model_to_detect and handle is None:
-            skipped.append(Skipped(method.name, method.label, "needs the language model's tokenizer"))
+            skipped.append(Skipped(method=method.name, label=method.label,
+                                   reason="needs the language model's tokenizer"))
             continue
         if method.needs_identity_to_detect and not keyed:
-            skipped.append(Skipped(method.name, method.label, "tests a model identity's key: register one "
-                                                              "(Registry tab) to add it"))
+            skipped.append(Skipped(method=method.name, label=method.label,
+                                   reason="tests a model identity's key: register one (Registry tab) to add it"))
             continue
         request = DetectRequest(method.name, prompt=prompt, model_address=keyed if method.needs_identity_to_detect
                                 else 0, config=configs.get(method.name), handle=handle)
@@ -141,11 +142,11 @@ def verdict_table(text: str, handle: Any = None, *, prompt: str | None = None, m
         try:
             found = detect(text, request)
         except UserError as problem:  # e.g. keys the method needs were not given: the other rows still stand
-            skipped.append(Skipped(method.name, method.label, str(problem)))
+            skipped.append(Skipped(method=method.name, label=method.label, reason=str(problem)))
             continue
         if found.verdict == EMPTY_REGISTRY:
-            skipped.append(Skipped(method.name, method.label, "identifies registered identities: joins when "
-                                                              "identities exist (Registry tab)"))
+            skipped.append(Skipped(method=method.name, label=method.label,
+                                   reason="identifies registered identities: joins when identities exist (Registry tab)"))
             continue
         rows.append(verdict_of(found, method.label, time.perf_counter() - start))
     progress(1.0, f"{len(rows)} verdicts")

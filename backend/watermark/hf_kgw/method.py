@@ -19,7 +19,8 @@ def sampling_hook(handle, request) -> SamplingHook:
     """A fresh processor per generation, built as `generate` builds it (text config's vocabulary, model device)."""
     processor = request.hf_kgw.watermarking_config().construct_processor(text_config(handle).vocab_size,
                                                                           handle.model.device)
-    return SamplingHook(1, None, on_sentence_loop(processor, request.sampling.temperature))
+    return SamplingHook(n_candidates=1, choose=None,
+                        processor=on_sentence_loop(processor, request.sampling.temperature))
 
 
 def level(r) -> tuple:
@@ -50,7 +51,7 @@ def detect_text(text: str, request: DetectRequest) -> Detection:
 
 
 HF_KGW = METHODS.register(WatermarkMethod(
-    "hf-kgw", "KGW as transformers writes it (public hashing key)",
-    "transformers' WatermarkingConfig / WatermarkLogitsProcessor (greenlist ratio, bias, hashing key, lefthash or "
+    name="hf-kgw", label="KGW as transformers writes it (public hashing key)",
+    help="transformers' WatermarkingConfig / WatermarkLogitsProcessor (greenlist ratio, bias, hashing key, lefthash or "
     "selfhash); detection by transformers.WatermarkDetector with the model's tokenizer, no identity needed.",
     run=sampling_hook, config=HFKGWConfig, detect=detect_text, needs_model_to_detect=True))

@@ -21,7 +21,7 @@ def make_chooser(model_address: int, user_address: int, cfg: IPMarkConfig):
     mk, uk = model_key(model_address), user_key(model_address, user_address)
 
     def choose(candidates: list[Candidate], history: list[ChosenSentence]) -> Chosen:
-        units = [Unit(c.text, 0, len(c.text), count_words(c.text)) for c in candidates]
+        units = [Unit(text=c.text, start=0, end=len(c.text), words=count_words(c.text)) for c in candidates]
         sigs = sign_units(units, cfg.n_bits)
         info = []
         for i, (cand, sig) in enumerate(zip(candidates, sigs)):
@@ -43,7 +43,7 @@ def make_chooser(model_address: int, user_address: int, cfg: IPMarkConfig):
             return (cand.valid, cand.ended != "limit", row[4], cand.quality(cfg.quality_exponent))
 
         i, level, sem, syn, tier = max(pool, key=rank)
-        return Chosen(i, level, sem, syn, tier)
+        return Chosen(index=i, level=level, sem_bit=sem, syn_bit=syn, tier=tier)
 
     return choose
 

@@ -14,7 +14,8 @@ def sampling_hook(handle, request) -> SamplingHook:
     from backend.watermark.ipmark.embed import make_chooser
 
     cfg = request.ipmark
-    return SamplingHook(cfg.n_candidates, make_chooser(request.model_address, request.user_address, cfg))
+    return SamplingHook(n_candidates=cfg.n_candidates,
+                        choose=make_chooser(request.model_address, request.user_address, cfg))
 
 
 def detect_text(text: str, request: DetectRequest) -> Detection:
@@ -66,7 +67,7 @@ def detection_of(report, body: str, score: float) -> Detection:
 
 
 IPMARK = METHODS.register(WatermarkMethod(
-    "ipmark", "IPMark (sentence level, model + user)",
-    "Chooses among B sampled candidate sentences by two keyed bits (semantic LSH signature and function-word "
+    name="ipmark", label="IPMark (sentence level, model + user)",
+    help="Chooses among B sampled candidate sentences by two keyed bits (semantic LSH signature and function-word "
     "skeleton); detection from text alone, with hierarchical identity retrieval.",
     run=sampling_hook, config=IPMarkConfig, detect=detect_text, identifies_users=True))

@@ -15,7 +15,7 @@ def sampling_hook(handle, request) -> SamplingHook:
 
     cfg = request.kgw
     lists = green_lists(request.model_address, handle.info.vocab_size, cfg.gamma)
-    return SamplingHook(1, None, lists.processor(cfg.delta))
+    return SamplingHook(n_candidates=1, choose=None, processor=lists.processor(cfg.delta))
 
 
 def detect_text(text: str, request: DetectRequest) -> Detection:
@@ -38,8 +38,8 @@ def detect_text(text: str, request: DetectRequest) -> Detection:
 
 
 KGW = METHODS.register(WatermarkMethod(
-    "kgw", "KGW (token level, model)",
-    "Adds delta to a gamma fraction of the vocabulary (green list seeded by the previous token); detection "
+    name="kgw", label="KGW (token level, model)",
+    help="Adds delta to a gamma fraction of the vocabulary (green list seeded by the previous token); detection "
     "needs the model's tokenizer.",
     run=sampling_hook, config=KGWConfig, detect=detect_text, needs_model_to_detect=True,
     needs_identity_to_detect=True))

@@ -111,13 +111,14 @@ def score_tests(g: torch.Tensor, mask: torch.Tensor, pi: float) -> tuple[ScoreTe
     total = n * depth
     sd = math.sqrt(pi * (1 - pi) / total)
     mean_score = ones / total
-    mean = ScoreTest("mean", mean_score, pi, sd, (mean_score - pi) / sd, float(binom.sf(ones - 1, total, pi)),
-                     "exact binomial tail")
+    mean = ScoreTest(name="mean", score=mean_score, expected=pi, std=sd, z=(mean_score - pi) / sd,
+                     p_value=float(binom.sf(ones - 1, total, pi)), null="exact binomial tail")
     w = layer_weights(depth)
     weighted_score = float((kept * w).sum() / total)
     w_sd = math.sqrt(pi * (1 - pi) * float((w ** 2).sum()) / (depth ** 2 * n))
     z = (weighted_score - pi) / w_sd
-    weighted = ScoreTest("weighted_mean", weighted_score, pi, w_sd, z, float(norm.sf(z)), "normal approximation")
+    weighted = ScoreTest(name="weighted_mean", score=weighted_score, expected=pi, std=w_sd, z=z,
+                         p_value=float(norm.sf(z)), null="normal approximation")
     return mean, weighted
 
 

@@ -36,7 +36,8 @@ def sampling_hook(handle, request) -> SamplingHook:
     """A fresh processor per generation (its state is that generation's), built as `generate` builds it."""
     processor = request.synthid.watermarking_config().construct_processor(text_config(handle).vocab_size,
                                                                            handle.model.device)
-    return SamplingHook(1, None, on_sentence_loop(stateless(processor), request.sampling.temperature))
+    return SamplingHook(n_candidates=1, choose=None,
+                        processor=on_sentence_loop(stateless(processor), request.sampling.temperature))
 
 
 def _piece(text: str, ones: int, depth: int) -> tuple[str, str, str]:
@@ -76,7 +77,8 @@ def detect_text(text: str, request: DetectRequest) -> Detection:
 
 
 SYNTHID = METHODS.register(WatermarkMethod(
-    "synthid", "SynthID-Text as transformers writes it (keys)",
-    "transformers' SynthIDTextWatermarkingConfig (keys, n-gram length): tournament sampling on g-values; detection "
-    "by the mean g-value under the keys with its exact p-value, with the model's tokenizer, no identity needed.",
+    name="synthid", label="SynthID-Text as transformers writes it (keys)",
+    help="transformers' SynthIDTextWatermarkingConfig (keys, n-gram length): tournament sampling on g-values; "
+         "detection by the mean g-value under the keys with its exact p-value, with the model's tokenizer, no identity "
+         "needed.",
     run=sampling_hook, config=SynthIDConfig, detect=detect_text, needs_model_to_detect=True))
