@@ -287,6 +287,25 @@ async def _drive(url: str, plan: Plan, logs: list[SessionLog]) -> float:
     return ran
 
 
+def _in_own_thread(call):
+    """Run `call` in a thread of its own: asyncio.run needs a thread without a running event loop, and a caller
+    may have one (the browser tests' sync Playwright runs its loop in the main thread)."""
+    outcome: dict = {}
+
+    def target():
+        try:
+            outcome["value"] = call()
+        except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
+            outcome["error"] = err
+
+    thread = threading.Thread(target=target, name="load-bench-driver")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def _store_rows(store: Path, token: str) -> dict:
     import duckdb
 
@@ -320,7 +339,7 @@ def run(plan: Plan, store_dir: Path | None = None) -> dict:
             cli_thread = threading.Thread(target=_cli_runner, args=(env, plan, cli_done, cli, cli_token),
                                           daemon=True)
             cli_thread.start()
-            ran = asyncio.run(_drive(url, plan, logs))
+            ran = _in_own_thread(lambda: asyncio.run(_drive(url, plan, logs)))
             cli_done.set()
             cli_thread.join(timeout=plan.step_timeout_s)
             stop.set()
