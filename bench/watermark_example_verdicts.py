@@ -11,16 +11,14 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-_TMP = Path(tempfile.mkdtemp(prefix="wm-example-verdicts-"))
-os.environ["DASH_STORE"] = str(_TMP / "store.duckdb")
-os.environ["DASH_WATERMARK_SECRET_FILE"] = str(_TMP / "secret.key")
+from bench.scratch import scratch_store  # noqa: E402
+
+_TMP = scratch_store("wm-example-verdicts-")
 
 from backend.features import load_all  # noqa: E402
 from backend.models import default_model_id, load  # noqa: E402

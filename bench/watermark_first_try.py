@@ -12,16 +12,14 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-_TMP = Path(tempfile.mkdtemp(prefix="wm-first-try-"))
-os.environ["DASH_STORE"] = str(_TMP / "store.duckdb")
-os.environ["DASH_WATERMARK_SECRET_FILE"] = str(_TMP / "secret.key")
+from bench.scratch import scratch_store  # noqa: E402
+
+_TMP = scratch_store("wm-first-try-")
 
 import torch  # noqa: E402
 
