@@ -92,6 +92,7 @@ class Session:
         self.context, self.url, self.log, self.plan = context, url, log, plan
         self.others = [t for t in all_tokens if t != log.token]
         self.page = None
+        self.closing = False  # set when the bench closes the browser: a socket closing then is no error
 
     async def start(self) -> None:
         self.page = await self.context.new_page()
@@ -110,8 +111,6 @@ class Session:
                 self.log.errors.append(f"websocket closed after {time.monotonic() - opened:.0f} s")
 
         ws.on("close", closed)
-
-    closing = False
 
     async def check(self, where: str) -> None:
         """Errors on screen and other sessions' tokens in the page."""
@@ -322,8 +321,8 @@ def run(plan: Plan, store_dir: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         store = (store_dir or Path(tmp)) / "store.duckdb"
         env = {**os.environ, "DASH_STORE": str(store), "HF_HUB_OFFLINE": "1"}
-        roles = ["long"] + (["long-other"] if plan.other_model else [])
-        roles = (roles + ["browse"] * plan.sessions)[:plan.sessions] if plan.sessions > len(roles) else ["browse"]
+        long = (["long"] + (["long-other"] if plan.other_model else []))[:plan.sessions - 1]  # >= 1 browsing
+        roles = long + ["browse"] * (plan.sessions - len(long))
         logs = [SessionLog(name=f"s{i}", role=role, token=f"tok{secrets.token_hex(6)}") for i, role in
                 enumerate(roles)]
         cli_token = f"cli{secrets.token_hex(6)}"

@@ -21,11 +21,11 @@ from backend.errors import UserError
 from backend.progress import Stopped
 
 MAX_DOWNLOAD_ROWS = 200_000  # larger jobs: export on the server (the path is shown)
-_running: dict[str, dict] = {}  # launch key -> {"fraction", "message", "error", "job", "stop"}: shared by threads
+_running: dict[str, dict] = {}  # launch key -> {"fraction", "message", "error", "stopped", "job", "stop"}: shared
 
 
 def _launch(key: str, corpus: str, launch: Callable) -> None:
-    state = {"fraction": 0.0, "message": "starting", "error": "", "job": None, "stop": False}
+    state = {"fraction": 0.0, "message": "starting", "error": "", "stopped": "", "job": None, "stop": False}
     _running[key] = state
 
     def progress(fraction: float, message: str) -> None:
@@ -56,7 +56,7 @@ def _progress_view(key: str) -> None:
         return
     if state["error"]:
         st.error(literal(state["error"]))
-    elif state.get("stopped"):
+    elif state["stopped"]:
         st.info(state["stopped"])
     elif state["job"] is not None:
         job = state["job"]
