@@ -20,18 +20,20 @@ import torch
 from backend.disagreement.learnability_stats import (GroupTest, cluster_order, cosine_matrix, group_test,
                                                      mean_to_rest, sketch)
 from backend.disagreement.pair import Pair
-from backend.disagreement.rollout import answer_correct, decode_tokens, greedy, prompt_ids, room
+from backend.disagreement.rollout import answer_correct, decode_tokens, greedy_many, prompt_ids, room
 from backend.disagreement.scoring import RolloutConfig
 from backend.errors import UserError
 from backend.models.gradients import adapter_factors, gradient_size, layer_modules, loss_gradient
 from backend.params import Config, param, same_as
-from backend.progress import Progress, silent
+from backend.progress import Progress, scaled, silent
 from backend.store import Computed, cached
+from backend.store.artifacts import cached_many
 from backend.tasks.arithmetic import Problem, extract_answer, generate_problems
 
 FEATURE, CODE_VERSION = "disagreement", "1"
 CATEGORIES = ("easy", "learned", "unlearnable")
 MAX_EXAMPLES = 2000
+BATCH = 8  # problems whose greedy rollouts run side by side (a CPU step over 8 rows costs far less than 8 steps)
 
 
 @dataclass(frozen=True)
@@ -136,23 +138,32 @@ def _solution_ids(pair: Pair, problem: Problem) -> tuple[torch.Tensor, int]:
     return torch.cat([prompt, torch.tensor([target])], dim=1), prompt.shape[1]
 
 
-def _answer(handle, problem: Problem, max_new_tokens: int, stops) -> tuple[int | None, bool]:
-    """The greedy rollout's answer and whether it is right."""
-    prompt = prompt_ids(handle, problem)
-    text = decode_tokens(handle, greedy(handle, prompt, room(handle, prompt, max_new_tokens), stops))[0]
-    return extract_answer(text), bool(answer_correct(problem, text))
+def _answers(handle, problems: list[Problem], max_new_tokens: int, stops) -> list[tuple[int | None, bool]]:
+    """Each problem's greedy rollout answer and whether it is right (the problems decoded side by side)."""
+    prompts = [prompt_ids(handle, problem) for problem in problems]
+    budget = room(handle, max(prompts, key=lambda p: p.shape[1]), max_new_tokens)
+    texts = [decode_tokens(handle, tokens)[0] for tokens in greedy_many(handle, prompts, budget, stops)]
+    return [(extract_answer(text), bool(answer_correct(problem, text))) for problem, text in zip(problems, texts)]
 
 
-def _example(pair: Pair, problem: Problem, config: LearnabilityConfig, modules, factors) -> ExampleRecord:
-    ids, n_prompt = _solution_ids(pair, problem)
-    out = loss_gradient(pair.reasoning.model, ids, n_prompt, modules, factors)
-    base = _answer(pair.base, problem, config.max_new_tokens, pair.stops)
-    reasoning = _answer(pair.reasoning, problem, config.max_new_tokens, pair.stops)
-    return ExampleRecord(problem_id=problem.id, question=problem.question, difficulty=problem.difficulty,
-                         answer=problem.answer, base_answer=base[0], reasoning_answer=reasoning[0],
-                         base_correct=base[1], reasoning_correct=reasoning[1],
-                         loss=out.loss, gradient_norm=float(out.vector.norm()),
-                         sketch=sketch(out.vector, config.sketch_dim, config.seed).astype(np.float16))
+def _examples(pair: Pair, problems: list[Problem], config: LearnabilityConfig, modules, factors,
+              progress: Progress) -> list[ExampleRecord]:
+    """Records for a few problems: both models' rollouts side by side, then each example's gradient."""
+    progress(0.0, "rollouts of the base model")
+    base = _answers(pair.base, problems, config.max_new_tokens, pair.stops)
+    progress(0.3, "rollouts of the reasoning model")
+    reasoning = _answers(pair.reasoning, problems, config.max_new_tokens, pair.stops)
+    records = []
+    for i, problem in enumerate(problems):
+        progress(0.6 + 0.4 * i / len(problems), "gradients")
+        ids, n_prompt = _solution_ids(pair, problem)
+        out = loss_gradient(pair.reasoning.model, ids, n_prompt, modules, factors)
+        records.append(ExampleRecord(
+            problem_id=problem.id, question=problem.question, difficulty=problem.difficulty, answer=problem.answer,
+            base_answer=base[i][0], reasoning_answer=reasoning[i][0], base_correct=base[i][1],
+            reasoning_correct=reasoning[i][1], loss=out.loss, gradient_norm=float(out.vector.norm()),
+            sketch=sketch(out.vector, config.sketch_dim, config.seed).astype(np.float16)))
+    return records
 
 
 def learnability(pair: Pair, config: LearnabilityConfig, progress: Progress = silent) -> Computed[LearnabilityResult]:
@@ -162,14 +173,19 @@ def learnability(pair: Pair, config: LearnabilityConfig, progress: Progress = si
         if not problems:
             raise UserError("n: no training problems to compare.")
         modules, factors, gradient_of = _targets(pair, config)
-        records = []
-        for i, problem in enumerate(problems):
-            progress(i / len(problems), f"Example {i + 1} of {len(problems)}: rollouts and gradient")
-            key = _ExampleKey((problem.id, problem.question, problem.answer, problem.solution), config.max_new_tokens,
-                              config.sketch_dim, config.layers, config.seed)
-            records.append(cached(FEATURE, "learnability_example", pair.ref, key,
-                                  lambda p=problem: _example(pair, p, config, modules, factors),
-                                  code_version=CODE_VERSION).value)
+        records: list[ExampleRecord] = []
+        for first in range(0, len(problems), BATCH):  # each example is its own artifact: a stopped run resumes
+            chunk = problems[first:first + BATCH]
+            keys = [_ExampleKey((p.id, p.question, p.answer, p.solution), config.max_new_tokens, config.sketch_dim,
+                                config.layers, config.seed) for p in chunk]
+            by_key = dict(zip(keys, chunk))
+            where = f"Examples {first + 1}-{first + len(chunk)} of {len(problems)}"
+            step = scaled(lambda f, m: progress(f, f"{where}: {m}"), first / len(problems),
+                          (first + len(chunk)) / len(problems))
+            records.extend(cached_many(FEATURE, "learnability_example", pair.ref, keys,
+                                       lambda missing: _examples(pair, [by_key[k] for k in missing], config,
+                                                                 modules, factors, step),
+                                       code_version=CODE_VERSION).values)
         progress(1.0, "Similarities")
         return summarise(records, data, gradient_of)
 

@@ -15,7 +15,7 @@ from backend.disagreement.divergences import log_probs
 from backend.errors import UserError
 from backend.models import ModelHandle
 from backend.models.generate import encode_prompt
-from backend.models.kernel import decode, greedy_policy, sampling_policy, start
+from backend.models.kernel import decode, greedy_policy, sampling_policy, start, start_many
 from backend.models.rules import check_room, forward_logits
 from backend.params import Config, param
 from backend.tasks.arithmetic import SPLITS, TEMPLATES, Problem, check_answer, format_prompt, generate_problems
@@ -71,6 +71,16 @@ def _until_stop(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, 
 def greedy(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, stops: Collection[int]) -> list[int]:
     """Greedy token ids after `prompt` up to a stop token (not included)."""
     return _until_stop(handle, prompt, max_new_tokens, stops, greedy_policy)
+
+
+@torch.no_grad()
+def greedy_many(handle: ModelHandle, prompts: list[torch.Tensor], max_new_tokens: int,
+                stops: Collection[int]) -> list[list[int]]:
+    """`greedy` for several prompts decoded side by side (left-padded rows), one token list per prompt."""
+    stops = tuple(sorted(stops))
+    decoder = start_many(handle.model, prompts, max_new_tokens=max_new_tokens, pad_id=min(stops) if stops else 0)
+    out = decode(decoder, greedy_policy, max_new_tokens, stops)
+    return [out.row(i, keep_stop=False, stops=stops) for i in range(len(prompts))]
 
 
 def sample(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, stops: Collection[int],

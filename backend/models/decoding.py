@@ -6,6 +6,10 @@ to N rows; `select(index)` makes row i a copy of row index[i] (ancestor resampli
 keeps a subset (dropping finished rows), in the cache, the token buffer, the logits and the
 per-row `finished` mask, so no prefix is ever recomputed. Every forward holds the model's lock.
 
+`prefill_many` instead starts one row per prompt (many problems decoded side by side): the prompts are
+left-padded to one length, and every later forward passes the attention mask and each row's own
+positions, so a padded row computes what it would alone (up to floating-point summation order).
+
 `resample="recompute"` is the slow baseline the decoding benchmark compares against: a selection
 only marks the cache stale, and the next step rebuilds it from the prompt and the selected prefixes.
 """
@@ -40,6 +44,7 @@ class IncrementalDecoder:
         self.prompt_length = 0
         self.forward_passes = 0
         self._stale = False  # recompute mode: the cache no longer matches `tokens`
+        self.attention_mask: torch.Tensor | None = None  # [batch, length], only for left-padded prompts
 
     @property
     def batch_size(self) -> int:
@@ -51,6 +56,10 @@ class IncrementalDecoder:
 
     def _forward(self, ids: torch.Tensor, keep_last_only: bool) -> torch.Tensor:
         kwargs = {"logits_to_keep": 1} if keep_last_only else {}
+        if self.attention_mask is not None:  # left-padded rows: the mask covers the cache and `ids`
+            mask = self.attention_mask
+            kwargs["attention_mask"] = mask
+            kwargs["position_ids"] = (mask.cumsum(dim=1) - 1).clamp(min=0)[:, -ids.shape[1]:]
         with model_lock(self.model):
             out = self.model(input_ids=ids, cache=self.cache, use_cache=True, **kwargs)
         self.forward_passes += 1
@@ -78,6 +87,32 @@ class IncrementalDecoder:
         return self.logits
 
     @torch.no_grad()
+    def prefill_many(self, prompts: list[torch.Tensor], max_new_tokens: int = 0, pad_id: int = 0) -> torch.Tensor:
+        """One row per prompt (each `[1, T_i]`), left-padded with `pad_id` to the longest. Returns logits
+        `[len(prompts), vocab]`. Refuses, before any forward, a prompt that leaves no room for max_new_tokens."""
+        if not prompts:
+            raise ValueError("prefill_many expects at least one prompt")
+        if self.resample != "reorder":
+            raise ValueError("prefill_many supports the reorder cache only")
+        lengths = [int(p.shape[-1]) for p in prompts]
+        if min(lengths) == 0:
+            raise UserError("A prompt is empty.")
+        check_room(self.model, max(lengths), max_new_tokens)
+        width, device = max(lengths), self.model.device
+        ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, (prompt, n) in enumerate(zip(prompts, lengths)):
+            ids[row, width - n:] = prompt.view(-1)
+            mask[row, width - n:] = 1
+        ids = ids.to(device)
+        self.attention_mask = mask.to(device)
+        self.logits = self._forward(ids, keep_last_only=True)
+        self.prompt_length = width
+        self.tokens = ids
+        self.finished = torch.zeros(len(prompts), dtype=torch.bool, device=self.logits.device)
+        return self.logits
+
+    @torch.no_grad()
     def step(self, next_tokens: torch.Tensor) -> torch.Tensor:
         """Append one token per row `[batch]` and return the new next-token logits `[batch, vocab]`."""
         limit = context_limit(self.model)
@@ -99,6 +134,8 @@ class IncrementalDecoder:
             self._stale = False
             self.tokens = self.tokens[:, : self.prompt_length]
             chunk = torch.cat([generated, chunk], dim=1)
+        if self.attention_mask is not None:
+            self.attention_mask = torch.cat([self.attention_mask, torch.ones_like(chunk)], dim=1)
         self.logits = self._forward(chunk, keep_last_only=True)
         self.tokens = torch.cat([self.tokens, chunk], dim=1)
         return self.logits
@@ -114,5 +151,7 @@ class IncrementalDecoder:
         self.tokens = self.tokens.index_select(0, index)
         self.logits = self.logits.index_select(0, index)
         self.finished = self.finished.index_select(0, index)
+        if self.attention_mask is not None:
+            self.attention_mask = self.attention_mask.index_select(0, index)
 
     reorder = select  # the particle-filter name for the same operation

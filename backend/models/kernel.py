@@ -1,6 +1,7 @@
 """The one token loop: every feature that generates is a policy over `decode`.
 
     decoder = start(model, prompt_ids, n, max_new_tokens)   # prefill once, broadcast to n rows, context rule
+    decoder = start_many(model, [ids_a, ids_b], max_new_tokens)  # or one row per prompt, left-padded
     out = decode(decoder, policy, max_new_tokens, stop_ids(handle), processors=..., select=...)
 
 Per step the kernel applies the logits processors (transformers' `LogitsProcessor` signature:
@@ -49,6 +50,15 @@ def start(model: nn.Module, prompt_ids: torch.Tensor, n: int = 1, max_new_tokens
     prompt that leaves no room for max_new_tokens."""
     decoder = IncrementalDecoder(model, resample=resample)
     decoder.prefill(prompt_ids, n=n, max_new_tokens=max_new_tokens)
+    return decoder
+
+
+def start_many(model: nn.Module, prompts: Sequence[torch.Tensor], max_new_tokens: int = 0,
+               pad_id: int = 0) -> IncrementalDecoder:
+    """A decoder with one row per prompt (each `[1, T_i]`), left-padded to the longest (many problems decoded
+    side by side: on CPU a step over a few rows costs little more than over one)."""
+    decoder = IncrementalDecoder(model)
+    decoder.prefill_many(list(prompts), max_new_tokens=max_new_tokens, pad_id=pad_id)
     return decoder
 
 

@@ -37,6 +37,21 @@ def test_similarities_categories_and_per_example_caching(pair):
     assert np.allclose(bigger.similarity[:3, :3], first.similarity, atol=1e-6)  # the first three, from the store
 
 
+def test_examples_decoded_side_by_side_equal_one_at_a_time(pair, fresh_store, monkeypatch):
+    """The rollouts of a chunk run as left-padded rows; one example per chunk gives the same records."""
+    import sys
+
+    module = sys.modules["backend.disagreement.learnability"]  # the package exports a function of that name
+    config = LearnabilityConfig(n=4, **SMALL)
+    together = learnability(pair, config).value
+    monkeypatch.setattr(module, "BATCH", 1)
+    monkeypatch.setenv("DASH_STORE", str(fresh_store.with_name("alone.duckdb")))
+    alone = learnability(pair, config).value
+    assert [(r.base_answer, r.reasoning_answer, r.category) for r in together.records] == \
+        [(r.base_answer, r.reasoning_answer, r.category) for r in alone.records]
+    assert np.allclose(together.similarity, alone.similarity, atol=1e-5)
+
+
 def test_the_projection_keeps_cosines_and_the_group_test_reads_the_direction():
     torch.manual_seed(0)
     a = torch.randn(200_000)
