@@ -55,6 +55,7 @@ def test_cli_runs_as_a_module():
 
 
 def _one_line_exit_2(args: list[str], env_extra: dict | None = None, words: str = "") -> None:
+    """A real `python -m backend` process: exit 2, one `error:` line, no traceback."""
     env = {**os.environ, **(env_extra or {})}
     result = subprocess.run([sys.executable, "-m", "backend", *args], cwd=ROOT, capture_output=True, text=True,
                             env=env, timeout=180)
@@ -64,16 +65,26 @@ def _one_line_exit_2(args: list[str], env_extra: dict | None = None, words: str 
     assert len(lines) == 1 and words in lines[0], result.stderr
 
 
-def test_bad_runs_arguments_are_one_line_errors(tmp_path, fresh_store):
-    _one_line_exit_2(["runs", "list", "--limit", "-1"], words="limit must be in [1, 1000000], got -1")
-    _one_line_exit_2(["runs", "export", "-o", str(tmp_path / "missing" / "x.csv")], words="does not exist")
+def _one_line_exit_2_in_process(capsys, args: list[str], words: str) -> None:
+    """The same through `main` in this process (a process start costs seconds; the error path is main's)."""
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and words in lines[0], err
 
 
-def test_bad_environment_settings_are_one_line_errors():
-    _one_line_exit_2(["models", "info", "--model", "tiny-llama"], {"DASH_MAX_PARAMS": "abc"}, "DASH_MAX_PARAMS")
+def test_bad_runs_arguments_are_one_line_errors(tmp_path, fresh_store, capsys):
+    _one_line_exit_2_in_process(capsys, ["runs", "list", "--limit", "-1"], "limit must be in [1, 1000000], got -1")
+    _one_line_exit_2_in_process(capsys, ["runs", "export", "-o", str(tmp_path / "missing" / "x.csv")],
+                                "does not exist")
+
+
+def test_bad_environment_settings_are_one_line_errors(capsys, monkeypatch):
     _one_line_exit_2(["models", "info", "--model", "tiny-llama"], {"DASH_DEVICE": "tpu"}, "DASH_DEVICE")
+    monkeypatch.setenv("DASH_MAX_PARAMS", "abc")
+    _one_line_exit_2_in_process(capsys, ["models", "info", "--model", "tiny-llama"], "DASH_MAX_PARAMS")
 
 
-def test_generation_length_is_bounded_before_any_work():
-    _one_line_exit_2(["models", "generate", "Hi", "--model", "tiny-llama", "--max-new-tokens", "1000000000"],
-                     words="max_new_tokens must be between 1 and 4096")
+def test_generation_length_is_bounded_before_any_work(capsys):
+    _one_line_exit_2_in_process(capsys, ["models", "generate", "Hi", "--model", "tiny-llama", "--max-new-tokens",
+                                         "1000000000"], "max_new_tokens must be between 1 and 4096")
