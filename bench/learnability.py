@@ -8,7 +8,11 @@ against learned, by a two-sided Mann-Whitney test and the AUROC of low similarit
 Every example is cached in the store on its own, and the result is rewritten after each step of --every examples,
 so a killed run resumes and a partial run still reports what it has (`examples_done`):
 
-    nohup nice -n 15 .venv/bin/python bench/learnability.py --n 200 > data/cache/learnability.log 2>&1 &
+    DASH_STORE=data/cache/learnability.duckdb nohup nice -n 5 .venv/bin/python bench/learnability.py --n 200 \
+        --threads 2 > data/cache/learnability.log 2>&1 &
+
+`examples_computed` and `seconds_this_process` say how many examples this process computed itself and in what time
+(a fresh store: all of them, so the time is the whole run's).
 
 Writes bench/results/learnability.json.
 """
@@ -27,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from backend.disagreement.learnability import LearnabilityConfig, learnability  # noqa: E402
+from backend.disagreement.learnability import BATCH, LearnabilityConfig, learnability  # noqa: E402
 from backend.disagreement.learnability_stats import group_test  # noqa: E402
 from backend.disagreement.pair import load_pair  # noqa: E402
 from backend.features import load_all  # noqa: E402
@@ -47,7 +51,7 @@ def _num(x: float) -> float | None:
     return None if x is None or math.isnan(x) else round(float(x), 4)
 
 
-def summary(result, n_wanted: int, seconds: float, command: str) -> dict:
+def summary(result, n_wanted: int, seconds: float, command: str, computed: int, threads: int) -> dict:
     kinds = np.array(result.categories)
     losses = np.array([r.loss for r in result.records])
     mean = result.mean_similarity
@@ -71,6 +75,7 @@ def summary(result, n_wanted: int, seconds: float, command: str) -> dict:
             "mean_loss": {kind: _num(float(np.mean([r.loss for r, k in zip(result.records, kinds) if k == kind])))
                           if (kinds == kind).any() else None for kind in ("easy", "learned", "unlearnable")},
             "seconds_this_process": round(seconds, 1),  # a resumed run counts only what it computed itself
+            "examples_computed": computed, "threads": threads, "rollout_batch": BATCH,
             "cpus": os.cpu_count(), "load_average": round(os.getloadavg()[0], 1), "command": command}
 
 
@@ -83,13 +88,21 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     load_all()
     pair = load_pair(BASE, REASONER, log)
-    command = f".venv/bin/python bench/learnability.py --n {args.n}"
+    command = f".venv/bin/python bench/learnability.py --n {args.n} --threads {args.threads}"
     page_n = default_of(LearnabilityConfig, "n")  # the page's first view is one of the steps (a reference artifact)
     steps = sorted({*range(args.every, args.n, args.every), args.n, *([page_n] if page_n <= args.n else [])})
+    computed = 0
+
+    def counting(fraction: float, message: str) -> None:  # one "gradients" message per example computed here
+        nonlocal computed
+        computed += message.endswith(": gradients")
+        log(fraction, message)
+
     for k in steps:
-        result = learnability(pair, LearnabilityConfig(n=k), log)
+        result = learnability(pair, LearnabilityConfig(n=k), counting)
         log(1.0, f"{k} examples")
-        write_result(OUT, summary(result.value, args.n, time.perf_counter() - START, command))
+        write_result(OUT, summary(result.value, args.n, time.perf_counter() - START, command, computed,
+                                  args.threads))
 
 
 if __name__ == "__main__":

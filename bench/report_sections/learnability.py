@@ -63,8 +63,16 @@ def learnability(ctx: Ctx) -> Body:
                       "problem (1 / 2 / 3): learned "
                       + " / ".join(str(steps["learned"][d]) for d in (1, 2, 3)) + ", unlearnable "
                       + " / ".join(str(steps["unlearnable"][d]) for d in (1, 2, 3)) + "."]
-    return Body(lines, [f"DASH_STORE=data/cache/learnability.duckdb nohup nice -n 15 {PY} bench/learnability.py "
-                        f"--n {r['examples_wanted']} > data/cache/learnability.log 2>&1 &"])
+    if r.get("examples_computed"):
+        minutes = r["seconds_this_process"] / 60
+        lines += ["", f"Time: this run computed {r['examples_computed']} examples (both models' greedy rollouts, "
+                      f"{r['rollout_batch']} problems side by side, then each gradient) in **{minutes:.1f} min** "
+                      f"on {r['threads']} thread(s) of a {r['cpus']}-core CPU "
+                      f"({r['seconds_this_process'] / r['examples_computed']:.1f} s per example; load average "
+                      f"{r['load_average']} at the end)."]
+    threads = r.get("threads", 1)
+    return Body(lines, [f"DASH_STORE=data/cache/learnability.duckdb nohup nice -n 5 {PY} bench/learnability.py "
+                        f"--n {r['examples_wanted']} --threads {threads} > data/cache/learnability.log 2>&1 &"])
 
 
 SECTIONS = [Section("Learnability: unlearnable examples and gradient similarity", ("learnability.json",),
