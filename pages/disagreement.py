@@ -306,6 +306,7 @@ def learnability_tab() -> None:
     m[2].metric("AUROC of low similarity", "n/a" if np.isnan(test.auroc) else f"{test.auroc:.2f}",
                 help="P(an unlearnable example is less similar to the rest than a learned one); 0.5: no signal")
     m[3].metric("Mann-Whitney p", "n/a" if np.isnan(test.p_value) else f"{test.p_value:.3g}")
+    st.caption(learn_figs.beyond_loss_line(result))
     left, right = st.columns([3, 2])
     left.plotly_chart(learn_figs.similarity_heatmap(result), width="stretch", key="dis-learn-heatmap")
     right.plotly_chart(learn_figs.mean_similarity_strip(result), width="stretch", key="dis-learn-strip")

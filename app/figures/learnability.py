@@ -41,3 +41,19 @@ def examples_table(result) -> pd.DataFrame:
                           "loss (nats/token)": round(r.loss, 4), "gradient norm": round(r.gradient_norm, 4),
                           "mean similarity to the rest": round(float(m), 4)}
                          for r, m in zip(result.records, result.mean_similarity)])
+
+
+def beyond_loss_line(result) -> str:
+    """One sentence: does similarity predict unlearnability once the example's loss is known (the confound)?"""
+    from backend.disagreement.learnability_stats import beyond_loss
+
+    kinds = np.array(result.categories)
+    keep = np.isin(kinds, ("learned", "unlearnable"))
+    test = beyond_loss(np.asarray(result.mean_similarity)[keep],
+                       np.array([r.loss for r in result.records])[keep], kinds[keep] == "unlearnable")
+    if np.isnan(test.p_value):
+        return "Similarity beyond the loss: too few unlearnable or learned examples to test (5 of each needed)."
+    return (f"Unlearnable examples also have a higher loss on their solution. Given the loss, similarity "
+            f"{'adds to the prediction' if test.p_value < 0.05 else 'adds nothing detectable'}: logistic regression "
+            f"coefficient {test.similarity_coefficient:+.2f} per standard deviation, likelihood-ratio p = "
+            f"{test.p_value:.2g} ({test.n} examples).")

@@ -85,3 +85,49 @@ def group_test(unlearnable: np.ndarray, learned: np.ndarray) -> GroupTest:
     less = (unlearnable[:, None] < learned[None, :]).sum() + 0.5 * (unlearnable[:, None] == learned[None, :]).sum()
     return GroupTest(nu, nl, float(np.median(unlearnable)), float(np.median(learned)), float(test.statistic),
                      float(test.pvalue), float(less / (nu * nl)))
+
+
+@dataclass(frozen=True)
+class BeyondLoss:
+    """Does similarity predict unlearnability once the loss is known? Logistic regression of unlearnable (1) vs
+    learned (0) on the standardised log loss, then on log loss and mean similarity: the likelihood-ratio test of
+    the added similarity term (1 degree of freedom) and its coefficient's sign (negative: less similar, more
+    likely unlearnable, at the same loss)."""
+
+    n: int
+    similarity_coefficient: float  # per standard deviation of the mean similarity
+    likelihood_ratio: float
+    p_value: float
+
+
+def _logistic_log_likelihood(x: np.ndarray, y: np.ndarray, iterations: int = 50) -> tuple[float, np.ndarray]:
+    """Maximum log-likelihood of a logistic regression (Newton's method, a small ridge so separable data stays
+    finite) and its coefficients."""
+    beta = np.zeros(x.shape[1])
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-(x @ beta)))
+        hessian = x.T @ (x * (p * (1 - p))[:, None]) + 1e-6 * np.eye(x.shape[1])
+        step = np.linalg.solve(hessian, x.T @ (y - p) - 1e-6 * beta)
+        beta = beta + step
+        if np.abs(step).max() < 1e-10:
+            break
+    z = x @ beta
+    return float(np.sum(y * z - np.logaddexp(0.0, z))), beta
+
+
+def beyond_loss(similarity: np.ndarray, loss: np.ndarray, unlearnable: np.ndarray) -> BeyondLoss:
+    """The likelihood-ratio test of similarity added to the loss (see BeyondLoss); NaN with fewer than 5 of each."""
+    y = unlearnable.astype(float)
+    if y.sum() < 5 or (1 - y).sum() < 5:
+        nan = float("nan")
+        return BeyondLoss(len(y), nan, nan, nan)
+    from scipy.stats import chi2
+
+    def standard(v: np.ndarray) -> np.ndarray:
+        return (v - v.mean()) / (v.std() or 1.0)
+
+    ones, log_loss, sim = np.ones_like(y), standard(np.log(np.maximum(loss, 1e-12))), standard(similarity)
+    reduced, _ = _logistic_log_likelihood(np.column_stack([ones, log_loss]), y)
+    full, beta = _logistic_log_likelihood(np.column_stack([ones, log_loss, sim]), y)
+    ratio = max(0.0, 2 * (full - reduced))
+    return BeyondLoss(len(y), float(beta[2]), ratio, float(chi2.sf(ratio, 1)))

@@ -56,10 +56,19 @@ def learnability(ctx: Ctx) -> Body:
         rho = spearmanr([e["loss"] for e in rows], [e["mean_similarity"] for e in rows]).statistic
         steps = {kind: {d: sum(1 for e in rows if e["category"] == kind and e["difficulty"] == d) for d in (1, 2, 3)}
                  for kind in ("learned", "unlearnable")}
+        from backend.disagreement.learnability_stats import beyond_loss
+
+        pairs = [e for e in rows if e["category"] in ("learned", "unlearnable")]
+        extra = beyond_loss(np.array([e["mean_similarity"] for e in pairs]), np.array([e["loss"] for e in pairs]),
+                            np.array([e["category"] == "unlearnable" for e in pairs]))
+        verdict = ("adds to it" if extra.p_value < 0.05 else "adds nothing detectable to it")
         lines += ["", f"Read beside it: the reasoning model's own loss on the correct solution predicts "
                       f"unlearnability with AUROC {r['auroc_high_loss']:.2f}, and across all examples the loss and "
                       f"the mean similarity have Spearman ρ = {rho:.2f}: low similarity goes partly with a poorly "
-                      "fitted solution (whether it adds to the loss as a predictor is not tested here). Steps per "
+                      f"fitted solution. Given the loss, similarity {verdict}: a logistic regression of unlearnable "
+                      f"vs learned on the log loss, with the mean similarity added, gives it a coefficient of "
+                      f"{extra.similarity_coefficient:+.2f} per standard deviation (likelihood-ratio test "
+                      f"p = {extra.p_value:.2g}, {extra.n} examples). Steps per "
                       "problem (1 / 2 / 3): learned "
                       + " / ".join(str(steps["learned"][d]) for d in (1, 2, 3)) + ", unlearnable "
                       + " / ".join(str(steps["unlearnable"][d]) for d in (1, 2, 3)) + "."]

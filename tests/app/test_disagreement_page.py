@@ -88,6 +88,7 @@ def test_learnability_waits_for_its_button_then_shows_the_clustered_heatmap():
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert {"dis-learn-heatmap", "dis-learn-strip"} <= {c.key for c in plotly_charts(at)}
     assert any(m.label == "AUROC of low similarity" for m in at.metric)
+    assert any("too few unlearnable or learned examples" in c.value for c in at.caption)  # 3 examples: no test
     assert len(at.dataframe[-1].value) == 3
     at.text_input(key="dis-learn-layers").set_value("last").run()
     assert any("layers" in text for text in error_texts(at))

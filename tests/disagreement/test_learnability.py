@@ -96,3 +96,39 @@ def test_the_shipped_first_view_is_the_pages_default_on_the_embedded_pair():
     result = loads(row["payload"])
     assert len(result.records) == config.n and result.similarity.shape == (config.n, config.n)
     assert "LoRA factors" in result.gradient_of
+
+
+def test_similarity_beyond_the_loss_is_found_when_it_carries_signal_and_not_otherwise():
+    from backend.disagreement.learnability_stats import beyond_loss
+
+    rng = np.random.default_rng(0)
+    n = 400
+    loss, similarity = np.exp(rng.normal(size=n)), rng.normal(size=n)
+    z = 1.5 * np.log(loss) - 1.5 * similarity  # both matter: less similar, more often unlearnable
+    unlearnable = rng.random(n) < 1 / (1 + np.exp(-z))
+    found = beyond_loss(similarity, loss, unlearnable)
+    assert found.p_value < 1e-6 and found.similarity_coefficient < 0 and found.n == n
+    only_loss = rng.random(n) < 1 / (1 + np.exp(-1.5 * np.log(loss)))  # similarity carries nothing
+    assert beyond_loss(similarity, loss, only_loss).p_value > 0.01
+    assert np.isnan(beyond_loss(similarity[:6], loss[:6], np.array([1, 1, 0, 0, 0, 0], bool)).p_value)
+
+
+def test_the_page_sentence_reads_the_test_from_a_result():
+    from dataclasses import replace as swap
+
+    from app.figures.learnability import beyond_loss_line
+    from backend.disagreement.learnability import ExampleRecord, summarise
+
+    rng = np.random.default_rng(1)
+
+    def record(i: int, unlearnable: bool) -> ExampleRecord:
+        return ExampleRecord(problem_id=str(i), question="q", difficulty=1, answer=1, base_answer=None,
+                             reasoning_answer=None if unlearnable else 1, base_correct=False,
+                             reasoning_correct=not unlearnable, loss=float(np.exp(rng.normal())), gradient_norm=1.0,
+                             sketch=rng.normal(size=16).astype(np.float16))
+
+    result = summarise([record(i, i % 3 == 0) for i in range(30)], "data", "grads")
+    line = beyond_loss_line(result)
+    assert "likelihood-ratio p = " in line and "(30 examples)" in line
+    few = swap(result, records=result.records[:6], mean_similarity=result.mean_similarity[:6])
+    assert "too few" in beyond_loss_line(few)
