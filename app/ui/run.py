@@ -14,6 +14,7 @@ from typing import TypeVar
 import streamlit as st
 
 from app.ui.guarded import guarded, show_provenance
+from app.ui.priority import background_priority
 from backend.progress import Progress, silent
 from backend.store import Computed, NotStored, stored_only, while_waiting
 from backend.store.artifacts import typical_seconds
@@ -119,7 +120,7 @@ def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | N
             progress(0.0, "Waiting: the same computation is running for another session; its result is shown "
                           "here when it is stored")
 
-        with while_waiting(waiting):
+        with while_waiting(waiting), background_priority():  # other sessions' pages keep the CPU they need
             result = guarded(lambda: call(progress))
         stop_slot.empty()
         if result is None:
