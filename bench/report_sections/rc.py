@@ -11,8 +11,10 @@ def _interval(part: dict) -> str:
 
 def _one(r: dict) -> list[str]:
     p, rc = r["problems"], r["rc"]
-    where = ("held-out chains of 4–6 operations (`backend.tasks.long_chains`), past the adapter's one- to three-step "
-             "training problems" if p.get("set", "long") == "long" else
+    adapter = "arith" in r["model_id"]  # the project's arithmetic adapters; another model never saw these problems
+    where = ("held-out chains of 4–6 operations (`backend.tasks.long_chains`)"
+             + (", past the adapter's one- to three-step training problems" if adapter else "")
+             if p.get("set", "long") == "long" else
              "three-step held-out problems of the everyday family (the adapter's longest training length), with a "
              "per-cycle budget below their solutions' length")
     solution = [row["solution_tokens"] for row in r["rows"]]
@@ -30,8 +32,13 @@ def _one(r: dict) -> list[str]:
     tests = [[t["a"], t["b"], t["only_a_right"], t["only_b_right"], f"{t['mcnemar_p']:.3g}"] for t in r["tests"]]
     lines += ["Paired on the same problems (exact McNemar):", ""]
     lines += table(["", "against", "only the first right", "only the second right", "p"], tests)
+    summaries = [text for row in r["rows"] for text in row["rc_summaries"] if text]
+    solving = sum("Answer:" in text for text in summaries)  # a "summary" that works the problem again
     lines += [f"The answer changed after cycle 1 on {r['answer_changed_after_cycle_1']} of {p['n']} problems; plain "
-              f"decoding stopped by itself after {r['plain_mean_tokens']} tokens on average.", ""]
+              f"decoding stopped by itself after {r['plain_mean_tokens']} tokens on average. {solving} of the "
+              f"{len(summaries)} summaries hold an answer line of their own"
+              + (": the model works the problem again instead of summarising its trace, and the next cycle starts "
+                 "from that attempt." if solving > len(summaries) / 2 else "."), ""]
     return lines
 
 
