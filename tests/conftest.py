@@ -40,6 +40,9 @@ if os.environ.get("DASH_E2E_REAL_MODEL") != "1":
     os.environ["DASH_DEFAULT_MODEL"] = "tiny-llama"
 # else: `make screenshots` keeps the embedded default model and the default store (warmed by the benchmarks)
 os.environ["HF_HUB_OFFLINE"] = "1"
+# Ray starts its workers at nice 15 (RAY_worker_niceness): beside any other CPU-bound process they would get a
+# few percent of a core, and the Ray tests would take many times as long as the rest of the suite slows down.
+os.environ.setdefault("RAY_worker_niceness", "0")
 
 from backend.features import load_all  # noqa: E402  (after the environment: settings are read on import)
 from hypothesis import HealthCheck, settings  # noqa: E402
