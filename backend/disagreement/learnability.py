@@ -20,7 +20,7 @@ import torch
 from backend.disagreement.learnability_stats import (GroupTest, cluster_order, cosine_matrix, group_test,
                                                      mean_to_rest, sketch)
 from backend.disagreement.pair import Pair
-from backend.disagreement.rollout import answer_correct, decode_tokens, greedy_many, prompt_ids, room
+from backend.disagreement.rollout import answer_correct, decode_tokens, greedy_many, prompt_ids
 from backend.disagreement.scoring import RolloutConfig
 from backend.errors import UserError
 from backend.models.gradients import adapter_factors, gradient_size, layer_modules, loss_gradient
@@ -140,9 +140,8 @@ def _solution_ids(pair: Pair, problem: Problem) -> tuple[torch.Tensor, int]:
 
 def _answers(handle, problems: list[Problem], max_new_tokens: int, stops) -> list[tuple[int | None, bool]]:
     """Each problem's greedy rollout answer and whether it is right (the problems decoded side by side)."""
-    prompts = [prompt_ids(handle, problem) for problem in problems]
-    budget = room(handle, max(prompts, key=lambda p: p.shape[1]), max_new_tokens)
-    texts = [decode_tokens(handle, tokens)[0] for tokens in greedy_many(handle, prompts, budget, stops)]
+    prompts = [prompt_ids(handle, problem) for problem in problems]  # the decoder applies the context rule
+    texts = [decode_tokens(handle, tokens)[0] for tokens in greedy_many(handle, prompts, max_new_tokens, stops)]
     return [(extract_answer(text), bool(answer_correct(problem, text))) for problem, text in zip(problems, texts)]
 
 
