@@ -44,16 +44,19 @@ def examples_table(result) -> pd.DataFrame:
 
 
 def beyond_loss_line(result) -> str:
-    """One sentence: does similarity predict unlearnability once the example's loss is known (the confound)?"""
+    """One sentence: each group's median loss, and whether similarity predicts unlearnability once the example's
+    loss is known (the confound)."""
     from backend.disagreement.learnability_stats import beyond_loss
 
     kinds = np.array(result.categories)
+    losses = np.array([r.loss for r in result.records])
     keep = np.isin(kinds, ("learned", "unlearnable"))
-    test = beyond_loss(np.asarray(result.mean_similarity)[keep],
-                       np.array([r.loss for r in result.records])[keep], kinds[keep] == "unlearnable")
+    test = beyond_loss(np.asarray(result.mean_similarity)[keep], losses[keep], kinds[keep] == "unlearnable")
     if np.isnan(test.p_value):
         return "Similarity beyond the loss: too few unlearnable or learned examples to test (5 of each needed)."
-    return (f"Unlearnable examples also have a higher loss on their solution. Given the loss, similarity "
+    medians = {kind: float(np.median(losses[kinds == kind])) for kind in ("unlearnable", "learned")}
+    return (f"Median loss on the correct solution: unlearnable {medians['unlearnable']:.3f} vs learned "
+            f"{medians['learned']:.3f} nats/token. Given the loss, similarity "
             f"{'adds to the prediction' if test.p_value < 0.05 else 'adds nothing detectable'}: logistic regression "
             f"coefficient {test.similarity_coefficient:+.2f} per standard deviation, likelihood-ratio p = "
             f"{test.p_value:.2g} ({test.n} examples).")

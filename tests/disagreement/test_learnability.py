@@ -130,5 +130,8 @@ def test_the_page_sentence_reads_the_test_from_a_result():
     result = summarise([record(i, i % 3 == 0) for i in range(30)], "data", "grads")
     line = beyond_loss_line(result)
     assert "likelihood-ratio p = " in line and "(30 examples)" in line
+    losses = {kind: np.median([r.loss for r in result.records if r.category == kind])
+              for kind in ("unlearnable", "learned")}  # the medians it states are the data's, not a claim
+    assert f"unlearnable {losses['unlearnable']:.3f} vs learned {losses['learned']:.3f} nats/token" in line
     few = swap(result, records=result.records[:6], mean_similarity=result.mean_similarity[:6])
     assert "too few" in beyond_loss_line(few)
