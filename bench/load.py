@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import secrets
 import statistics
 import subprocess
@@ -76,6 +77,7 @@ class Plan:
     other_model: str | None
     cli_every_s: float
     model: str
+    think_s: float = 0.0  # a browsing session's mean pause on a page before its next step (0: a bot, no pause)
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -186,6 +188,7 @@ class Session:
 async def _browse(session: Session, deadline: float) -> None:
     views = [*FEATURES, *TOOLS, HOME]  # from Home: each click reaches another page
     watermark = next((v for v in FEATURES if v.url_path == "watermark"), None)
+    pauses = random.Random(session.log.name)  # each session its own, reproducible, reading times
     walk = 0
     while time.monotonic() < deadline:
         walk += 1
@@ -203,6 +206,9 @@ async def _browse(session: Session, deadline: float) -> None:
                 if view is watermark:
                     await session.paste_watermark_text()
                 session.log.steps += 1
+                if session.plan.think_s > 0:  # a user reads the page before the next click
+                    await asyncio.sleep(min(pauses.uniform(0.5, 1.5) * session.plan.think_s,
+                                            max(deadline - time.monotonic(), 0.0)))
             except Exception as err:  # noqa: BLE001 - a step that failed is an error the bench reports
                 session.log.errors.append(f"{view.title}: {type(err).__name__}: {str(err).splitlines()[0][:160]}")
 
@@ -237,6 +243,45 @@ def _rss_sampler(pid: int, samples: list[tuple[float, float]], stop: threading.E
         except psutil.Error:
             return
         samples.append((round(time.monotonic() - start, 1), round(rss / 2**20, 1)))  # (s since start, MB)
+
+
+def _process_group(cmdline: list[str], server_pid: int, pid: int) -> str | None:
+    text = " ".join(cmdline)
+    if pid == server_pid:
+        return "server"  # Streamlit and every computation it runs (in-process threads)
+    if "chrom" in text:
+        return "browsers"  # the sessions' Chromium: on a real lab server these run on the users' own machines
+    if "-m backend" in text or "backend/__main__" in text:
+        return "cli"
+    return None
+
+
+def _cpu_sampler(server_pid: int, totals: dict[str, float], stop: threading.Event) -> None:
+    """CPU seconds used by the server, the browsers and the CLI processes while the bench runs: what the
+    latencies compete for on this machine."""
+    import psutil
+
+    first: dict[int, float] = {}
+    last: dict[int, tuple[str, float]] = {}
+    start_pids = {p.pid for p in psutil.process_iter()}
+    while True:
+        for proc in psutil.process_iter(["cmdline", "cpu_times"]):
+            try:
+                group = _process_group(proc.info["cmdline"] or [], server_pid, proc.pid)
+                times = proc.info["cpu_times"]
+            except psutil.Error:
+                continue
+            if group is None or times is None:
+                continue
+            used = times.user + times.system
+            if proc.pid in start_pids and proc.pid != server_pid:
+                first.setdefault(proc.pid, used)
+            last[proc.pid] = (group, used)
+        totals.clear()
+        for pid, (group, used) in last.items():
+            totals[group] = round(totals.get(group, 0.0) + used - first.get(pid, 0.0), 1)
+        if stop.wait(1.0):
+            return
 
 
 def _cli_runner(env: dict, plan: Plan, done: threading.Event, results: list[dict], token: str) -> None:
@@ -333,6 +378,9 @@ def run(plan: Plan, store_dir: Path | None = None) -> dict:
             stop = threading.Event()
             sampler = threading.Thread(target=_rss_sampler, args=(proc.pid, rss, stop, start), daemon=True)
             sampler.start()
+            cpu: dict[str, float] = {}
+            cpu_thread = threading.Thread(target=_cpu_sampler, args=(proc.pid, cpu, stop), daemon=True)
+            cpu_thread.start()
             cli: list[dict] = []
             cli_done = threading.Event()
             cli_thread = threading.Thread(target=_cli_runner, args=(env, plan, cli_done, cli, cli_token),
@@ -343,14 +391,15 @@ def run(plan: Plan, store_dir: Path | None = None) -> dict:
             cli_thread.join(timeout=plan.step_timeout_s)
             stop.set()
             sampler.join(timeout=10)
+            cpu_thread.join(timeout=10)
             elapsed = time.monotonic() - start
         rows = _store_rows(store, cli_token)
     warm = [log.warm_at - start for log in logs if log.warm_at is not None]
-    return _report(plan, logs, rss, cli, rows, elapsed, ran, max(warm) if warm else None)
+    return _report(plan, logs, rss, cli, rows, elapsed, ran, max(warm) if warm else None, cpu)
 
 
 def _report(plan: Plan, logs: list[SessionLog], rss: list, cli: list[dict], rows: dict, elapsed: float,
-            ran: float, warm_s: float | None) -> dict:
+            ran: float, warm_s: float | None, cpu: dict[str, float]) -> dict:
     browse = [lat for log in logs if log.role == "browse" for lat in log.latencies]
     seconds = [s for _, s in browse]
     per_view: dict[str, list[float]] = {}
@@ -365,9 +414,10 @@ def _report(plan: Plan, logs: list[SessionLog], rss: list, cli: list[dict], rows
     return {
         "bench": "load",
         "command": ".venv/bin/python -m bench load " + f"--sessions {plan.sessions} --seconds {plan.seconds:.0f}"
-                   + (f" --other-model {plan.other_model}" if plan.other_model else ""),
+                   + (f" --other-model {plan.other_model}" if plan.other_model else "") + f" --think {plan.think_s:g}",
         "plan": asdict(plan),
         "machine": {"cpu_count": os.cpu_count(), "load_average_end": list(os.getloadavg())},
+        "cpu_seconds": dict(sorted(cpu.items())),  # server (with its computations), browsers, CLI
         "elapsed_s": round(elapsed, 1),  # server start to stop
         "sessions_ran_s": round(ran, 1),  # after every session had opened
         "sessions": [{"name": log.name, "role": log.role, "steps": log.steps, "errors": len(log.errors),
@@ -400,13 +450,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--other-model", default=None, help="a second model for one long-running session")
     parser.add_argument("--model", default="smollm2-135m-instruct", help="the model the CLI processes use")
     parser.add_argument("--cli-every", type=float, default=30.0, help="seconds between CLI runs")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="mean seconds a browsing session reads a page before its next step (uniform, 0.5-1.5x)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if args.sessions < 1 or args.seconds <= 0:
         print("error: --sessions must be >= 1 and --seconds > 0", file=sys.stderr)
         return 2
     plan = Plan(sessions=args.sessions, seconds=args.seconds, step_timeout_s=args.step_timeout,
-                other_model=args.other_model, cli_every_s=args.cli_every, model=args.model)
+                other_model=args.other_model, cli_every_s=args.cli_every, model=args.model,
+                think_s=args.think)
     result = run(plan)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")

@@ -8,6 +8,7 @@ a click on a button that says how long it will take. Work never measured here ru
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -24,6 +25,11 @@ T = TypeVar("T")
 
 ASK_OVER_S = 10.0  # a page's first view should be on screen within this: longer work is asked for
 NEVER_ASK = math.inf
+# A computation reports progress per token or per item (tens a second on a small model); each report redrawn is a
+# message to the browser and a re-render there. A few a second read the same to a person and cost both ends far
+# less (a Decoding tab re-rendering every token took a fifth of a core in Chromium). A Stop is seen at the next
+# redrawn report, so it still takes effect within this interval.
+PROGRESS_REDRAW_S = 0.25
 
 
 def duration(seconds: float) -> str:
@@ -106,6 +112,21 @@ def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
     return _run(label, call)
 
 
+def throttled(draw: Progress, every_s: float = PROGRESS_REDRAW_S,
+              clock: Callable[[], float] = time.monotonic) -> Progress:
+    """`draw` at most once per `every_s`; the last report (fraction 1) always."""
+    drawn = [-math.inf]
+
+    def progress(fraction: float, message: str) -> None:
+        now = clock()
+        if fraction < 1.0 and now - drawn[0] < every_s:
+            return
+        drawn[0] = now
+        draw(fraction, message)
+
+    return progress
+
+
 def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | None:
     with st.status(label, expanded=False) as box:
         bar = st.progress(0.0, text=label)
@@ -113,12 +134,12 @@ def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | N
         stop_slot.button("Stop", key=f"stop-{label}", on_click=_stop, args=(label,),
                          help="Stops at the next progress step: nothing partial is stored, the model stays usable.")
 
-        def progress(fraction: float, message: str) -> None:
-            bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
+        progress = throttled(lambda fraction, message: bar.progress(min(max(float(fraction), 0.0), 1.0),
+                                                                    text=message))
 
-        def waiting() -> None:
-            progress(0.0, "Waiting: the same computation is running for another session; its result is shown "
-                          "here when it is stored")
+        def waiting() -> None:  # drawn at once: it says why nothing moves
+            bar.progress(0.0, text="Waiting: the same computation is running for another session; its result is shown "
+                               "here when it is stored")
 
         with while_waiting(waiting), background_priority():  # other sessions' pages keep the CPU they need
             result = guarded(lambda: call(progress))

@@ -47,3 +47,16 @@ def test_stop_ends_the_work_stores_nothing_and_keeps_it_stopped(fresh_store):
     assert any("result 42" in m.value for m in at.markdown)
     assert _rows(fresh_store) == ([("stopped",), ("done",)], 1)
     assert not [b for b in at.button if b.key == "stop-Long work"], "no Stop button once the work is done"
+
+
+def test_progress_is_redrawn_a_few_times_a_second_and_always_at_the_end():
+    from app.ui.run import throttled
+
+    now, drawn = [0.0], []
+    progress = throttled(lambda f, m: drawn.append((f, m)), every_s=0.25, clock=lambda: now[0])
+    for step in range(10):  # a report every 0.1 s
+        now[0] = step * 0.1
+        progress(step / 10, f"step {step}")
+    now[0] = 0.95
+    progress(1.0, "done")  # the end is drawn even right after a redraw
+    assert [m for _, m in drawn] == ["step 0", "step 3", "step 6", "step 9", "done"]
