@@ -96,8 +96,10 @@ def verdicts_view(text: str, prompt: str, address: int, handle, configs: dict | 
 
 
 def detect_tab() -> None:
+    # The text and its settings are kept for the whole browser session ("session", not "page"): a user who pastes a
+    # text, looks at another page and comes back finds it, and its verdicts, still here (not the default text).
     shipped = examples_row()
-    source = st.radio("Text", ["Paste", "Upload"], horizontal=True, key="wm-source", persist_state="page")
+    source = st.radio("Text", ["Paste", "Upload"], horizontal=True, key="wm-source", persist_state="session")
     text = None
     if source == "Upload":
         upload = st.file_uploader(f"{', '.join(SUFFIXES)} (at most {MAX_BYTES // 2**20} MB)",
@@ -108,20 +110,20 @@ def detect_tab() -> None:
     else:
         if "wm-text" not in st.session_state:  # the Generate tab puts its watermarked text here
             st.session_state["wm-text"] = human_texts()[0]
-        text = st.text_area("Paste text to check", None, height=160, key="wm-text", persist_state="page",
+        text = st.text_area("Paste text to check", None, height=160, key="wm-text", persist_state="session",
                             max_chars=MAX_CHARS)  # the same cap as an uploaded file's text
     example = shipped.get(st.session_state.get("wm-example", ""))
     if example is not None and source == "Paste" and text == example.text:
         st.caption(f"Example: {literal(example.title)} · {literal(example.note)}")
     c1, c2, c3 = st.columns([2, 1, 1])
-    prompt = c1.text_input("Prompt to strip (optional)", "", key="wm-strip", persist_state="page")
+    prompt = c1.text_input("Prompt to strip (optional)", "", key="wm-strip", persist_state="session")
     settings = method_settings("wm-detect")
     addresses = [m.address for m in models]
     names = {m.address: demo.tagged(f"{m.address} · {visible(m.name)}", m.address) for m in models}
     keyed = [m for m in METHODS if m.needs_identity_to_detect]
     address = c3.selectbox(f"Key of model identity ({', '.join(m.name for m in keyed)})", addresses,
                            format_func=names.get, key="wm-detect-address",
-                           persist_state="page") if keyed and addresses else 0
+                           persist_state="session") if keyed and addresses else 0
     if text is None:
         return
     handle = current_model()
@@ -132,7 +134,7 @@ def detect_tab() -> None:
                    f"{literal(handle.display_name)}'s tokenizer and their scores assume it: select that model to "
                    "read its marks.")
     method = METHODS.get(select_for(DetectRequest, "method", "Details of", labels=METHODS.labels(), container=c2,
-                                    key="wm-detect-method", persist_state="page"))
+                                    key="wm-detect-method", persist_state="session"))
     if method.needs_identity_to_detect and not addresses:
         st.info("Register a model identity first (Registry tab).")
     elif handle is not None or not method.needs_model_to_detect:

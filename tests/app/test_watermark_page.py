@@ -89,3 +89,22 @@ def test_human_texts_never_show_an_uncorrected_small_p(crowd):
         html = "".join(m.value for m in at.markdown)
         assert MARK_COLOURS["strong"] not in html and MARK_COLOURS["weak"] not in html
         assert any("Šidák over 2 models" in m.value for m in at.info)
+
+
+def test_a_pasted_text_and_its_verdicts_stay_when_the_user_comes_back(one_identity, monkeypatch):
+    """Another page and back: the user's text is still there, and its verdicts are not computed again."""
+    from pathlib import Path
+
+    import backend.watermark as watermark
+
+    at = run_page("watermark.py")
+    mine = "A note of my own. It rained all day and the streets were quiet."
+    at.text_area(key="wm-text").input(mine).run()
+    judged = []
+    original = watermark.verdict_table  # the page imports it from here at each run
+    monkeypatch.setattr(watermark, "verdict_table", lambda *a, **k: judged.append(a[0]) or original(*a, **k))
+    pages = Path(__file__).resolve().parents[2] / "pages"
+    at.switch_page(str(pages / "home.py")).run()
+    at.switch_page(str(pages / "watermark.py")).run()
+    assert not at.exception and at.text_area(key="wm-text").value == mine
+    assert judged == []
