@@ -12,9 +12,15 @@ second model, and `python -m backend decode run` processes write to the same sto
 - the latency of stored views to script idle, p50/p95, in the browsing sessions while the long work runs
   (target p95 <= 3 s);
 - the server's RSS over time, and its growth between minute 2 and the end (target <= 5 %);
-- the CLI processes: all finished (exit 0), and the store holds both the app's and the CLI's run rows.
+- the CLI processes: all finished (exit 0), and the store holds both the app's and the CLI's run rows;
+- the CPU seconds of the server, the browsers and the CLI processes: on this one machine the sessions' Chromium
+  competes with the server for the same cores, where a lab's browsers run on the users' own machines.
+
+A browsing session reads each page for --think seconds on average (uniformly 0.5-1.5 times it) before its next
+click, as a person does; --think 0 makes every session click on at once, a stress test.
 
     .venv/bin/python -m bench load                          # 8 sessions x 10 min, JSON in bench/results/load.json
+    .venv/bin/python -m bench load --think 0 --out bench/results/load_stress.json   # no reading pauses: a stress test
     .venv/bin/python -m bench load --sessions 2 --seconds 60 --out /tmp/load.json   # the short version
 """
 from __future__ import annotations
@@ -450,8 +456,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--other-model", default=None, help="a second model for one long-running session")
     parser.add_argument("--model", default="smollm2-135m-instruct", help="the model the CLI processes use")
     parser.add_argument("--cli-every", type=float, default=30.0, help="seconds between CLI runs")
-    parser.add_argument("--think", type=float, default=0.0,
-                        help="mean seconds a browsing session reads a page before its next step (uniform, 0.5-1.5x)")
+    parser.add_argument("--think", type=float, default=5.0,
+                        help="mean seconds a browsing session reads a page before its next step (uniform, 0.5-1.5x); "
+                             "0: sessions click on at once, a stress test rather than a lab")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if args.sessions < 1 or args.seconds <= 0:
