@@ -4,36 +4,13 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib
-import os
 import sys
 
-from backend.config import settings
+from backend.cli import models_cmd, runs_cmd, store_cmd
+from backend.cli.output import emit
 from backend.errors import UserError
-
-
-def _yield_cpu() -> None:
-    """Lower this process's priority by DASH_CLI_NICE (POSIX nice; elsewhere nothing). Nice matters only when the
-    CPU is contended: on a machine that also serves the dashboard, the pages its users are looking at are served
-    first and this process takes the rest; alone, it runs as fast as before. The dashboard's own long work does the
-    same (app/ui/priority.py)."""
-    try:
-        step = settings().cli_nice
-    except UserError:
-        return  # main() reports the bad setting in one line
-    if step > 0 and hasattr(os, "nice"):
-        try:
-            os.nice(step)
-        except OSError:
-            pass
-
-
-if __name__ == "__main__":  # before the imports below: for a short command they are most of its CPU
-    _yield_cpu()
-
-from backend.cli import models_cmd, runs_cmd, store_cmd  # noqa: E402
-from backend.cli.output import emit  # noqa: E402
-from backend.features import FEATURES, load_all  # noqa: E402
-from backend.store.db import store_notice  # noqa: E402
+from backend.features import FEATURES, load_all
+from backend.store.db import store_notice
 
 
 def command_modules() -> list:

@@ -13,8 +13,6 @@
 | DASH_MODEL_MEMORY_MB   | weights of all resident models together; least recently used   | 12288 (12 GiB)             |
 |                        | idle ones are evicted past it (backend/models/residency.py)    |                            |
 | DASH_ADMIN             | `1`: any session may delete any runs (a `?runs=` link included) | 0 (only the creating tab)  |
-| DASH_CLI_NICE          | nice increment `python -m backend` applies to itself (0-19): its | 10                         |
-|                        | work yields the CPU to a dashboard served on the same machine  |                            |
 
 DASH_MODEL_MEMORY_MB's default is sized for a 24 GiB machine: 12 GiB of weights holds the largest model the
 parameter budget admits (2e9 fp32 parameters = 8 GB) beside the embedded ones, and leaves about half the machine
@@ -44,7 +42,6 @@ class Settings:
     shared_runs: bool
     model_memory_bytes: int = 12 * 2**30
     admin: bool = False
-    cli_nice: int = 10
 
     @property
     def registry_file(self) -> Path:
@@ -65,7 +62,6 @@ def settings() -> Settings:
         shared_runs=os.environ.get("DASH_SHARED_RUNS", "0") == "1",
         model_memory_bytes=_megabytes(os.environ.get("DASH_MODEL_MEMORY_MB", str(DEFAULT_MODEL_MEMORY_MB))),
         admin=os.environ.get("DASH_ADMIN", "0") == "1",
-        cli_nice=_nice(os.environ.get("DASH_CLI_NICE", "10")),
     )
 
 
@@ -93,16 +89,6 @@ def _max_params(text: str) -> int:
     if not value >= 1 or value == float("inf"):
         raise UserError(f"DASH_MAX_PARAMS must be a positive number of parameters such as 2e9, got {text!r}.")
     return int(value)
-
-
-def _nice(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise UserError(f"DASH_CLI_NICE must be a whole number from 0 to 19, got {text!r}.") from None
-    if not 0 <= value <= 19:
-        raise UserError(f"DASH_CLI_NICE must be a whole number from 0 to 19, got {text!r}.")
-    return value
 
 
 def _device(text: str) -> str:

@@ -43,9 +43,6 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 # Ray starts its workers at nice 15 (RAY_worker_niceness): beside any other CPU-bound process they would get a
 # few percent of a core, and the Ray tests would take many times as long as the rest of the suite slows down.
 os.environ.setdefault("RAY_worker_niceness", "0")
-# Likewise the `python -m backend` processes tests start (DASH_CLI_NICE, default 10): they test what the CLI does,
-# and at nice 10 beside a CPU hog each would crawl; tests/test_cli.py checks the priority setting itself.
-os.environ.setdefault("DASH_CLI_NICE", "0")
 
 from backend.features import load_all  # noqa: E402  (after the environment: settings are read on import)
 from hypothesis import HealthCheck, settings  # noqa: E402

@@ -4,8 +4,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from backend.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,24 +88,3 @@ def test_bad_environment_settings_are_one_line_errors(capsys, monkeypatch):
 def test_generation_length_is_bounded_before_any_work(capsys):
     _one_line_exit_2_in_process(capsys, ["models", "generate", "Hi", "--model", "tiny-llama", "--max-new-tokens",
                                          "1000000000"], "max_new_tokens must be between 1 and 4096")
-
-
-@pytest.mark.filterwarnings("ignore:'backend.__main__' found in sys.modules:RuntimeWarning")  # runpy, run twice
-def test_the_cli_process_yields_the_cpu_by_its_setting(monkeypatch, capsys):
-    """`python -m backend` lowers its own priority (DASH_CLI_NICE, default 10) before its heavy imports; 0 keeps it;
-    a bad value is the usual one-line error."""
-    import runpy
-
-    steps = []
-    monkeypatch.setattr(os, "nice", lambda step: steps.append(step) or 0)
-    for value, expected_steps, code in ((None, [10], 0), ("0", [], 0), ("25", [], 2)):
-        if value is None:
-            monkeypatch.delenv("DASH_CLI_NICE", raising=False)
-        else:
-            monkeypatch.setenv("DASH_CLI_NICE", value)
-        steps.clear()
-        monkeypatch.setattr(sys, "argv", ["backend", "models", "list"])
-        with pytest.raises(SystemExit) as done:
-            runpy.run_module("backend", run_name="__main__")
-        assert done.value.code == code and steps == expected_steps
-    assert "DASH_CLI_NICE must be a whole number from 0 to 19" in capsys.readouterr().err
