@@ -102,9 +102,9 @@ def load(ctx: Ctx) -> Body:
         if lat.get("per_view_p95"):
             lines += ["", f"p95 per view{name}: " + ", ".join(f"{v} {sec(s)}" for v, s in lat["per_view_p95"].items())
                       + "."]
-    lines += ["", "The browsers run on the server's own cores here (in a lab they run on the users' machines): the CPU "
-              "row shows their share. With no pauses every session asks for its next page the moment the last one "
-              "is drawn, so the two cores are saturated and each view waits for the others'."]
+    lines += ["", "The browsers run on the server's own cores here (in a lab they run on the users' machines), and the "
+              "CPU row shows their share: with the long computations taking whatever is left, the two cores stay "
+              "saturated, so each view waits for the others' server and browser work."]
     if r["errors"]:
         lines += ["", "Errors (first 5): " + "; ".join(f"`{e[:100]}`" for e in r["errors"][:5])]
     cmds = [r["command"].replace(".venv/bin/python", PY)]
