@@ -20,7 +20,7 @@ A browsing session reads each page for --think seconds on average (uniformly 0.5
 click, as a person does; --think 0 makes every session click on at once, a stress test.
 
     .venv/bin/python -m bench load                          # 8 sessions x 10 min, JSON in bench/results/load.json
-    .venv/bin/python -m bench load --think 0 --out bench/results/load_stress.json   # no reading pauses: a stress test
+    .venv/bin/python -m bench load --think 0 --out /tmp/load-stress.json   # no reading pauses: a stress test
     .venv/bin/python -m bench load --sessions 2 --seconds 60 --out /tmp/load.json   # the short version
 """
 from __future__ import annotations

@@ -115,13 +115,14 @@ def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
 def throttled(draw: Progress, every_s: float = PROGRESS_REDRAW_S,
               clock: Callable[[], float] = time.monotonic) -> Progress:
     """`draw` at most once per `every_s`; the last report (fraction 1) always."""
-    drawn = [-math.inf]
+    drawn = -math.inf  # when `draw` last ran
 
     def progress(fraction: float, message: str) -> None:
+        nonlocal drawn
         now = clock()
-        if fraction < 1.0 and now - drawn[0] < every_s:
+        if fraction < 1.0 and now - drawn < every_s:
             return
-        drawn[0] = now
+        drawn = now
         draw(fraction, message)
 
     return progress

@@ -77,7 +77,6 @@ def _load_rows(r: dict) -> list[list]:
 
 def load(ctx: Ctx) -> Body:
     r = ctx.load("load.json")
-    stress = ctx.load("load_stress.json")
     plan = r["plan"]
     roles = {}
     for s in r["sessions"]:
@@ -89,33 +88,24 @@ def load(ctx: Ctx) -> Body:
              f"link and paste their own token on Watermark), and `python -m backend decode run` every "
              f"{plan['cli_every_s']:.0f} s on the same store. {r['machine']['cpu_count']} CPU cores, load average "
              f"{[round(x, 1) for x in r['machine']['load_average_end']]} at the end. "
-             + (f"A browsing session reads each page {think:g} s on average (uniformly {think / 2:g}-{1.5 * think:g} s) "
-                "before its next click, as a person does." if think else "Sessions click on without pausing."), ""]
-    header = ["measure", "value", "target"]
-    if stress:
-        lines += table(["measure", f"users reading {think:g} s a page", "no pauses (stress)", "target"],
-                       [[a[0], a[1], b[1], a[2]] for a, b in zip(_load_rows(r), _load_rows(stress))])
-    else:
-        lines += table(header, _load_rows(r))
-    for name, run in (("", r), (" (stress)", stress)):
-        lat = (run or {}).get("stored_view_latency_s", {})
-        if lat.get("per_view_p95"):
-            lines += ["", f"p95 per view{name}: " + ", ".join(f"{v} {sec(s)}" for v, s in lat["per_view_p95"].items())
-                      + "."]
+             + (f"A browsing session reads each page {think:g} s on average (uniformly {think / 2:g}-"
+                f"{1.5 * think:g} s) before its next click, as a person does." if think
+                else "Sessions click on without pausing."), ""]
+    lines += table(["measure", "value", "target"], _load_rows(r))
+    lat = r["stored_view_latency_s"]
+    if lat.get("per_view_p95"):
+        lines += ["", "p95 per view: " + ", ".join(f"{v} {sec(s)}" for v, s in lat["per_view_p95"].items()) + "."]
     lines += ["", "The browsers run on the server's own cores here (in a lab they run on the users' machines), and the "
               "CPU row shows their share: with the long computations taking whatever is left, the two cores stay "
               "saturated, so each view waits for the others' server and browser work."]
     if r["errors"]:
         lines += ["", "Errors (first 5): " + "; ".join(f"`{e[:100]}`" for e in r["errors"][:5])]
-    cmds = [r["command"].replace(".venv/bin/python", PY)]
-    if stress:
-        cmds.append(stress["command"].replace(".venv/bin/python", PY) + " --out bench/results/load_stress.json")
-    return Body(lines, cmds)
+    return Body(lines, [r["command"].replace(".venv/bin/python", PY)])
 
 
 SECTIONS = [
     Section("App memory (RSS)", ("app_rss.json",), app_rss),
     Section("First open of every page", ("first_open.json",), first_open, also=("first_open_unprepared.json",)),
     Section("Crafted uploads", ("crafted_uploads.json",), crafted_uploads),
-    Section("A lab on one server (load)", ("load.json",), load, also=("load_stress.json",)),
+    Section("A lab on one server (load)", ("load.json",), load),
 ]
