@@ -61,6 +61,30 @@ def running_app(log: IO | None = None, env: dict[str, str] | None = None,
         proc.wait(timeout=30)
 
 
+# A page reached by a sidebar click has run: a new title (h1), the script finished, no element of the previous
+# page left (stale). Reaching a page this way keeps the tab's loaded code (Streamlit's bundle, Plotly's chunk),
+# where opening its URL in a new tab loads and compiles it again: 3-5 s of Chromium CPU per page on 2 cores.
+CLICKED_PAGE_RAN = (
+    "(old) => { const h = document.querySelector('h1'); return h && h.textContent !== old && "
+    "document.querySelector('[data-testid=\"stApp\"][data-test-script-state=\"notRunning\"]') && "
+    "!document.querySelector('[data-stale=\"true\"]') }")
+# A rerun of the same page (an input changed) has finished.
+RERUN_DONE = ("document.querySelector('[data-testid=\"stApp\"][data-test-script-state=\"notRunning\"]') && "
+              "!document.querySelector('[data-stale=\"true\"]')")
+
+
+def sidebar_link(page, url_path: str):
+    """The sidebar's link to a page ("" for Home)."""
+    return page.locator(f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]').first
+
+
+def visit_by_sidebar(page, url_path: str, timeout_s: float) -> None:
+    """Click the sidebar link of another page (Playwright, sync) and wait until it has run."""
+    old = page.evaluate("document.querySelector('h1') ? document.querySelector('h1').textContent : ''")
+    sidebar_link(page, url_path).click()
+    page.wait_for_function(CLICKED_PAGE_RAN, arg=old, timeout=timeout_s * 1000, polling=50)
+
+
 def wait_until_idle(page, timeout_s: float) -> None:
     """Wait (Playwright page) until the app's script, including a page's default computation, has finished."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_s * 1000)

@@ -10,7 +10,7 @@ from backend.cli import models_cmd, runs_cmd, store_cmd
 from backend.cli.output import emit
 from backend.errors import UserError
 from backend.features import FEATURES, load_all
-from backend.store.db import store_notice
+from backend.store.db import release as release_store, store_notice
 
 
 def command_modules() -> list:
@@ -58,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, UnicodeError, csv.Error) as err:  # a file named on the command line: missing, unreadable, not text
         print(f"error: {_file_problem(err)}", file=sys.stderr)
         return 2
+    finally:
+        release_store()  # a finished command leaves the store file to others at once
     if result != {}:
         emit(result, args.json)
     if notice:

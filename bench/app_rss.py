@@ -28,17 +28,13 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.server import CHROMIUM, CHROMIUM_FLAGS, free_port, wait_for_health, wait_until_idle  # noqa: E402
+from app.server import (CHROMIUM, CHROMIUM_FLAGS, CLICKED_PAGE_RAN, free_port, wait_for_health,  # noqa: E402
+                        wait_until_idle)
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
 from bench.output import write_result  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "app_rss.json"
 MB = 2**20
-# A page reached by a sidebar click has run: a new title, the script finished, nothing of the previous page left.
-CLICKED_PAGE_RAN = (
-    "(old) => { const h = document.querySelector('h1'); return h && h.textContent !== old && "
-    "document.querySelector('[data-testid=\"stApp\"][data-test-script-state=\"notRunning\"]') && "
-    "!document.querySelector('[data-stale=\"true\"]') }")
 
 
 def rss(pid: int) -> tuple[float, float]:

@@ -35,8 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.server import (CHROMIUM, CHROMIUM_FLAGS, running_app, wait_for_charts, wait_until_rendered,  # noqa: E402
-                        wait_until_script_idle)
+from app.server import (CHROMIUM, CHROMIUM_FLAGS, CLICKED_PAGE_RAN, running_app, wait_for_charts,  # noqa: E402
+                        wait_until_rendered, wait_until_script_idle)
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
 from backend.store.reference import ENV_REFERENCE_DIR  # noqa: E402
 
@@ -82,12 +82,6 @@ def _open_in_new_context(browser, url: str, view) -> Opened:
         context.close()
 
 
-# The page reached by a sidebar click has run: a new title (h1), the script finished, no element of the previous
-# page left (stale); wait_for_charts then waits until nothing is loading and every chart is drawn.
-CLICKED_PAGE_RAN = (
-    "(old) => { const h = document.querySelector('h1'); return h && h.textContent !== old && "
-    "document.querySelector('[data-testid=\"stApp\"][data-test-script-state=\"notRunning\"]') && "
-    "!document.querySelector('[data-stale=\"true\"]') }")
 
 
 def _click_through(context, url: str, views: list) -> dict[str, float]:

@@ -43,20 +43,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.server import CHROMIUM, CHROMIUM_FLAGS, running_app  # noqa: E402
+from app.server import CHROMIUM, CHROMIUM_FLAGS, CLICKED_PAGE_RAN, RERUN_DONE, running_app  # noqa: E402
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "load.json"
 VIEWPORT = {"width": 1400, "height": 1200}
 SCRIPT_IDLE = ("document.querySelector('h1') && document.querySelector("
                "'[data-testid=\"stApp\"][data-test-script-state=\"notRunning\"]')")
-# a page reached by a sidebar click has run: a new title, its script finished, nothing of the previous page left
-CLICKED_PAGE_RAN = (
-    "(old) => { const h = document.querySelector('h1'); return h && h.textContent !== old && "
-    "document.querySelector('[data-testid=\"stApp\"][data-test-script-state=\"notRunning\"]') && "
-    "!document.querySelector('[data-stale=\"true\"]') }")
-RERUN_DONE = ("document.querySelector('[data-testid=\"stApp\"][data-test-script-state=\"notRunning\"]') && "
-              "!document.querySelector('[data-stale=\"true\"]')")
 BUG_TEXT = "Something went wrong"
 
 

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from backend.errors import UserError
+from backend.store.db import release
 from backend.store.reference import export_reference, import_artifacts, import_reference, reference_dir
 from backend.store.stats import status
 
@@ -37,6 +38,7 @@ def cmd_import_own(args: argparse.Namespace) -> dict:
 
 
 def cmd_stats(args: argparse.Namespace) -> dict:
+    release()  # this process's writes checkpointed into the file first: the size is the file's, not a pending log's
     return status().to_json()
 
 

@@ -1,17 +1,23 @@
-"""Short-lived DuckDB connections that several threads and processes can share.
+"""DuckDB connections that several threads and processes can share.
 
-DuckDB lets only one process hold a database file open for writing. The app (many browser
-sessions = threads) and CLI processes therefore open the file per operation, keep it for
-milliseconds, and retry with backoff while another process holds the lock. Every write is a
-single transaction, so a reader never sees a half-written artifact.
+DuckDB lets only one process hold a database file open for writing. The app (many browser sessions = threads)
+and CLI processes therefore take turns: a process keeps the file open while it is using it (opening and closing
+it cost ~30 ms of CPU per operation, and under a lab's load the app's page runs queued behind that), and lets it
+go once it has been idle for HOLD_IDLE_S or as soon as another process asks for it. A process that finds the file
+locked says so by touching `<store>.wanted` and retries with backoff; the holder closes the file after its current
+transaction. Inside a process one transaction runs at a time. Every write is a single transaction, so a reader
+never sees a half-written artifact.
 """
 from __future__ import annotations
 
+import atexit
+import os
 import random
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -55,7 +61,9 @@ SCHEMA = [
 ]
 
 LOCK_TIMEOUT_S = 60.0
-_process_lock = threading.RLock()  # one connection at a time inside this process
+HOLD_IDLE_S = 1.0  # a process closes the store after this long without an operation
+WANTED_FRESH_S = 1.0  # another process touched <store>.wanted within this: close after the current transaction
+_process_lock = threading.RLock()  # one transaction at a time inside this process (nested ones: the same thread)
 _initialised: set[Path] = set()
 _feature_tables: set[tuple[Path, int]] = set()  # (store file, id of a feature's schema) created in this process
 _notices: dict[Path, str] = {}
@@ -94,6 +102,7 @@ def _unavailable(path: Path, reason: str) -> StoreUnavailable:
 
 def _move_aside(path: Path) -> Path:
     """Keep a damaged store (never delete a user's results) and let a fresh one be created in its place."""
+    _drop(path)
     kept = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
     path.replace(kept)
     wal = path.with_name(path.name + ".wal")
@@ -106,12 +115,141 @@ def _move_aside(path: Path) -> Path:
     return kept
 
 
+@dataclass
+class _Held:
+    """This process's open connection to a store file."""
+    con: duckdb.DuckDBPyConnection
+    pid: int
+    file_state: tuple | None = None  # the file's (inode, size, mtime) after this process's last transaction
+    last_used: float = 0.0
+    open_transactions: int = 0  # transactions of the thread holding _process_lock (nested connect calls)
+
+
+_held: dict[Path, _Held] = {}
+_leaked: list[duckdb.DuckDBPyConnection] = []  # a forked child's copies of its parent's connections: never closed
+_monitor: threading.Thread | None = None
+
+
+def _file_state(path: Path) -> tuple | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _wanted_marker(path: Path) -> Path:
+    return path.with_name(path.name + ".wanted")
+
+
+def _ask_for(path: Path) -> None:
+    """Tell the process holding the store that this one (its pid) is waiting for it."""
+    try:
+        _wanted_marker(path).write_text(str(os.getpid()))
+    except OSError:
+        pass  # a read-only folder: the holder lets go once idle
+
+
+def _wanted(path: Path) -> bool:
+    """Another process asked for the store within the last WANTED_FRESH_S."""
+    marker = _wanted_marker(path)
+    try:
+        if time.time() - marker.stat().st_mtime >= WANTED_FRESH_S:
+            return False
+        return marker.read_text().strip() != str(os.getpid())
+    except OSError:
+        return False
+
+
+def _drop(path: Path) -> None:
+    held = _held.pop(path, None)
+    if held is not None:
+        try:
+            held.con.close()
+        except duckdb.Error:
+            pass
+
+
+def release(path: Path | None = None) -> None:
+    """Close this process's connection to the store (all stores when `path` is None); the next operation reopens
+    it. For code that reads the file by other means, and at the end of a CLI command."""
+    with _process_lock:
+        for held_path in [Path(path)] if path is not None else list(_held):
+            _drop(held_path)
+
+
+def _watch_held() -> None:
+    """Close held stores that went idle or that another process asked for; ends when none is held."""
+    global _monitor
+    while True:
+        time.sleep(0.1)
+        if not _process_lock.acquire(blocking=False):
+            continue
+        try:
+            now = time.monotonic()
+            for path, held in list(_held.items()):
+                if now - held.last_used > HOLD_IDLE_S or _wanted(path):
+                    _drop(path)
+            if not _held:
+                _monitor = None
+                return
+        finally:
+            _process_lock.release()
+
+
+def _held_connection(path: Path) -> duckdb.DuckDBPyConnection:
+    """This process's connection to the store, opened if need be. A file changed since this process's last
+    transaction (replaced, truncated: not by DuckDB, which cannot write it while this process holds it) is opened
+    afresh."""
+    global _monitor
+    held = _held.get(path)
+    if held is not None and not held.open_transactions and _file_state(path) != held.file_state:
+        _drop(path)
+        held = None
+    if held is None:
+        con = _open(path)
+        held = _held[path] = _Held(con, os.getpid(), _file_state(path), time.monotonic())
+        if _monitor is None:
+            _monitor = threading.Thread(target=_watch_held, name="store-release", daemon=True)
+            _monitor.start()
+    held.open_transactions += 1
+    return held.con
+
+
+def _after_transaction(path: Path) -> None:
+    held = _held.get(path)
+    if held is None:
+        return
+    held.open_transactions -= 1
+    if held.open_transactions:
+        return  # an enclosing transaction of this thread still uses the connection
+    if _wanted(path):
+        _drop(path)
+    else:
+        held.file_state, held.last_used = _file_state(path), time.monotonic()
+
+
+def _forget_in_child() -> None:
+    """A forked child must not use, nor close (closing writes a checkpoint), its parent's connections."""
+    global _monitor, _process_lock
+    _leaked.extend(held.con for held in _held.values())
+    _held.clear()
+    _monitor = None
+    _process_lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+atexit.register(release)
+
+
 def _open(path: Path) -> duckdb.DuckDBPyConnection:
     """A connection with the schema in place; waits for other processes, moves a damaged file aside once."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise _unavailable(path, f"its folder cannot be created ({err.strerror})") from None
+    if not path.exists():
+        _initialised.discard(path)  # deleted or moved away since: a fresh file needs the schema
     deadline = time.monotonic() + LOCK_TIMEOUT_S
     delay, moved = 0.01, False
     while True:
@@ -125,6 +263,7 @@ def _open(path: Path) -> duckdb.DuckDBPyConnection:
             return con
         except duckdb.Error as err:
             if _is_lock_error(err) and time.monotonic() <= deadline:
+                _ask_for(path)
                 time.sleep(delay * (1 + random.random()))
                 delay = min(delay * 2, 0.5)
             elif _is_lock_error(err):
@@ -138,13 +277,14 @@ def _open(path: Path) -> duckdb.DuckDBPyConnection:
 
 @contextmanager
 def connect(path: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Open the store, run the body in one transaction, commit, close. Retries on lock conflicts; a damaged
-    store is moved aside; a store that cannot be used raises StoreUnavailable."""
+    """Run the body in one transaction on the store, commit. Waits while another process holds the store; a
+    damaged store is moved aside; a store that cannot be used raises StoreUnavailable."""
     path = Path(path or store_path())
     with _process_lock:
-        con = _open(path)
-        damaged = False
+        base = _held_connection(path)
+        con, damaged = None, False
         try:
+            con = base.cursor()  # its own transaction, beside an enclosing one of this thread
             con.execute("BEGIN TRANSACTION")
             try:
                 yield con
@@ -159,9 +299,14 @@ def connect(path: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
                 raise
             damaged = True
         finally:
-            con.close()
-            if damaged and path.exists():
-                _move_aside(path)
+            if con is not None:
+                con.close()
+            if damaged:
+                _drop(path)  # an enclosing transaction of this thread fails on the damaged file too
+                if path.exists():
+                    _move_aside(path)
+            else:
+                _after_transaction(path)
         if damaged:
             raise StoreUnavailable(_notices[path])
 

@@ -36,6 +36,7 @@ def status() -> StoreStatus:
         by_origin[origin] = by_origin.get(origin, 0) + count
         by_feature.setdefault(feature, dict.fromkeys(ORIGINS, 0))[origin] = count
     path = store_path()
-    size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+    size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*")
+               if p.is_file() and not p.name.endswith(".wanted"))  # db.py's note between processes: not data
     return StoreStatus(path=str(path), size_bytes=size, artifacts=sum(by_origin.values()), runs=computed + cached,
                        computed_runs=computed, cached_runs=cached, by_origin=by_origin, by_feature=by_feature)

@@ -4,6 +4,8 @@ and the run button stays off with a note until it is clicked again."""
 import duckdb
 from streamlit.testing.v1 import AppTest
 
+from backend.store.db import release
+
 
 def _page():
     import streamlit as st
@@ -25,6 +27,7 @@ def _page():
 
 
 def _rows(store):
+    release()  # this process's open connection: the file is read as another process would
     with duckdb.connect(str(store), read_only=True) as con:
         return (con.execute("SELECT status FROM runs ORDER BY created").fetchall(),
                 con.execute("SELECT count(*) FROM artifacts WHERE feature = 'demo'").fetchone()[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,18 @@ def browser():
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
         yield PatientBrowser(browser)
         browser.close()
+
+
+@dataclass
+class Tab:
+    """A browser tab that stays open across tests and reaches pages by their sidebar links, as a user does."""
+    page: object
+    slug: str = ""  # the page it shows ("" for Home)
+
+    def show(self, slug: str) -> None:
+        if slug != self.slug:
+            server.visit_by_sidebar(self.page, slug, PAGE_TIMEOUT_S)
+            self.slug = slug
 
 
 def wait_until_idle(page, timeout_s: float = PAGE_TIMEOUT_S) -> None:

@@ -1,6 +1,9 @@
 """Real browser: start the app on a free localhost port, open every page in headless Chromium,
 check it renders with no exception box, and, with $DASH_SCREENSHOT_DIR set, take a screenshot of each page
 (the README's come from `make screenshots`, which runs this test on the embedded model).
+
+One tab opens Home by its URL and reaches every other page by its sidebar link, as a user does: a new tab per page
+would load and compile Streamlit's and Plotly's code again each time (the hostile-text tests open pages by URL).
 """
 from __future__ import annotations
 
@@ -12,18 +15,25 @@ import pytest
 
 from app import server
 from app.views import FEATURES, HOME, TOOLS
-from tests.e2e.conftest import wait_until_idle
+from tests.e2e.conftest import Tab, wait_until_idle
 
 
-@pytest.mark.parametrize("view", [HOME, *FEATURES, *TOOLS], ids=lambda v: v.title)
-def test_page_renders_without_exception(app_url, browser, view):
+@pytest.fixture(scope="module")
+def tab(app_url, browser):
     # Streamlit scrolls inside its own container, so a full-page shot is the viewport: make it tall
     # enough to show a page's first results and plots.
     page = browser.new_page(viewport={"width": 1400, "height": 2400})
-    slug = "" if view is HOME else view.url_path
-    page.goto(f"{app_url}/{slug}")
+    page.goto(app_url)
     wait_until_idle(page)
     page.wait_for_selector("h1", timeout=60_000)
+    yield Tab(page)
+    page.close()
+
+
+@pytest.mark.parametrize("view", [HOME, *FEATURES, *TOOLS], ids=lambda v: v.title)
+def test_page_renders_without_exception(tab, view):
+    tab.show("" if view is HOME else view.url_path)
+    page = tab.page
     server.wait_for_charts(page, 60)  # plotly draws after the script has finished
     time.sleep(1.0)
     assert page.locator('[data-testid="stException"]').count() == 0, page.inner_text("body")[:2000]
@@ -32,7 +42,6 @@ def test_page_renders_without_exception(app_url, browser, view):
         shots = Path(os.environ["DASH_SCREENSHOT_DIR"])
         shots.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(shots / f"{view.script.removesuffix('.py')}.png"), full_page=True)
-    page.close()
 
 
 @pytest.mark.skipif(os.environ.get("DASH_E2E_REAL_MODEL") != "1",

@@ -37,6 +37,7 @@ def test_garbage_store_is_moved_aside_and_a_fresh_one_serves(fresh_store):
 
 def test_truncated_store_is_moved_aside_not_deleted(fresh_store):
     _fill()
+    db.release()  # damaged while no process has it open (a crash, a bad copy)
     data = fresh_store.read_bytes()
     fresh_store.write_bytes(data[: len(data) // 3])
     db._initialised.discard(fresh_store)  # a new process would open it cold
@@ -70,6 +71,7 @@ time.sleep(60)
 
 def test_a_lock_held_too_long_computes_without_caching(fresh_store, monkeypatch):
     _fill(1)
+    db.release()  # idle, so the other process (which does not ask for it) can take it
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(fresh_store)], cwd=ROOT, stdout=subprocess.PIPE,
                               text=True)
     try:

@@ -8,6 +8,7 @@ import pytest
 from backend.errors import UserError
 from backend.progress import Stopped
 from backend.store import ModelRef, cached, count_runs, list_runs, reopen
+from backend.store.db import release
 from backend.store.runs import RunFilter
 
 MODEL = ModelRef("tiny", "f00d")
@@ -19,6 +20,7 @@ class Config:
 
 
 def _artifacts(store) -> list[tuple[str, str]]:
+    release()  # this process's open connection: the file is read as another process would
     with duckdb.connect(str(store), read_only=True) as con:
         return con.execute("SELECT feature, action FROM artifacts ORDER BY action").fetchall()
 
@@ -60,6 +62,7 @@ def test_complete_inner_results_stay_as_the_stopped_runs_uses(fresh_store):
     assert _artifacts(fresh_store) == [("demo", "inner")], "the finished inner result is whole; the outer is absent"
     runs = list_runs()
     assert list(runs["status"]) == ["stopped"]
+    release()
     with duckdb.connect(str(fresh_store), read_only=True) as con:
         uses = con.execute("SELECT count(*) FROM run_artifacts WHERE run_id = ?", [runs.loc[0, "run_id"]]).fetchone()
     assert uses[0] == 1
