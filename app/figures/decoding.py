@@ -116,11 +116,19 @@ def side_by_side(results: list[DecodeResult], labels: dict[str, str] | None = No
         return _empty("No runs yet.")
     frame = results_table(results, labels)
     frame["result"] = frame["correct"].map({True: "correct", False: "wrong"}).fillna("no checker")
-    fig = px.bar(frame, x="strategy", y="wall_seconds", color="result", text="tokens_generated",
-                 color_discrete_map={"correct": "#4c9a5a", "wrong": "#c0504d", "no checker": "#7f8c9a"},
-                 labels={"wall_seconds": "latency (s)"}, hover_data=["forward_passes", "answer"])
-    fig.update_traces(texttemplate="%{text} tok", textposition="outside")
-    return fig.update_layout(height=320, margin=dict(t=30, b=10), legend_title_text="")
+    fig = go.Figure()  # graph objects: plotly express took ~0.1 s of the server's CPU on every page run
+    for result, colour in (("correct", "#4c9a5a"), ("wrong", "#c0504d"), ("no checker", "#7f8c9a")):
+        rows = frame[frame["result"] == result]
+        if rows.empty:
+            continue
+        fig.add_trace(go.Bar(
+            x=rows["strategy"], y=rows["wall_seconds"], name=result, marker_color=colour,
+            text=rows["tokens_generated"], texttemplate="%{text} tok", textposition="outside",
+            customdata=rows[["forward_passes", "answer"]].astype(str).to_numpy(),
+            hovertemplate=("%{x}: %{y:.2f} s, %{text} tokens<br>forward passes %{customdata[0]}<br>"
+                           "answer %{customdata[1]}<extra>" + result + "</extra>")))
+    return fig.update_layout(height=320, margin=dict(t=30, b=10), legend_title_text="", xaxis_title="strategy",
+                             yaxis_title="latency (s)", barmode="relative")
 
 
 def candidates_table(result: DecodeResult) -> pd.DataFrame:

@@ -50,8 +50,14 @@ def _output_size(handle: ModelHandle) -> int:
     return int(handle.model.get_output_embeddings().weight.shape[0])
 
 
+_CHECKED: set[tuple[str, str]] = set()  # (base, reasoning) fingerprints found comparable: the page checks every run,
+# and reading two 50k-token vocabularies takes ~0.1 s
+
+
 def check_pair(base: ModelHandle, reasoning: ModelHandle) -> Pair:
     """The pair, or a UserError saying why the two models cannot be compared token by token."""
+    if (base.fingerprint, reasoning.fingerprint) in _CHECKED:
+        return Pair(base, reasoning)
     names = f"{base.display_name} and {reasoning.display_name}"
     vb, vr = base.tokenizer.get_vocab(), reasoning.tokenizer.get_vocab()
     if vb != vr:
@@ -62,6 +68,7 @@ def check_pair(base: ModelHandle, reasoning: ModelHandle) -> Pair:
     if _output_size(base) != _output_size(reasoning):
         raise UserError(f"{names} share a vocabulary but their output layers differ in size "
                         f"({_output_size(base)} vs {_output_size(reasoning)}).")
+    _CHECKED.add((base.fingerprint, reasoning.fingerprint))
     return Pair(base, reasoning)
 
 

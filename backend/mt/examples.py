@@ -72,16 +72,30 @@ def build_example(handle: ModelHandle, pair: PromptPair, max_answer_tokens: int)
                    clean_heads=_heads_at(tc, pc, n_layers).cpu(), corrupt_heads=_heads_at(tk, pk, n_layers).cpu())
 
 
+_FITTED: dict[tuple, int] = {}  # fit_shots answers: the page asks on every run, and tokenising the set takes ~0.1 s
+
+
 def fit_shots(handle: ModelHandle, data, src: str, tgt: str, wanted: int = 5, max_answer_tokens: int = 16,
               slack: int = 48) -> int:
     """The largest k <= wanted whose longest few-shot prompt (any demo language, plus the answer and some
     generation room) fits the model's context; at least 1. Small-context models get fewer demonstrations."""
     from backend.models.decoding import context_limit
-    from backend.mt.prompts import Demo, demo_block, query
 
     limit = context_limit(handle.model)
     if limit is None:
         return wanted
+    key = (handle.fingerprint, data.digest, src, wanted, max_answer_tokens, slack, limit)
+    if key not in _FITTED:
+        if len(_FITTED) >= 256:
+            _FITTED.clear()
+        _FITTED[key] = _fit_shots(handle, data, src, wanted, max_answer_tokens, slack, limit)
+    return _FITTED[key]
+
+
+def _fit_shots(handle: ModelHandle, data, src: str, wanted: int, max_answer_tokens: int, slack: int,
+               limit: int) -> int:
+    from backend.mt.prompts import Demo, demo_block, query
+
     rows = data.rows("heads")
     longest_demo = max(len(encode_answer(handle, demo_block([Demo(data.text(src, r), data.text(lang, r))])))
                        for r in rows for lang in data.languages if lang != src)
