@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy.stats import spearmanr
 
 from backend.models.hooks import HeadEdit, Hooks
 from backend.models.rules import forward_logits
@@ -89,4 +88,6 @@ def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
     x, y = np.asarray(a, dtype=np.float64).ravel(), np.asarray(b, dtype=np.float64).ravel()
     if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
+    from scipy.stats import spearmanr  # here: scipy.stats costs every process that loads the features ~0.5 s
+
     return float(spearmanr(x, y).statistic)

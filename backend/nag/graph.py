@@ -8,13 +8,16 @@ a layer range, a minimum node weight and the heaviest `max_nodes_per_layer` neur
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from backend.errors import UserError
 from backend.nag.targets import TargetProfiles
 from backend.params import Config, param
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class NagGraph:
     edge_weights: np.ndarray
 
     def to_networkx(self) -> nx.Graph:
+        import networkx as nx  # here, not at import: it costs every process that loads the features ~0.5 s
+
         graph = nx.Graph(target=self.target)
         for i, (layer, neuron, weight) in enumerate(zip(self.layers, self.neurons, self.weights)):
             graph.add_node(i, layer=int(layer), neuron=int(neuron), weight=float(weight))
@@ -55,6 +60,8 @@ class NagGraph:
         """`[n_nodes, 2]` layered layout (x = layer, heaviest neuron of each layer on top), via networkx."""
         if len(self.layers) == 0:
             return np.zeros((0, 2))
+        import networkx as nx
+
         pos = nx.multipartite_layout(self.to_networkx(), subset_key="layer", align="vertical")
         xy = np.array([pos[i] for i in range(len(self.layers))])
         xy[:, 1] *= -1  # networkx stacks a layer top-down from its first node; keep heaviest on top

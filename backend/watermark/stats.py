@@ -32,9 +32,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import logsumexp
-from scipy.stats import binom
 
 _EPS = 1e-9
+
+
+def _binom():
+    """scipy's binomial, imported on first use: scipy.stats costs every process that loads the features ~0.5 s."""
+    from scipy.stats import binom
+
+    return binom
 
 
 @dataclass(frozen=True)
@@ -86,15 +92,15 @@ def log_sf_weighted(score: float, n_sem: int, n_syn: int, w_sem: float, w_syn: f
     x = np.arange(n_sem + 1)
     need = np.ceil((score - w_sem * x) / w_syn - _EPS)  # smallest y reaching the score
     # log P(Y >= need) = log sf(need - 1); need <= 0 means certain
-    log_tail_y = np.where(need <= 0, 0.0, binom.logsf(need - 1, n_syn, 0.5))
-    return float(min(0.0, logsumexp(binom.logpmf(x, n_sem, 0.5) + log_tail_y)))
+    log_tail_y = np.where(need <= 0, 0.0, _binom().logsf(need - 1, n_syn, 0.5))
+    return float(min(0.0, logsumexp(_binom().logpmf(x, n_sem, 0.5) + log_tail_y)))
 
 
 def _log_tail(score: float, n: int, w: float) -> float:
     if n == 0 or w <= 0:
         return 0.0 if score <= _EPS else -math.inf
     need = math.ceil(score / w - _EPS)
-    return 0.0 if need <= 0 else float(binom.logsf(need - 1, n, 0.5))
+    return 0.0 if need <= 0 else float(_binom().logsf(need - 1, n, 0.5))
 
 
 def level_score(level: str, n_sentences: int, sem_bits: list[int], syn_bits: list[int],
@@ -143,7 +149,7 @@ def binomial_score(level: str, hits: int, n: int, gamma: float) -> LevelScore:
     expected = gamma * n
     variance = n * gamma * (1 - gamma)
     z = (hits - expected) / math.sqrt(variance) if variance > 0 else 0.0
-    log_p = 0.0 if hits <= 0 else float(binom.logsf(hits - 1, n, gamma))
+    log_p = 0.0 if hits <= 0 else float(_binom().logsf(hits - 1, n, gamma))
     return LevelScore(level=level, n_sentences=n, n_sem=n, n_syn=0, score=float(hits), expected=float(expected),
                       variance=float(variance), z=float(z), p_value=float(math.exp(log_p)),
                       log10_p=float(log_p / math.log(10)))

@@ -23,7 +23,6 @@ import math
 from dataclasses import dataclass
 
 import torch
-from scipy.stats import binom, norm
 
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
@@ -105,6 +104,8 @@ def g_values_and_mask(processor, ids: torch.Tensor, eos_token_id: int | None) ->
 
 def score_tests(g: torch.Tensor, mask: torch.Tensor, pi: float) -> tuple[ScoreTest, ScoreTest]:
     """The mean and weighted-mean scores of the unmasked g-values (g [T, depth], mask [T]) and their p-values."""
+    from scipy.stats import binom, norm  # here: scipy.stats costs every process that loads the features ~0.5 s
+
     kept = g[mask.bool()].double()  # [n, depth]
     n, depth = kept.shape
     ones = int(kept.sum())
