@@ -8,7 +8,7 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.scope import delete_rights, listed_session
 from app.ui.text import literal
-from backend.store import (RunFilter, count_runs, delete_runs, export_result, list_runs, preview_delete, reopen,
+from backend.store import (RunFilter, count_runs, delete_runs, list_runs, preview_delete, reopen, result_json,
                            to_jsonable)
 
 
@@ -67,9 +67,12 @@ table_downloads(runs, "runs", key="runs-export")
 if not runs.empty:
     st.subheader("Reopen a run")
     by_id = runs.set_index("run_id")
-    run_id = st.selectbox("Run", runs["run_id"],
+    # Nothing is reopened until a run is picked: reading and drawing a full result on every visit of the page
+    # cost every user's view of it.
+    run_id = st.selectbox("Run", runs["run_id"], index=None, placeholder="Pick a run to see its settings and result",
+                          key="runs-reopen",
                           format_func=lambda r: f"{r} · {by_id.loc[r, 'feature']} · {by_id.loc[r, 'created']}")
-    opened = guarded(lambda: reopen(run_id))
+    opened = guarded(lambda: reopen(run_id)) if run_id is not None else None
     if opened is not None:
         record, value = opened
         origin = "cached" if record["cached"] else f"computed in {record['seconds']:.2f} s"
@@ -77,8 +80,8 @@ if not runs.empty:
         st.json(json.loads(record["params"]), expanded=False)
         with st.expander("Result", expanded=False):
             st.json(to_jsonable(value), expanded=1)
-        st.download_button("Download result (JSON)", export_result(run_id), file_name=f"run-{run_id}.json",
-                           mime="application/json")
+        st.download_button("Download result (JSON)", lambda: result_json(record, value),  # made on the click
+                           file_name=f"run-{run_id}.json", mime="application/json")
     rights = delete_rights()  # a runs link grants reading, not deleting
     with st.expander("Delete runs"):
         if not rights.allowed:

@@ -1,4 +1,7 @@
-"""Export buttons: the same table as CSV, Parquet and JSON."""
+"""Export buttons: the same table as CSV, Parquet and JSON.
+
+The files are made when a button is clicked (Streamlit's deferred download data), not on every run of the page:
+three encodings of every table on every page run were a good part of a stored view's server time."""
 from __future__ import annotations
 
 import pandas as pd
@@ -12,5 +15,5 @@ MIME = {"csv": "text/csv", "parquet": "application/octet-stream", "json": "appli
 def table_downloads(frame: pd.DataFrame, stem: str, key: str) -> None:
     columns = st.columns(len(EXPORT_FORMATS))
     for column, fmt in zip(columns, EXPORT_FORMATS):
-        column.download_button(f"Export {fmt.upper()}", export_runs(frame, fmt), file_name=f"{stem}.{fmt}",
-                               mime=MIME[fmt], key=f"{key}-{fmt}", width="stretch")
+        column.download_button(f"Export {fmt.upper()}", lambda fmt=fmt: export_runs(frame, fmt),
+                               file_name=f"{stem}.{fmt}", mime=MIME[fmt], key=f"{key}-{fmt}", width="stretch")

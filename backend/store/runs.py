@@ -91,6 +91,10 @@ def export_runs(frame: pd.DataFrame, fmt: str) -> bytes:
 
 def export_result(run_id: str) -> bytes:
     """One run's full result as readable JSON."""
-    record, value = reopen(run_id)
+    return result_json(*reopen(run_id))
+
+
+def result_json(record: dict, value) -> bytes:
+    """A reopened run (`reopen`'s record and value) as readable JSON."""
     return json.dumps({"run": {k: str(v) for k, v in record.items()}, "result": to_jsonable(value)},
                       indent=1).encode()

@@ -46,6 +46,8 @@ def test_runs_page_lists_and_reopens_this_sessions_runs_only():
     assert plotly_charts(at), "the runs timeline is missing"
     shown = set(at.dataframe[0].value["run_id"])
     assert mine in shown and theirs not in shown
+    assert not at.json, "nothing is reopened before a run is picked"
+    at.selectbox(key="runs-reopen").set_value(mine).run()
     assert any(j for j in at.json)
 
 

@@ -34,6 +34,8 @@ def test_a_runs_link_lists_and_reopens_but_cannot_delete():
     shown = set(visitor.dataframe[0].value["run_id"])
     assert mine in shown and theirs not in shown  # reading: the linked tab's runs, nobody else's
     assert not _delete_controls(visitor)
+    visitor.selectbox(key="runs-reopen").set_value(mine).run()
+    assert any(j for j in visitor.json)  # and reopening them
     assert any("opened from a runs link" in html.unescape(i.value) and "DASH_ADMIN=1" in html.unescape(i.value)
                for i in visitor.info)
 
