@@ -59,3 +59,12 @@ def test_decoding_first_view_is_labelled_beside_the_stored_aggregate(app_url, br
     assert page.locator('[data-testid="stDataFrame"]').count() >= 2  # the aggregate and the runs table
     assert "Forty-five marbles" in body  # hand-written one-step problem #3
     page.close()
+
+
+def test_an_export_is_made_on_the_click(tab):
+    """Exports are deferred (made when clicked, not on every run of the page): the browser still gets the file."""
+    tab.show("runs")
+    with tab.page.expect_download(timeout=60_000) as download:
+        tab.page.get_by_role("button", name="Export CSV").first.click()
+    path = download.value.path()
+    assert Path(path).read_text().splitlines()[0].startswith("run_id,")
