@@ -12,6 +12,9 @@ from backend.nag.corpus_job import feature_job, rank_job
 from tests.corpus.support import CountTask, add_bad_shards, processed, write_corpus, write_single
 
 RAY = EngineConfig(engine="ray", workers=2)
+# where several actors prove nothing more (the engine's sharding and merging are checked with two above): one
+# actor, as each costs seconds of start-up (torch, transformers and the backend imported in a fresh process)
+ONE_ACTOR = EngineConfig(engine="ray", workers=1)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -83,7 +86,7 @@ def test_watermark_scan_on_ray_equals_local(tmp_path, fresh_store):
     import shutil
 
     shutil.rmtree(local.out_dir)
-    on_ray = scan(str(corpus), ScanConfig(), RAY, str(tmp_path / "ray.parquet"))
+    on_ray = scan(str(corpus), ScanConfig(), ONE_ACTOR, str(tmp_path / "ray.parquet"))
     a, b = pd.read_parquet(tmp_path / "local.parquet"), pd.read_parquet(tmp_path / "ray.parquet")
     assert len(a) == 40 and a.equals(b) and on_ray.checksum == local.checksum
     assert set(a["verdict"]) <= {"not watermarked", "too short to decide"}
