@@ -40,6 +40,15 @@ def first_open(r: dict) -> str:
                  f"{max(x['cached_reopen_script_idle_s'] for x in p)} s.", "First open of every page")
 
 
+@_from("load.json")
+def lab(r: dict) -> str:
+    lat, plan = r["stored_view_latency_s"], r["plan"]
+    return _link(f"**A lab on one server**: {plan['sessions']} browser sessions for {plan['seconds'] / 60:.0f} min, two "
+                 f"of them computing without pause, beside CLI runs on the same store: stored views p95 "
+                 f"{sec(lat['p95'])} to script idle (n = {lat['n']}), {len(r['errors'])} errors, RSS "
+                 f"{r['rss_growth_after_warmup']:+.1%} after warm-up.", "A lab on one server (load)")
+
+
 @_from("decoding.json")
 def decoding(r: dict) -> str:
     rs, mh = r["resampling"], r["asmc_vs_mh"]
@@ -128,4 +137,4 @@ def fp8(r: dict) -> str:
                  "FP8 bounds")
 
 
-LINES: list[Line] = [memory, first_open, decoding, accuracy, disagreement, adapters, mt, watermark, fp8]
+LINES: list[Line] = [memory, first_open, lab, decoding, accuracy, disagreement, adapters, mt, watermark, fp8]
