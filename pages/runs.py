@@ -81,7 +81,7 @@ if not runs.empty:
         with st.expander("Result", expanded=False):
             st.json(to_jsonable(value), expanded=1)
         st.download_button("Download result (JSON)", lambda: result_json(record, value),  # made on the click
-                           file_name=f"run-{run_id}.json", mime="application/json")
+                           file_name=f"run-{run_id}.json", mime="application/json", on_click="ignore")
     rights = delete_rights()  # a runs link grants reading, not deleting
     with st.expander("Delete runs"):
         if not rights.allowed:

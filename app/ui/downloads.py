@@ -1,7 +1,9 @@
 """Export buttons: the same table as CSV, Parquet and JSON.
 
 The files are made when a button is clicked (Streamlit's deferred download data), not on every run of the page:
-three encodings of every table on every page run were a good part of a stored view's server time."""
+three encodings of every table on every page run were a good part of a stored view's server time. A click does not
+rerun the page (on_click="ignore"): a rerun would replace the registered file maker while the browser asks for it,
+and on a busy server the download could be lost."""
 from __future__ import annotations
 
 import pandas as pd
@@ -16,4 +18,4 @@ def table_downloads(frame: pd.DataFrame, stem: str, key: str) -> None:
     columns = st.columns(len(EXPORT_FORMATS))
     for column, fmt in zip(columns, EXPORT_FORMATS):
         column.download_button(f"Export {fmt.upper()}", lambda fmt=fmt: export_runs(frame, fmt),
-                               file_name=f"{stem}.{fmt}", mime=MIME[fmt], key=f"{key}-{fmt}", width="stretch")
+                               file_name=f"{stem}.{fmt}", mime=MIME[fmt], key=f"{key}-{fmt}", width="stretch", on_click="ignore")
