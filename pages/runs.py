@@ -4,7 +4,7 @@ import json
 import streamlit as st
 
 from app.figures.runs import runs_timeline
-from app.ui.downloads import table_downloads
+from app.ui.downloads import deferred_download, table_downloads
 from app.ui.guarded import guarded
 from app.ui.scope import delete_rights, listed_session
 from app.ui.text import literal
@@ -80,8 +80,8 @@ if not runs.empty:
         st.json(json.loads(record["params"]), expanded=False)
         with st.expander("Result", expanded=False):
             st.json(to_jsonable(value), expanded=1)
-        st.download_button("Download result (JSON)", lambda: result_json(record, value),  # made on the click
-                           file_name=f"run-{run_id}.json", mime="application/json", on_click="ignore")
+        deferred_download(st, "Download result (JSON)", lambda: result_json(record, value),
+                          file_name=f"run-{run_id}.json", mime="application/json")
     rights = delete_rights()  # a runs link grants reading, not deleting
     with st.expander("Delete runs"):
         if not rights.allowed:

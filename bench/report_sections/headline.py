@@ -43,8 +43,9 @@ def first_open(r: dict) -> str:
 @_from("load.json")
 def lab(r: dict) -> str:
     lat, plan = r["stored_view_latency_s"], r["plan"]
-    return _link(f"**A lab on one server**: {plan['sessions']} browser sessions for {plan['seconds'] / 60:.0f} min, two "
-                 f"of them computing without pause, beside CLI runs on the same store: stored views p95 "
+    computing = sum(s["role"] != "browse" for s in r["sessions"])
+    return _link(f"**A lab on one server**: {plan['sessions']} browser sessions for {plan['seconds'] / 60:.0f} min, "
+                 f"{computing} of them computing without pause, beside CLI runs on the same store: stored views p95 "
                  f"{sec(lat['p95'])} to script idle (n = {lat['n']}), {len(r['errors'])} errors, RSS "
                  f"{r['rss_growth_after_warmup']:+.1%} after warm-up.", "A lab on one server (load)")
 
