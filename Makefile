@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: install run test prepare screenshots bench
+.PHONY: install run test test-seconds prepare screenshots bench
 
 install:
 	./scripts/install.sh
@@ -19,6 +19,11 @@ TEST_WORKERS ?= 2
 
 test: prepare
 	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup tests
+
+# Re-records each test file's seconds (tests/support/file_seconds.json), from which `make test` hands out the
+# longest groups first (tests/support/scheduling.py). Run it on an idle machine after adding slow tests.
+test-seconds: prepare
+	DASH_RECORD_TEST_SECONDS=1 HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup tests
 
 # Screenshots for the README: the browser test on the embedded default model.
 screenshots: prepare

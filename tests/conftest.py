@@ -23,6 +23,7 @@ if _WORKERS > 1:  # before torch is imported: OpenMP reads it once, subprocesses
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from tests.support.scheduling import FileSecondsRecorder, LongestFirstScheduling  # noqa: E402
 from tests.support.shared import built_once  # noqa: E402
 from tests.support.tiny import ARCHITECTURES, build_tiny_model  # noqa: E402
 
@@ -60,6 +61,17 @@ load_all()
 def pytest_configure(config):
     config.addinivalue_line("markers", "asks_before_computing: keep the pages' ask-before-computing threshold "
                                        "(tests/app/conftest.py turns it off for the other AppTests)")
+    if os.environ.get("DASH_RECORD_TEST_SECONDS") == "1" and not _WORKER:  # `make test-seconds`
+        recorder = FileSecondsRecorder()
+        config.pluginmanager.register(recorder, "file-seconds-recorder")
+        config.add_cleanup(recorder.write)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` hands out the longest groups first (tests/support/scheduling.py)."""
+    if config.getvalue("dist") == "loadgroup":
+        return LongestFirstScheduling(config, log)
+    return None
 
 
 @pytest.hookimpl(trylast=True)  # after tests/e2e/conftest.py has put the browser tests in one group

@@ -1,0 +1,83 @@
+"""Longest group first: the order in which `make test`'s xdist workers take their test groups.
+
+pytest-xdist's `--dist loadgroup` hands out groups (a test file, or a named group such as the browser tests)
+largest test count first. Test count is a poor proxy for time here: the load test is one test of 80 s and a
+Ray file of three tests takes 30 s, so they were handed out last and one worker ran them while the other sat
+idle. This scheduler hands out the groups by their recorded seconds instead, longest first (the classic
+longest-processing-time rule, within 4/3 of the best possible finish on two workers), so the run ends with
+short groups on both workers.
+
+The seconds come from tests/support/file_seconds.json, each test file's seconds and test count, written by a
+run with DASH_RECORD_TEST_SECONDS=1 (`make test-seconds`). A test in a file missing from it (a new file)
+counts at the median seconds per test of the recorded files: a stale table only costs balance, never a test.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+from xdist.scheduler import LoadGroupScheduling
+
+SECONDS_FILE = Path(__file__).with_name("file_seconds.json")
+
+
+def recorded_seconds(path: Path = SECONDS_FILE) -> dict[str, dict[str, float]]:
+    """{test file: {"seconds": s, "tests": n}} from the last recording ({} when there is none or it is unreadable)."""
+    try:
+        table = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
+def estimated_seconds(group_nodeids: list[str], recorded: dict[str, dict[str, float]]) -> float:
+    """A group's expected seconds: each of its tests at its file's recorded seconds per test (a file not on
+    record at the median rate). Files are the recorded unit, as a group may gather several (the browser tests)."""
+    rates = {file: entry["seconds"] / entry["tests"] for file, entry in recorded.items() if entry.get("tests")}
+    median_rate = statistics.median(rates.values()) if rates else 1.0
+    return sum(rates.get(file_of(nodeid), median_rate) for nodeid in group_nodeids)
+
+
+class LongestFirstScheduling(LoadGroupScheduling):
+    """`--dist loadgroup`, with the work queue ordered by estimated seconds instead of by test count."""
+
+    _ordered = False
+
+    def _assign_work_unit(self, node) -> None:
+        # The parent builds the whole queue, then assigns the first units: order it just before the first one.
+        if not self._ordered:
+            self._order_workqueue()
+            self._ordered = True
+        super()._assign_work_unit(node)
+
+    def _order_workqueue(self) -> None:
+        recorded = recorded_seconds()
+        seconds = {scope: estimated_seconds(list(nodeids), recorded) for scope, nodeids in self.workqueue.items()}
+        ordered = sorted(self.workqueue.items(), key=lambda item: -seconds[item[0]])
+        self.workqueue.clear()
+        self.workqueue.update(ordered)
+
+
+class FileSecondsRecorder:
+    """Adds up each test file's setup, call and teardown seconds as the controller receives the reports."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.tests: dict[str, set[str]] = defaultdict(set)
+
+    def pytest_runtest_logreport(self, report) -> None:
+        file = file_of(report.nodeid)
+        self.seconds[file] += report.duration
+        self.tests[file].add(report.nodeid)
+
+    def write(self, path: Path = SECONDS_FILE) -> None:
+        table = {file: {"seconds": round(self.seconds[file], 2), "tests": len(self.tests[file])}
+                 for file in sorted(self.seconds, key=lambda f: -self.seconds[f])}
+        path.write_text(json.dumps(table, indent=1) + "\n")
+
+
+def file_of(nodeid: str) -> str:
+    """The test file of a node id (`tests/x/test_y.py::test_z[param]@group` → `tests/x/test_y.py`)."""
+    return nodeid.split("::", 1)[0]
