@@ -77,6 +77,7 @@ class Plan:
     cli_every_s: float
     model: str
     think_s: float = 0.0  # a browsing session's mean pause on a page before its next step (0: a bot, no pause)
+    long_pause_s: float = 0.0  # a long session's pause between runs (0: back to back, the full bench's load)
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -227,6 +228,7 @@ async def _long(session: Session, deadline: float, model_id: str | None) -> None
         try:
             await session.long_decoding_run(round_, deadline)
             session.log.steps += 1
+            await asyncio.sleep(min(session.plan.long_pause_s, max(deadline - time.monotonic(), 0.0)))
         except Exception as err:  # noqa: BLE001
             session.log.errors.append(f"long run {round_}: {type(err).__name__}: {str(err).splitlines()[0][:160]}")
             await asyncio.sleep(5)

@@ -12,8 +12,9 @@ from backend.nag.corpus_job import feature_job, rank_job
 from tests.corpus.support import CountTask, add_bad_shards, processed, write_corpus, write_single
 
 RAY = EngineConfig(engine="ray", workers=2)
-# where several actors prove nothing more (the engine's sharding and merging are checked with two above): one
-# actor, as each costs seconds of start-up (torch, transformers and the backend imported in a fresh process)
+# where several actors prove nothing more (the engine's sharding and merging over two actors are checked by the
+# sharded-corpus test): one actor, as each costs about 6 CPU-seconds of start-up (torch, transformers and the
+# backend imported in a fresh process), and a killed actor is restarted and retried as one of two would be
 ONE_ACTOR = EngineConfig(engine="ray", workers=1)
 
 
@@ -33,7 +34,7 @@ def test_nag_rank_on_ray_equals_the_local_path(tmp_path, fresh_store):
     targets = [TargetSet("science", tuple(samples.sample_targets("science")[:3]))]
     config = RankConfig(top_k=8, max_length=48, budget=0.3)
     local = rank(handle, pool, targets, config).value
-    job = feature_job(handle, str(pool), config, RAY, batch_size=64)
+    job = feature_job(handle, str(pool), config, ONE_ACTOR, batch_size=64)
     ranked = rank_job(handle, job.job_id, targets, config).value
     assert ranked.ids == local.ids
     assert np.array_equal(ranked.similarity, local.similarity)
@@ -41,7 +42,7 @@ def test_nag_rank_on_ray_equals_the_local_path(tmp_path, fresh_store):
     assert local.to_frame().head(20).equals(ranked.to_frame().head(20))
     # a new target re-ranks the stored features: no shard runs again
     other = [TargetSet("code", tuple(samples.sample_targets("code")[:3]))]
-    assert feature_job(handle, str(pool), config, RAY).processed == 0
+    assert feature_job(handle, str(pool), config, ONE_ACTOR).processed == 0
     assert np.array_equal(rank_job(handle, job.job_id, other, config).value.similarity,
                           rank(handle, pool, other, config).value.similarity)
 
@@ -65,7 +66,7 @@ def test_a_killed_worker_is_retried_and_bad_shards_are_reported_in_one_job(tmp_p
     retried with no duplicated or missing rows, and the bad shards are reported per shard while the job completes."""
     corpus = write_corpus(tmp_path / "c", 240, 6)
     add_bad_shards(corpus)
-    summary = run_job("count", CountTask(tmp_path, kill_on="part-02.txt"), str(corpus), RAY)
+    summary = run_job("count", CountTask(tmp_path, kill_on="part-02.txt"), str(corpus), ONE_ACTOR)
     assert (tmp_path / "once-part-02.txt").exists()  # the worker did die there
     assert summary.status == "done with failed shards" and summary.rows == 240 and summary.processed == 9
     failed = sorted(p.split("/")[-1] for p, _ in summary.failed)
