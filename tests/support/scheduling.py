@@ -1,9 +1,8 @@
 """Longest group first: the order in which `make test`'s xdist workers take their test groups.
 
 pytest-xdist's `--dist loadgroup` hands out groups (a test file, or a named group such as the browser tests)
-largest test count first. Test count is a poor proxy for time here: the load test is one test of 80 s and a
-Ray file of three tests takes 30 s, so they were handed out last and one worker ran them while the other sat
-idle. This scheduler hands out the groups by their recorded seconds instead, longest first (the classic
+largest test count first. Test count is a poor proxy for time here: the load test is one test of 75 s and the
+Ray file four tests of 80 s, so they were handed out last and one worker ran them while the other sat idle. This scheduler hands out the groups by their recorded seconds instead, longest first (the classic
 longest-processing-time rule, within 4/3 of the best possible finish on two workers), so the run ends with
 short groups on both workers.
 
