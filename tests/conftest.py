@@ -62,9 +62,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "asks_before_computing: keep the pages' ask-before-computing threshold "
                                        "(tests/app/conftest.py turns it off for the other AppTests)")
     if os.environ.get("DASH_RECORD_TEST_SECONDS") == "1" and not _WORKER:  # `make test-seconds`
-        recorder = FileSecondsRecorder()
-        config.pluginmanager.register(recorder, "file-seconds-recorder")
-        config.add_cleanup(recorder.write)
+        config.pluginmanager.register(FileSecondsRecorder(), "file-seconds-recorder")
 
 
 def pytest_xdist_make_scheduler(config, log):

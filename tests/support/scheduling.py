@@ -2,12 +2,13 @@
 
 pytest-xdist's `--dist loadgroup` hands out groups (a test file, or a named group such as the browser tests)
 largest test count first. Test count is a poor proxy for time here: the load test is one test of 75 s and the
-Ray file four tests of 80 s, so they were handed out last and one worker ran them while the other sat idle. This scheduler hands out the groups by their recorded seconds instead, longest first (the classic
+Ray file four tests of 80 s, so they were handed out last and one worker ran them while the other sat idle.
+This scheduler hands out the groups by their recorded seconds instead, longest first (the classic
 longest-processing-time rule, within 4/3 of the best possible finish on two workers), so the run ends with
 short groups on both workers.
 
 The seconds come from tests/support/file_seconds.json, each test file's seconds and test count, written by a
-run with DASH_RECORD_TEST_SECONDS=1 (`make test-seconds`). A test in a file missing from it (a new file)
+passing run with DASH_RECORD_TEST_SECONDS=1 (`make test-seconds`). A test in a file missing from it (a new file)
 counts at the median seconds per test of the recorded files: a stale table only costs balance, never a test.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from xdist.scheduler import LoadGroupScheduling
@@ -31,12 +33,17 @@ def recorded_seconds(path: Path = SECONDS_FILE) -> dict[str, dict[str, float]]:
     return table if isinstance(table, dict) else {}
 
 
-def estimated_seconds(group_nodeids: list[str], recorded: dict[str, dict[str, float]]) -> float:
-    """A group's expected seconds: each of its tests at its file's recorded seconds per test (a file not on
-    record at the median rate). Files are the recorded unit, as a group may gather several (the browser tests)."""
+def seconds_per_test(recorded: dict[str, dict[str, float]]) -> Callable[[str], float]:
+    """A test file's recorded seconds per test; a file not on record (a new one) at the median of the others."""
     rates = {file: entry["seconds"] / entry["tests"] for file, entry in recorded.items() if entry.get("tests")}
     median_rate = statistics.median(rates.values()) if rates else 1.0
-    return sum(rates.get(file_of(nodeid), median_rate) for nodeid in group_nodeids)
+    return lambda file: rates.get(file, median_rate)
+
+
+def estimated_seconds(group_nodeids: Iterable[str], rate: Callable[[str], float]) -> float:
+    """A group's expected seconds: each of its tests at its file's rate. Files are the recorded unit, as a group
+    may gather several (the browser tests)."""
+    return sum(rate(file_of(nodeid)) for nodeid in group_nodeids)
 
 
 class LongestFirstScheduling(LoadGroupScheduling):
@@ -52,17 +59,19 @@ class LongestFirstScheduling(LoadGroupScheduling):
         super()._assign_work_unit(node)
 
     def _order_workqueue(self) -> None:
-        recorded = recorded_seconds()
-        seconds = {scope: estimated_seconds(list(nodeids), recorded) for scope, nodeids in self.workqueue.items()}
+        rate = seconds_per_test(recorded_seconds())
+        seconds = {scope: estimated_seconds(nodeids, rate) for scope, nodeids in self.workqueue.items()}
         ordered = sorted(self.workqueue.items(), key=lambda item: -seconds[item[0]])
         self.workqueue.clear()
         self.workqueue.update(ordered)
 
 
 class FileSecondsRecorder:
-    """Adds up each test file's setup, call and teardown seconds as the controller receives the reports."""
+    """Adds up each test file's setup, call and teardown seconds as the controller receives the reports, and
+    writes the table when the whole run passed (a failed or interrupted run would record a distorted one)."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path = SECONDS_FILE) -> None:
+        self.path = path
         self.seconds: dict[str, float] = defaultdict(float)
         self.tests: dict[str, set[str]] = defaultdict(set)
 
@@ -71,10 +80,12 @@ class FileSecondsRecorder:
         self.seconds[file] += report.duration
         self.tests[file].add(report.nodeid)
 
-    def write(self, path: Path = SECONDS_FILE) -> None:
+    def pytest_sessionfinish(self, exitstatus) -> None:
+        if exitstatus != 0:
+            return
         table = {file: {"seconds": round(self.seconds[file], 2), "tests": len(self.tests[file])}
                  for file in sorted(self.seconds, key=lambda f: -self.seconds[f])}
-        path.write_text(json.dumps(table, indent=1) + "\n")
+        self.path.write_text(json.dumps(table, indent=1) + "\n")
 
 
 def file_of(nodeid: str) -> str:
