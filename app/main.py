@@ -20,6 +20,7 @@ if _FIRST_RUN:
 from app.session import open_page_on  # noqa: E402
 from app.ui.guarded import guarded  # noqa: E402
 from app.ui.model_picker import model_picker  # noqa: E402
+from app.ui.run import unclaimed_stop_notices  # noqa: E402
 from app.ui.scope import browser_scope  # noqa: E402
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
 from backend.features import load_all, opening_model  # noqa: E402
@@ -51,4 +52,7 @@ ensure_reference()  # the shipped first views, whichever store this server was p
 notice = store_notice()
 if notice:
     st.warning(notice, icon=":material/database:")
+stop_notices = st.container()  # the top of the page: a Stop that no computation on it claimed is said here
 navigation.run()
+with stop_notices:
+    unclaimed_stop_notices()

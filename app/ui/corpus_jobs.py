@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.guarded import guarded
+from app.ui.run import stopped_message
 from app.ui.text import literal
 from backend.corpus import jobs
 from backend.corpus.capped import MAX_SHARDS, SHARD_UPLOAD, check_shard_set, check_upload
@@ -25,7 +27,8 @@ _running: dict[str, dict] = {}  # launch key -> {"fraction", "message", "error",
 
 
 def _launch(key: str, corpus: str, launch: Callable) -> None:
-    state = {"fraction": 0.0, "message": "starting", "error": "", "stopped": "", "job": None, "stop": False}
+    state = {"fraction": 0.0, "message": "starting", "error": "", "stopped": "", "job": None, "stop": False,
+             "started": time.monotonic()}
     _running[key] = state
 
     def progress(fraction: float, message: str) -> None:
@@ -37,8 +40,8 @@ def _launch(key: str, corpus: str, launch: Callable) -> None:
         try:
             state["job"] = launch(corpus, progress)
         except Stopped:
-            state["stopped"] = ("Stopped. The shards finished before the stop are stored; running the job again on the "
-                              "same corpus skips them.")
+            state["stopped"] = stopped_message("Corpus job", time.monotonic() - state["started"],
+                                               "the shards finished before it are stored (a re-run skips them)")
         except UserError as err:
             state["error"] = str(err)
         except Exception as err:  # noqa: BLE001 - shown as a failure; details in the server log
@@ -57,7 +60,7 @@ def _progress_view(key: str) -> None:
     if state["error"]:
         st.error(literal(state["error"]))
     elif state["stopped"]:
-        st.info(state["stopped"])
+        st.warning(state["stopped"], icon=":material/stop_circle:")
     elif state["job"] is not None:
         job = state["job"]
         st.success(f"Job {job.job_id}: {job.rows:,} rows, {job.processed} shard(s) run, {job.skipped} already done, "

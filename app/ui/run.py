@@ -50,11 +50,29 @@ def expected_time(feature: str, action: str, fingerprint: str) -> None:
 _ARMED = "run-buttons-armed"  # the session-state keys of clicked_for buttons: a Stop disarms them all
 _STOPPED = "runs-stopped"  # label of a computation stopped in this session -> the run buttons it disarmed
 _NOTED = "runs-stopped-noted"  # stopped labels whose notice the page has shown in place of the computation
+_STARTED = "runs-started-at"  # label of a running computation -> its start (time.monotonic), for the notice
+_STOPPED_AFTER = "runs-stopped-after"  # label of a stopped computation -> seconds it had run
+
+
+def stopped_message(label: str, seconds: float | None,
+                    kept: str = "nothing was stored; the run is listed as stopped on the Runs page") -> str:
+    """The one notice every Stop ends with (page computations, batches, corpus jobs)."""
+    after = "" if seconds is None else f" after {seconds:.0f} s"
+    return f"{label}: stopped{after}, {kept}. Start it again when you are ready."
 
 
 def _stopped_notice(label: str) -> None:
-    st.warning(f"{label}: stopped. Nothing was stored; the run is listed as stopped on the Runs page. "
-               "Start it again when you are ready.")
+    seconds = st.session_state.get(_STOPPED_AFTER, {}).get(label)
+    st.warning(stopped_message(label, seconds), icon=":material/stop_circle:")
+
+
+def unclaimed_stop_notices() -> None:
+    """After a page ran: the notice of a Stop whose computation the rerun did not reach (its start was a plain
+    button, e.g. a batch), drawn where the caller reserved room (the top of the page), so no Stop ends silently."""
+    stopped, noted = st.session_state.get(_STOPPED, {}), st.session_state.setdefault(_NOTED, set())
+    for label in [label for label in stopped if label not in noted]:
+        noted.add(label)
+        _stopped_notice(label)
 
 
 def clicked_for(config: object, label: str, key: str, *, disabled: bool = False) -> bool:
@@ -81,6 +99,9 @@ def _stop(label: str) -> None:
     for key in disarmed:
         st.session_state.pop(key, None)
     st.session_state.setdefault(_STOPPED, {})[label] = disarmed
+    started = st.session_state.get(_STARTED, {}).pop(label, None)
+    st.session_state.setdefault(_STOPPED_AFTER, {})[label] = None if started is None else time.monotonic() - started
+    st.session_state.setdefault(_NOTED, set()).discard(label)
 
 
 def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
@@ -109,7 +130,17 @@ def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
                         "the result is stored, so it is instant next time.")
                 st.button(f"Compute ({duration(miss.estimate_seconds)})", key=button_key, type="primary")
                 return None
+            return _run(label, call, miss.estimate_seconds)
     return _run(label, call)
+
+
+def with_time_left(message: str, fraction: float, elapsed_s: float) -> str:
+    """The progress text with the time left, extrapolated from the share done so far (once there is a share to
+    extrapolate from): a long run says how long it will still take without anyone opening anything."""
+    if not 0.02 <= fraction < 1.0 or elapsed_s < 2:
+        return message
+    left = elapsed_s * (1.0 - fraction) / fraction
+    return f"{message} · {duration(left)} left" if left >= 1 else message
 
 
 def throttled(draw: Progress, every_s: float = PROGRESS_REDRAW_S,
@@ -128,15 +159,20 @@ def throttled(draw: Progress, every_s: float = PROGRESS_REDRAW_S,
     return progress
 
 
-def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | None:
-    with st.status(label, expanded=False) as box:
+def _run(label: str, call: Callable[[Progress], Computed[T]], expected_s: float | None = None) -> Computed[T] | None:
+    # Open while it runs: the progress bar, the expected time and Stop are seen without a click; closed when done.
+    with st.status(label, expanded=True) as box:
+        if expected_s is not None and expected_s >= 1:
+            st.caption(f"Expected: {duration(expected_s)} (the median of its earlier runs on this model here).")
         bar = st.progress(0.0, text=label)
+        st.session_state.setdefault(_STARTED, {})[label] = time.monotonic()
         stop_slot = st.empty()  # a Stop button for as long as the work runs
         stop_slot.button("Stop", key=f"stop-{label}", on_click=_stop, args=(label,),
                          help="Stops at the next progress step: nothing partial is stored, the model stays usable.")
 
-        progress = throttled(lambda fraction, message: bar.progress(min(max(float(fraction), 0.0), 1.0),
-                                                                    text=message))
+        started = time.monotonic()
+        progress = throttled(lambda fraction, message: bar.progress(
+            min(max(float(fraction), 0.0), 1.0), text=with_time_left(message, fraction, time.monotonic() - started)))
 
         def waiting() -> None:  # drawn at once: it says why nothing moves
             bar.progress(0.0, text="Waiting: the same computation is running for another session; its result is shown "
@@ -145,10 +181,11 @@ def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | N
         with while_waiting(waiting), background_priority():  # other sessions' pages keep the CPU they need
             result = guarded(lambda: call(progress))
         stop_slot.empty()
+        st.session_state.get(_STARTED, {}).pop(label, None)
         if result is None:
             box.update(label=f"{label}: failed", state="error", expanded=True)
             return None
-        box.update(label=f"{label}: {result.provenance}", state="complete")
+        box.update(label=f"{label}: {result.provenance}", state="complete", expanded=False)
     show_provenance(result)
     return result
 

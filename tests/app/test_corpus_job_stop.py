@@ -23,5 +23,6 @@ def test_stop_ends_a_running_corpus_job_at_its_next_step():
     deadline = time.monotonic() + 30
     while not state.get("stopped") and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert state["stopped"].startswith("Stopped") and not state["error"] and state["job"] is None
+    assert state["stopped"].startswith("Corpus job: stopped after ") and not state["error"] and state["job"] is None
+    assert "the shards finished before it are stored" in state["stopped"]
     assert len(shards_done) < 1000

@@ -38,10 +38,12 @@ def test_stop_ends_the_work_stores_nothing_and_keeps_it_stopped(fresh_store):
     at.button(key="demo-long-run").click().run()
     stop = at.button(key="stop-Long work")
     assert stop.label == "Stop", "a Stop button while the work runs"
+    running = at.get("status")[0]
+    assert running.proto.expanded, "progress and Stop are in view while the work runs, without a click"
     assert _rows(fresh_store) == ([("stopped",)], 0)
     stop.click().run()
     assert not at.exception
-    assert any("Long work: stopped" in w.value for w in at.warning)
+    assert any("Long work: stopped after " in w.value and "nothing was stored" in w.value for w in at.warning)
     assert not [m for m in at.markdown if "result" in m.value]
     at.run()  # another interaction: the stopped work does not start again by itself
     assert _rows(fresh_store) == ([("stopped",)], 0) and any("stopped" in w.value for w in at.warning)
@@ -63,3 +65,35 @@ def test_progress_is_redrawn_a_few_times_a_second_and_always_at_the_end():
     now[0] = 0.95
     progress(1.0, "done")  # the end is drawn even right after a redraw
     assert [m for _, m in drawn] == ["step 0", "step 3", "step 6", "step 9", "done"]
+
+
+def _page_with_a_plain_button():
+    import streamlit as st
+
+    from app.ui.run import run_with_progress, unclaimed_stop_notices
+    from backend.store import ModelRef, cached
+
+    top = st.container()
+    if st.button("Run batch", key="plain-run"):  # a plain button: the Stop's rerun does not reach the computation
+        def compute(progress):
+            progress(0.5, "halfway")
+            st.stop()
+            return 1
+
+        run_with_progress("Batch", lambda progress: cached("demo", "batch", ModelRef("tiny", "f00d"), {"n": 2},
+                                                           lambda: compute(progress)))
+    with top:
+        unclaimed_stop_notices()
+
+
+def test_a_stop_whose_rerun_does_not_reach_the_computation_still_says_so(fresh_store):
+    """Decoding's batch starts on a plain button: the rerun after Stop never calls the computation again, so the
+    notice comes from the page frame (app/main.py), at the top, once."""
+    at = AppTest.from_function(_page_with_a_plain_button, default_timeout=60).run()
+    at.button(key="plain-run").click().run()
+    assert at.button(key="stop-Batch").label == "Stop"
+    at.button(key="stop-Batch").click().run()
+    notices = [w.value for w in at.warning if "Batch: stopped" in w.value]
+    assert len(notices) == 1 and "nothing was stored" in notices[0]
+    at.run()
+    assert not [w for w in at.warning if "Batch: stopped" in w.value], "said once"
