@@ -51,10 +51,17 @@ with st.container(border=True):
     source = st.radio("Input", ["Arithmetic problem", "Own prompt", "Upload JSONL"], horizontal=True,
                       key="dec-source")
     problems = None
+    expected = None  # a free prompt's expected answer, when the user gives one
     illustrated = False  # the first view's problem of the stored benchmark, on its model: labelled as such
     if source == "Own prompt":
         task = st.text_area("Prompt", "Write one sentence about the sea.", key="dec-prompt", max_chars=PROMPT_MAX_CHARS)
-        st.caption("Free prompts have no checker: best-of-n and ASMC pick by score, and correctness is not shown.")
+        expected = st.number_input("Expected answer (optional)", value=None, step=1, key="dec-expected",
+                                   placeholder="an integer, e.g. 12",
+                                   help="The answer is read from each output as on the problem sets ('Answer: N', "
+                                        "else the last integer); with an expected answer, correctness is judged "
+                                        "and best-of-n and ASMC use it as they do on a problem.")
+        st.caption("Without an expected answer the output's answer is shown but not judged, and best-of-n and ASMC "
+                   "pick by score.")
     elif source == "Upload JSONL":
         upload = st.file_uploader("JSON lines with {\"question\" or \"prompt\": ..., \"answer\": <int>}",
                                   type=["jsonl", "json", "txt"], key="dec-upload",
@@ -210,12 +217,14 @@ def illustration() -> None:
 
 
 def side_by_side() -> None:
+    own_expected = None if expected is None else int(expected)
     clicked = st.button("Run selected strategies", type="primary", key="dec-run")
     state = st.session_state.get("dec-results")
     if clicked or state is None or state[0] != handle.id:
         results = []
         for name in picked:
-            done = run_with_progress(label_of[name], lambda p, name=name: decode(handle, task, config_for(name), p),
+            done = run_with_progress(label_of[name], lambda p, name=name: decode(handle, task, config_for(name), p,
+                                                                                 expected=own_expected),
                                      ask_over_s=NEVER_ASK)
             if done is not None:
                 results.append(done.value)

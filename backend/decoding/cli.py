@@ -76,6 +76,8 @@ def cmd_list(args: argparse.Namespace) -> list[dict]:
 
 def cmd_run(args: argparse.Namespace) -> dict:
     handle = load(args.model or default_model_id(), progress=_progress)
+    if args.expected is not None and args.prompt is None:
+        raise UserError("--expected goes with --prompt (a problem of a set carries its own answer).")
     if args.prompt is not None:
         task = args.prompt
     else:
@@ -83,7 +85,8 @@ def cmd_run(args: argparse.Namespace) -> dict:
         if not 0 <= args.index < len(problems):
             raise UserError(f"--index must be between 0 and {len(problems) - 1}.")
         task = problems[args.index]
-    done = decode(handle, task, _config(args, args.strategy), progress=_progress, chat=not args.no_chat)
+    done = decode(handle, task, _config(args, args.strategy), progress=_progress, chat=not args.no_chat,
+                  expected=args.expected)
     r = done.value
     return {"model": handle.display_name, "provenance": done.provenance, "run_id": done.run_id, **r.summary(),
             "ess": [p.ess.round(3).tolist() for p in r.particles],
@@ -112,7 +115,10 @@ def add_commands(subparsers) -> None:
     actions.add_parser("list", help="registered strategies").set_defaults(handler=cmd_list)
     run = actions.add_parser("run", help="one strategy on one prompt or problem")
     add_flags(run, DecodeConfig, {"strategy": "--strategy"})
-    run.add_argument("--prompt", help="free prompt (no checker); otherwise a task problem")
+    run.add_argument("--prompt", help="free prompt; otherwise a task problem")
+    run.add_argument("--expected", type=int, default=None,
+                     help="with --prompt: the expected integer answer, read from the output as on the problem sets "
+                          "('Answer: N', else the last integer), so correctness is judged")
     run.add_argument("--index", type=int, default=0, help="which problem of the set")
     run.set_defaults(handler=cmd_run)
     compare = actions.add_parser("compare", help="several strategies on many problems")

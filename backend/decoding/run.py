@@ -57,7 +57,7 @@ def _compute(handle, spec: StrategySpec, key: RunKey, ids: torch.Tensor, progres
     out = spec.run(ctx, key.config)
     wall = time.perf_counter() - start
     text = ctx.text(out.token_ids)
-    answer = extract_answer(text) if checker else None
+    answer = extract_answer(text)  # the problem sets' rule, for free prompts too: "Answer: 12" reads as 12
     correct = None if key.expected is None else answer == key.expected
     progress(1.0, f"{spec.label}: done")
     return DecodeResult(strategy=spec.name, config=key.config, model_id=handle.id, problem_id=key.problem_id,
@@ -72,13 +72,15 @@ def _check_fits(handle, n_tokens: int, max_new_tokens: int, what: str) -> None:
 
 
 def decode(handle, task: Problem | str, config: DecodeConfig, progress: Progress = silent,
-           chat: bool = True) -> Computed[DecodeResult]:
-    """Run one strategy on a task problem (answer checked) or a free prompt (no checker)."""
+           chat: bool = True, expected: int | None = None) -> Computed[DecodeResult]:
+    """Run one strategy on a task problem (answer checked) or a free prompt. A free prompt's answer is read by the
+    problem sets' rule (`extract_answer`); with `expected` it is checked, and checked strategies use it as they do
+    on a problem (best-of-n's and ASMC's answer-aware choices)."""
     spec, config = prepare(config)
     if isinstance(task, Problem):
         key = RunKey(config=config, prompt=format_prompt(task), expected=task.answer, problem_id=task.id, chat=chat)
     else:
-        key = RunKey(config=config, prompt=str(task), expected=None, problem_id="", chat=chat)
+        key = RunKey(config=config, prompt=str(task), expected=expected, problem_id="", chat=chat)
     ids = encode_prompt(handle, key.prompt, chat)
     _check_fits(handle, ids.shape[1], config.max_new_tokens, "The prompt")
     return cached(FEATURE, "run", ModelRef.of(handle), key, lambda: _compute(handle, spec, key, ids, progress),

@@ -183,3 +183,20 @@ def test_decoding_page_offers_the_long_chains_with_their_step_counts():
     assert list(at.selectbox(key="dec-difficulty").options) == ["4", "5", "6", "7", "8"]
     at.selectbox(key="dec-family").set_value("classic").run()
     assert not at.exception and list(at.selectbox(key="dec-difficulty").options) == ["1", "2", "3"]
+
+
+def test_own_prompt_reads_the_answer_and_judges_it_against_an_expected_one():
+    """A typed problem: the answer is read by the problem sets' rule, and an optional expected answer judges it."""
+    at = run_page("decoding.py", state={"dec-max-new": 4})
+    at.radio(key="dec-source").set_value("Own prompt").run()
+    at.text_area(key="dec-prompt").set_value("What is 5 + 7? End with Answer: N.")
+    at.multiselect(key="dec-strategies").set_value(["greedy"])
+    at.button(key="dec-run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    shown = at.metric[0].value
+    assert any("not judged" in c.value for c in at.caption)
+    at.number_input(key="dec-expected").set_value(12 if shown != "12" else 13)
+    at.button(key="dec-run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(":red[wrong]" in m.value for m in at.markdown), "an expected answer the output misses is judged wrong"
+    assert at.metric[0].value == shown, "the answer read from the output does not depend on the expected one"

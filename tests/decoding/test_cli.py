@@ -20,6 +20,19 @@ def test_run_on_a_problem_and_on_a_prompt(capsys):
     assert json.loads(capsys.readouterr().out)["correct"] is None
 
 
+def test_run_on_a_prompt_with_an_expected_answer_is_judged(capsys):
+    base = ["decode", "run", "--model", "tiny-llama", "--strategy", "greedy", "--prompt", "What is 5 + 7?",
+            "--max-new-tokens", "3", "--json"]
+    assert main(base) == 0
+    answer = json.loads(capsys.readouterr().out)["answer"]
+    expected = 12 if answer != 12 else 13
+    assert main([*base, "--expected", str(expected)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["expected"] == expected and out["correct"] is False and out["answer"] == answer
+    assert main(["decode", "run", "--model", "tiny-llama", "--expected", "3"]) == 2
+    assert "--expected goes with --prompt" in capsys.readouterr().err
+
+
 def test_compare_with_budgets_and_an_uploaded_file(tmp_path, capsys):
     upload = tmp_path / "p.jsonl"
     upload.write_text('{"question": "What is 2 + 3?", "answer": 5}\n{"prompt": "What is 4 * 2?", "answer": 8}\n')

@@ -69,8 +69,20 @@ def test_second_request_is_served_from_the_store_and_irrelevant_fields_share_it(
 
 def test_free_prompt_has_no_checker():
     r = decode(load("tiny-llama"), "Say hi", DecodeConfig(strategy="best_of_n", max_new_tokens=3, n=2)).value
-    assert r.correct is None and r.answer is None and r.expected is None
+    assert r.correct is None and r.expected is None
+    assert r.answer == extract_answer(r.output)  # read by the problem sets' rule, not judged
     assert "by score" in r.notes[-1]
+
+
+def test_free_prompt_with_an_expected_answer_is_judged_by_the_problem_sets_rule():
+    handle, config = load("tiny-llama"), DecodeConfig(strategy="greedy", max_new_tokens=6)
+    plain = decode(handle, "What is 5 + 7?", config).value
+    right = plain.answer if plain.answer is not None else 12
+    judged = decode(handle, "What is 5 + 7?", config, expected=right).value
+    assert judged.expected == right and judged.output == plain.output
+    assert judged.correct is (plain.answer == right)
+    wrong = decode(handle, "What is 5 + 7?", config, expected=right + 1).value
+    assert wrong.correct is False and wrong.answer == plain.answer
 
 
 def test_adaptive_asmc_grows_within_the_budget(problem):
