@@ -87,7 +87,15 @@ def cmd_generate(args) -> dict:
     from backend.watermark.generation import generate, make_request
     from backend.watermark.sampling import SamplingConfig
 
-    model_address, user_address = _identity(args.identity)
+    from backend.watermark import demo
+
+    needs_identity = not (METHODS.get(args.method).is_baseline or METHODS.get(args.method).identity_free)
+    if args.identity is None and needs_identity:  # the first try works as the page's does: on the demo identity
+        model_address, user_address = demo.first_try_identity()
+        print(f"identity: {model_address}.{user_address} ({demo.DEMO_LABEL}: keys from the public demo secret, so "
+              "anyone can write this mark; name your own with --identity MODEL.USER)", file=sys.stderr)
+    else:
+        model_address, user_address = _identity(args.identity)
     handle = _handle(args)
     sampling = SamplingConfig(**flag_values(args, SamplingConfig, SAMPLING_FLAGS))
     request = make_request(args.prompt, args.method, model_address, user_address, sampling,
@@ -95,7 +103,11 @@ def cmd_generate(args) -> dict:
     show = None if args.json else (lambda s: print(f"[{s.level or '-'} tier {s.tier}] {s.text}", file=sys.stderr))
     done = generate(handle, request, on_sentence=show, progress=_progress)
     g = done.value
-    return {"model": handle.display_name, "method": g.method, "identity": args.identity, "text": g.text,
+    method = METHODS.get(args.method)
+    identity = None if not needs_identity else (f"{model_address}.{user_address}" if method.identifies_users
+                                                else str(model_address))
+    return {"model": handle.display_name, "method": g.method, "identity": identity,
+            "demo": needs_identity and demo.is_demo(model_address), "text": g.text,
             "sentences": [s.__dict__ for s in g.sentences], "provenance": done.provenance, "run_id": done.run_id}
 
 

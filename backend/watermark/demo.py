@@ -26,6 +26,7 @@ EXAMPLE_ACTION = "example"
 _STATE = ["CREATE TABLE IF NOT EXISTS wm_demo_state (id INTEGER PRIMARY KEY, removed BOOLEAN NOT NULL)"]
 
 __all__ = ["DEMO_LABEL", "DEMO_MODEL_ADDRESS", "Example", "add_demo", "demo_present", "ensure_demo", "examples",
+           "first_try_identity",
            "is_demo", "remove_demo", "tagged"]
 
 
@@ -96,6 +97,16 @@ def ensure_demo() -> bool:
         return True
     except StoreUnavailable:
         return False
+
+
+def first_try_identity() -> tuple[int, int]:
+    """The identity a generation uses when none is named (the CLI without --identity, as the page's first pick):
+    the demo identity's first user, created on a fresh registry as the page does. A registry whose demo was
+    removed gets a message saying how to name an identity instead."""
+    if ensure_demo() or demo_present():
+        return DEMO_MODEL_ADDRESS, DEMO_USERS[0][0]
+    raise UserError("No identity given and the demo identity was removed: name one with --identity MODEL.USER "
+                    "(`watermark identity list`), or add the demo back from the Registry tab.")
 
 
 def remove_demo() -> int:

@@ -72,3 +72,18 @@ def test_detect_attack_and_generate(fixed_secret, capsys, tmp_path, writer_handl
 def _write(path, text: str):
     path.write_text(text)
     return path
+
+
+def test_generate_without_an_identity_uses_the_demo_one_and_says_so(capsys):
+    """The CLI's first try on a fresh store works as the page's does: the demo identity, named in the output."""
+    from backend.watermark import demo
+
+    code = main(["watermark", "generate", "Write about the sea.", "--method", "kgw", "--model-id", "tiny-writer",
+                 "--sentences", "2", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    gen = json.loads(captured.out)
+    assert gen["identity"] == str(demo.DEMO_MODEL_ADDRESS) and gen["demo"] is True
+    assert "demo" in captured.err and "public demo secret" in captured.err
+    demo.remove_demo()  # removed on purpose: no silent fallback, a message naming what to do
+    assert run(capsys, "generate", "Say hi.", "--method", "ipmark", "--model-id", "tiny-llama")[0] == 2
