@@ -14,7 +14,7 @@ from app.ui.scope import registry_rights
 from app.ui.text import literal, visible
 from app.ui.uploads import PROMPT_MAX_CHARS
 from backend.results import load_result
-from backend.watermark import (BASELINE, FIRST_TRY_CANDIDATES, FIRST_TRY_SENTENCES, MAX_BYTES, MAX_CHARS, METHODS,
+from backend.watermark import (BASELINE, MAX_BYTES, MAX_CHARS, METHODS,
                                SUFFIXES, DetectRequest, EvalConfig, GenerateRequest, IPMarkConfig, SamplingConfig, demo,
                                detect, evaluate, expected_seconds, generate, human_texts, identities, latest_evaluation,
                                make_request, read_upload, scan, verdict_table, watermark_names)
@@ -195,29 +195,38 @@ def generate_tab() -> None:
     if not identity_choices:
         st.info("Register a model identity and at least one user (Registry tab) to generate watermarked text.")
     elif handle is not None:
+        # Outside the form: picking a method resets the length to the one its own detector needs.
+        gmethod = select_for(GenerateRequest, "method", "Method", labels=METHODS.labels(), options=watermark_names(),
+                             key="wm-gen-method")
+        chosen = METHODS.get(gmethod)
+        ranks_candidates = chosen.config is not None and "n_candidates" in chosen.config.__dataclass_fields__
         with st.form("wm-generate"):
             gprompt = st.text_area("Prompt", "Describe a rainy day in a big city.", key="wm-prompt",
                                    max_chars=PROMPT_MAX_CHARS)
             c1, c2, c3, c4 = st.columns(4)
-            pick = c1.selectbox("Identity", range(len(identity_choices)), format_func=lambda i: identity_choices[i][2])
-            gmethod = select_for(GenerateRequest, "method", "Method", labels=METHODS.labels(), container=c2,
-                                 options=watermark_names())
-            # a first try in about a minute on 2 CPU cores (bench/watermark_first_try.py); more: stronger evidence
+            pick = c1.selectbox("Identity", range(len(identity_choices)), format_func=lambda i: identity_choices[i][2],
+                                key="wm-gen-identity")
+            n_sent = number_for(SamplingConfig, "max_sentences", "Sentences", container=c2, max_value=50,
+                                value=chosen.sentences_to_flag, key=f"wm-gen-sentences-{gmethod}",
+                                help=f"{chosen.label} is flagged by its own detector at about "
+                                     f"{chosen.sentences_to_flag} sentences on the embedded model; fewer may not be.")
             b = number_for(IPMarkConfig, "n_candidates", "B (candidates)", container=c3, max_value=32,
-                           value=FIRST_TRY_CANDIDATES)
-            n_sent = number_for(SamplingConfig, "max_sentences", "Sentences", container=c4, max_value=40,
-                                value=FIRST_TRY_SENTENCES)
+                           key="wm-gen-candidates") if ranks_candidates else 1
+            with_plain = c4.checkbox("Also unwatermarked", value=False, key="wm-gen-plain",
+                                     help="Write the same prompt without a watermark beside it (doubles the time).")
             gsettings = method_settings("wm-gen")
-            go_button = st.form_submit_button("Generate watermarked and unwatermarked", type="primary")
-        st.caption("IPMark needs about 20 sentences for a verdict (one bit pair per sentence); token-level methods "
-                   "decide on about 100 tokens. " + _expected_text(handle, gmethod, int(b), int(n_sent)))
+            go_button = st.form_submit_button("Generate", type="primary")
+        st.caption("Length each method needs for its own detector to flag the text at the first try (embedded model): "
+                   + ", ".join(f"{m.label} about {m.sentences_to_flag} sentences" for m in METHODS
+                               if not m.is_baseline) + ". " + _expected_text(handle, gmethod, int(b), int(n_sent)))
         if go_button:
             model_address, user_address, _ = identity_choices[pick]
             sampling = SamplingConfig(max_sentences=int(n_sent))
-            left, right = st.columns(2)
-            left.markdown(f"**{METHODS.get(gmethod).label}**")
-            right.markdown("**Unwatermarked**")
-            for column, meth in ((left, gmethod), (right, BASELINE)):
+            columns = st.columns(2) if with_plain else [st.container()]
+            columns[0].markdown(f"**{chosen.label}**")
+            if with_plain:
+                columns[1].markdown("**Unwatermarked**")
+            for column, meth in zip(columns, (gmethod, BASELINE)):
                 box = column.empty()
                 shown: list[str] = []
 
@@ -235,8 +244,11 @@ def generate_tab() -> None:
                         lambda p, r=request, s=stream: generate(handle, r, s, p))
                 if done is not None:
                     box.markdown(done.value.text)
-                    if meth != BASELINE:
-                        st.session_state["wm-text"] = done.value.text
+                    if meth != BASELINE:  # the Detect tab opens on this text, its method and its key
+                        st.session_state.update({"wm-text": done.value.text, "wm-source": "Paste",
+                                                 "wm-detect-method": meth})
+                        if chosen.needs_identity_to_detect:
+                            st.session_state["wm-detect-address"] = model_address
             st.caption("The watermarked text is now the default of the Detect tab.")
 
 

@@ -17,7 +17,7 @@ expected time (`expected_seconds`).
 """
 from backend.watermark import demo, identities
 from backend.watermark.corpus import human_texts
-from backend.watermark.estimate import FIRST_TRY_CANDIDATES, FIRST_TRY_SENTENCES, expected_seconds
+from backend.watermark.estimate import expected_seconds
 from backend.watermark.evaluation import EvalConfig, evaluate, latest_evaluation
 from backend.watermark.generation import GenerateRequest, generate, make_request
 from backend.watermark.ipmark.config import IPMarkConfig
@@ -27,7 +27,7 @@ from backend.watermark.scan import scan
 from backend.watermark.uploads import MAX_BYTES, MAX_CHARS, SUFFIXES, read_upload
 from backend.watermark.verdicts import verdict_table
 
-__all__ = ["BASELINE", "FIRST_TRY_CANDIDATES", "FIRST_TRY_SENTENCES", "MAX_BYTES", "MAX_CHARS", "METHODS",
+__all__ = ["BASELINE", "MAX_BYTES", "MAX_CHARS", "METHODS",
            "SUFFIXES", "DetectRequest", "EvalConfig", "GenerateRequest", "IPMarkConfig", "SamplingConfig", "demo",
            "detect", "evaluate", "expected_seconds", "generate", "human_texts", "identities", "latest_evaluation",
            "make_request", "read_upload", "scan", "verdict_table", "watermark_names"]

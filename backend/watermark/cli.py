@@ -97,7 +97,10 @@ def cmd_generate(args) -> dict:
     else:
         model_address, user_address = _identity(args.identity)
     handle = _handle(args)
-    sampling = SamplingConfig(**flag_values(args, SamplingConfig, SAMPLING_FLAGS))
+    sampling_flags = flag_values(args, SamplingConfig, SAMPLING_FLAGS)
+    if sampling_flags.get("max_sentences") is None:  # the length at which the method's own detector flags it
+        sampling_flags["max_sentences"] = METHODS.get(args.method).sentences_to_flag
+    sampling = SamplingConfig(**sampling_flags)
     request = make_request(args.prompt, args.method, model_address, user_address, sampling,
                            IPMarkConfig(n_candidates=args.n_candidates), *_settings(args).values())
     show = None if args.json else (lambda s: print(f"[{s.level or '-'} tier {s.tier}] {s.text}", file=sys.stderr))
@@ -204,7 +207,10 @@ def add_commands(subparsers) -> None:
     add_flags(gen, GenerateRequest, {"method": "--method"})
     gen.add_argument("--identity", help="MODEL.USER for ipmark, MODEL for kgw")
     gen.add_argument("--model-id", help="language model (default: the configured default)")
-    add_flags(gen, SamplingConfig, SAMPLING_FLAGS)
+    add_flags(gen, SamplingConfig, SAMPLING_FLAGS, max_sentences={
+        "default": None, "help": "sentences to generate (default: the method's first-try length, at which its own "
+                                 "detector flags the text: " + ", ".join(f"{m.name} {m.sentences_to_flag}" for m in
+                                                                           METHODS if not m.is_baseline) + ")"})
     add_flags(gen, IPMarkConfig, {"n_candidates": "--candidates"})
     _add_setting_flags(gen)
     gen.set_defaults(handler=cmd_generate)

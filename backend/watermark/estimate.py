@@ -15,7 +15,6 @@ from backend.models.kernel import start
 from backend.models.loading import ModelHandle
 from backend.store.db import StoreUnavailable, connect
 
-FIRST_TRY_CANDIDATES, FIRST_TRY_SENTENCES = 4, 6  # the page's default: about a minute on 2 CPU cores (bench)
 TOKENS_PER_SENTENCE = {1: 30, "batch": 40}  # a batch runs until its longest candidate ends its sentence
 PROBE_STEPS = 6
 

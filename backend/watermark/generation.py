@@ -35,7 +35,9 @@ class GenerateRequest(Config):
     the method in use keeps non-default settings, so the others never split the cache."""
 
     prompt: str
-    method: str = param("ipmark", "watermark method (none: the unwatermarked baseline)", choices=METHODS)
+    # KGW by default: its own detector flags a default-length text at the first try in seconds on CPU, where IPMark
+    # needs about five times the sentences, each chosen among B candidates (bench/watermark_first_try.py)
+    method: str = param("kgw", "watermark method (none: the unwatermarked baseline)", choices=METHODS)
     model_address: int = 0
     user_address: int = 0
     sampling: SamplingConfig = field(default_factory=SamplingConfig)

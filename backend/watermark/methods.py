@@ -125,6 +125,9 @@ class WatermarkMethod(Variant):
     identifies_users: bool = False  # detection names the user as well as the model
     needs_model_to_detect: bool = False  # detection needs the language model (its tokenizer)
     needs_identity_to_detect: bool = False  # detection tests one given model's key instead of searching
+    # How many sentences its generation writes unless told otherwise: enough for its own detector to flag the text
+    # at the first try on the embedded model (measured by bench/watermark_first_try.py, docs/RESULTS.md).
+    sentences_to_flag: int = 6
 
     @property
     def is_baseline(self) -> bool:

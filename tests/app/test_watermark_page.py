@@ -30,20 +30,29 @@ def test_watermark_page_detects_on_first_render(one_identity):
 
 def test_watermark_page_generates_and_checks_kgw(one_identity):
     at = open_tab(run_page("watermark.py"), "wm-tab", "Generate")
-    at.number_input[0].set_value(2)  # B
-    at.number_input[1].set_value(1)  # one sentence
+    assert at.selectbox(key="wm-gen-method").value == "kgw", "the default is a method flagged at the first try"
+    assert at.number_input(key="wm-gen-sentences-kgw").value == 6  # its first-try length
+    at.number_input(key="wm-gen-sentences-kgw").set_value(1)
     next(b for b in at.button if "Generate" in b.label).click()
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     generated = at.session_state["wm-text"]
     open_tab(at, "wm-tab", "Detect")
     assert at.text_area(key="wm-text").value == generated  # the Detect tab opens on the generated text
-    at.selectbox(key="wm-detect-method").set_value("kgw")
-    at.run()
+    assert at.selectbox(key="wm-detect-method").value == "kgw"  # ... with its method's details open
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("green tokens" in m.value for m in [*at.info, *at.success])
     labels = [m.label for m in at.metric]
     assert labels == ["z (tokens)"]  # KGW tests one model's key: no registry search, no user level
+
+
+def test_picking_ipmark_sets_its_first_try_length_and_candidates(one_identity):
+    at = open_tab(run_page("watermark.py"), "wm-tab", "Generate")
+    at.selectbox(key="wm-gen-method").set_value("ipmark").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.number_input(key="wm-gen-sentences-ipmark").value == 40
+    assert at.number_input(key="wm-gen-candidates").value == 8
+    assert any("about 40 sentences" in c.value for c in at.caption)
 
 
 @pytest.fixture

@@ -70,4 +70,5 @@ IPMARK = METHODS.register(WatermarkMethod(
     name="ipmark", label="IPMark (sentence level, model + user)",
     help="Chooses among B sampled candidate sentences by two keyed bits (semantic LSH signature and function-word "
     "skeleton); detection from text alone, with hierarchical identity retrieval.",
-    run=sampling_hook, config=IPMarkConfig, detect=detect_text, identifies_users=True))
+    run=sampling_hook, config=IPMarkConfig, detect=detect_text, identifies_users=True,
+    sentences_to_flag=40))  # one bit pair a sentence: flagged in 0.99 of texts at 40 sentences, B = 8 (RESULTS)
