@@ -36,3 +36,14 @@ def discordant(a: Mapping[str, bool], b: Mapping[str, bool]) -> tuple[int, int]:
     """(only a right, only b right) over the problems both scored: what McNemar's test counts."""
     shared = a.keys() & b.keys()
     return sum(a[i] and not b[i] for i in shared), sum(b[i] and not a[i] for i in shared)
+
+
+def format_p(p: float | None) -> str:
+    """A p-value as a researcher reads it: two significant digits, scientific notation once it is small
+    ("0.016", "9.3e-10"), "< 1e-300" where it underflowed, "–" when there is none. For display only: tables
+    and exports keep the full-precision number."""
+    if p is None or p != p:
+        return "–"
+    if p < 1e-300:
+        return "< 1e-300"
+    return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
