@@ -4,12 +4,13 @@ on the text with its default settings. Reports how many texts were flagged and t
 an otherwise idle machine and beside a CPU-bound process, with the page's background niceness (+10, what a long
 page computation runs at) and without it. CLI and page share this path (`watermark generate PROMPT`).
 
-    .venv/bin/python bench/watermark_first_try.py [--prompts 20] [--others 5] [--ipmark 3] [--threads 2]
+    .venv/bin/python bench/watermark_first_try.py [--prompts 20] [--busy 10] [--others 5] [--ipmark 3]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -101,11 +102,13 @@ def _series(handle, method: str, prompts, nice_step: int, beside_busy: bool, lab
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompts", type=int, default=20, help="default-method generations per condition")
+    parser.add_argument("--busy", type=int, default=10, help="generations per condition beside a CPU-bound process")
     parser.add_argument("--others", type=int, default=5, help="generations of each other token-level method")
     parser.add_argument("--ipmark", type=int, default=3, help="IPMark generations (its first-try length is long)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (the target is about 2 cores)")
     parser.add_argument("--output", default=str(ROOT / "bench" / "results" / "watermark_first_try.json"))
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed bench still stops its CPU-bound process
     torch.set_num_threads(args.threads)
     load_all()
     handle = load(default_model_id())
@@ -114,9 +117,9 @@ def main() -> int:
     prompts = PROMPTS[:args.prompts]
     series = [
         _series(handle, default, prompts, 0, False, "default method, idle"),
-        _series(handle, default, prompts, BACKGROUND_NICE_STEP, True,
+        _series(handle, default, prompts[:args.busy], BACKGROUND_NICE_STEP, True,
                 f"default method, beside a CPU-bound process, page niceness +{BACKGROUND_NICE_STEP}"),
-        _series(handle, default, prompts, 0, True, "default method, beside a CPU-bound process, niceness 0"),
+        _series(handle, default, prompts[:args.busy], 0, True, "default method, beside a CPU-bound process, niceness 0"),
     ]
     for method in METHODS:
         if method.is_baseline or method.name == default:
@@ -132,7 +135,8 @@ def main() -> int:
         "meets": {"flagged": idle["flagged"] >= TARGET_FLAGGED * idle["n"],
                   "idle_median": idle["median_wall_s"] <= TARGET_IDLE_S,
                   "beside_busy_median": busy_nice["median_wall_s"] <= TARGET_BUSY_S},
-        "command": f".venv/bin/python bench/watermark_first_try.py --prompts {args.prompts} --others {args.others} "
+        "command": f".venv/bin/python bench/watermark_first_try.py --prompts {args.prompts} --busy {args.busy} "
+                   f"--others {args.others} "
                    f"--ipmark {args.ipmark} --threads {args.threads}"})
     return 0
 

@@ -1,4 +1,4 @@
-"""Token-level sampling shared by all strategies: our own softmax, our own draws, nothing else.
+"""Token-level sampling shared by all strategies: the kernel's softmax and draws (backend.models.kernel), nothing else.
 
 The proposal q of a run is exactly `softmax(logits / temperature)` over the full vocabulary: no
 top-k, top-p or repetition penalty, and `model.generate` is never called, so generation_config
@@ -12,23 +12,13 @@ from dataclasses import dataclass
 
 import torch
 
-from backend.models.kernel import decode, start
+from backend.models.kernel import decode, draw, log_probs, start  # the kernel's one sampler
 from backend.models.rules import stop_ids as model_stop_ids
 
 
 def stop_ids(handle) -> tuple[int, ...]:
     """Token ids that end a sequence: the model's one stop rule (backend.models.rules.stop_ids), sorted."""
     return tuple(sorted(model_stop_ids(handle)))
-
-
-def log_probs(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
-    """log softmax(logits / temperature) `[N, V]`, fp32."""
-    return torch.log_softmax(logits.float() / temperature, dim=-1)
-
-
-def draw(log_q: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """One token per row `[N]` from exp(log_q) `[N, V]` (inverse-CDF draws on the CPU generator)."""
-    return torch.multinomial(log_q.exp().cpu(), 1, generator=generator).view(-1).to(log_q.device)
 
 
 def pick(log_q: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from backend.disagreement.divergences import log_probs, signal_value
+from backend.disagreement.divergences import signal_value
 from backend.disagreement.intervention import Decoded
 from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import room
-from backend.models.kernel import decode, start
+from backend.models.kernel import decode, log_probs, start
 
 
 @torch.no_grad()

@@ -12,11 +12,6 @@ import torch
 
 from backend.variants import Registry, Variant
 
-def log_probs(logits: torch.Tensor) -> torch.Tensor:
-    """Logits `[..., V]` -> fp32 log-probabilities."""
-    return torch.log_softmax(logits.float(), dim=-1)
-
-
 def _plogq(logp: torch.Tensor, logq: torch.Tensor) -> torch.Tensor:
     """sum_v p(v) log q(v) over the last axis, with 0 where p(v) = 0."""
     p = logp.exp()

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from backend.disagreement.divergences import log_probs, signal_value
+from backend.disagreement.divergences import signal_value
 from backend.disagreement.gate import Threshold, gate
 from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import room
 from backend.models.decoding import IncrementalDecoder
-from backend.models.kernel import decode as kernel_decode, start
+from backend.models.kernel import decode as kernel_decode, log_probs, start
 
 
 @dataclass

@@ -11,11 +11,10 @@ from dataclasses import dataclass
 
 import torch
 
-from backend.disagreement.divergences import log_probs
 from backend.errors import UserError
 from backend.models import ModelHandle
 from backend.models.generate import encode_prompt
-from backend.models.kernel import decode, greedy_policy, sampling_policy, start, start_many
+from backend.models.kernel import decode, greedy_policy, log_probs, sampling_policy, start, start_many
 from backend.models.rules import check_room, forward_logits
 from backend.params import Config, param
 from backend.tasks.arithmetic import SPLITS, TEMPLATES, Problem, check_answer, format_prompt, generate_problems

@@ -66,12 +66,29 @@ def greedy_policy(step: int, scores: torch.Tensor) -> torch.Tensor:
     return scores.argmax(dim=-1)
 
 
+def temperature(value: float) -> Processor:
+    """transformers' temperature warper as a processor: scores / value. Processors before it shape the model's
+    distribution; a watermark processor goes after it, where `generate` applies one."""
+    def apply(input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        return scores / value
+    return apply
+
+
+def log_probs(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """log softmax(logits / temperature) `[N, V]`, fp32: the one place a distribution is taken from scores."""
+    return torch.log_softmax(logits.float() / temperature, dim=-1)
+
+
+def draw(log_q: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """One token per row `[N]` from exp(log_q) `[N, V]`: the one sampler (inverse-CDF draws on the caller's CPU
+    generator, so a seed gives the same tokens on every device)."""
+    return torch.multinomial(log_q.exp().cpu(), 1, generator=generator).view(-1).to(log_q.device)
+
+
 def sampling_policy(temperature: float, generator: torch.Generator) -> Policy:
-    """Ancestral sampling from softmax(scores / temperature) with the caller's generator (CPU draws, so a seed
-    gives the same tokens on every device)."""
+    """Ancestral sampling from softmax(scores / temperature) with the caller's generator."""
     def policy(step: int, scores: torch.Tensor) -> torch.Tensor:
-        probs = torch.softmax(scores.float() / temperature, dim=-1).cpu()
-        return torch.multinomial(probs, 1, generator=generator).view(-1).to(scores.device)
+        return draw(log_probs(scores, temperature), generator)
     return policy
 
 

@@ -95,7 +95,8 @@ def run_generation(handle: ModelHandle, request: GenerateRequest,
     start = time.perf_counter()
     hook = METHODS.get(request.method).run(handle, request)
     loop = sentence_loop(handle, request.prompt, request.sampling, hook.n_candidates, hook.choose or first_candidate,
-                         processor=hook.processor, on_sentence=on_sentence, progress=progress)
+                         logits_processors=hook.logits_processors, watermark_processors=hook.watermark_processors,
+                         on_sentence=on_sentence, progress=progress)
     return Generation(method=request.method, prompt=request.prompt, text=loop.text, sentences=loop.sentences,
                       model_address=request.model_address, user_address=request.user_address,
                       candidates_sampled=loop.candidates_sampled, seconds=time.perf_counter() - start)

@@ -1,16 +1,8 @@
-"""What the `transformers` watermarks (hf_kgw/, synthid/) share: their processors on the sentence loop, the
-model config they are built from, and the text's ids under the model's tokenizer.
-
-transformers applies a watermark processor after the temperature warper (generation/utils.py: "after all logits
-processing"); the sentence loop divides by the temperature after its processor. `on_sentence_loop` therefore hands
-the library's processor scores already divided by the temperature and multiplies its output back, so that the
-loop's division gives exactly the distribution transformers would sample from: softmax(processor(scores / T)).
-"""
+"""What the `transformers` watermarks (hf_kgw/, synthid/) share: the model config their processors are built from,
+and the text's ids under the model's tokenizer. Their processors go to the sentence loop as they are, after the
+temperature (`SamplingHook.watermark_processors`), where transformers' `generate` applies a watermark ("after all
+logits processing"), so the loop samples from exactly softmax(processor(scores / T))."""
 from __future__ import annotations
-
-from collections.abc import Callable
-
-import torch
 
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
@@ -20,16 +12,6 @@ def text_config(handle: ModelHandle):
     """The language model's own config (a multimodal config's text part), as `generate` builds processors from."""
     config = handle.model.config
     return config.get_text_config() if hasattr(config, "get_text_config") else config
-
-
-def on_sentence_loop(processor: Callable, temperature: float) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
-    """A transformers `LogitsProcessor` `(input_ids, scores)` as the sentence loop's `(logits, ids)` processor."""
-    t = max(float(temperature), 1e-4)  # the loop's own floor
-
-    def apply(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
-        return processor(ids, logits / t) * t
-
-    return apply
 
 
 def text_ids(handle: ModelHandle, text: str) -> list[int]:

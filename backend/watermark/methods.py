@@ -29,12 +29,14 @@ EVIDENCE_MARKS = ("strong", "weak", "miss")  # shown as evidence only on a text 
 
 @dataclass(frozen=True)
 class SamplingHook:
-    """How the shared sentence loop samples for a method: candidates per sentence, the chooser
-    (None: the first candidate) and a logits processor (None: plain sampling)."""
+    """How the shared sentence loop samples for a method: candidates per sentence, the chooser (None: the first
+    candidate) and transformers-signature logits processors `(input_ids, scores) -> scores`: `logits_processors`
+    before the temperature, `watermark_processors` after it (where `generate` applies transformers' watermarks)."""
 
     n_candidates: int = 1
     choose: Callable | None = None
-    processor: Callable | None = None
+    logits_processors: tuple[Callable, ...] = ()
+    watermark_processors: tuple[Callable, ...] = ()
 
 
 @dataclass(frozen=True)

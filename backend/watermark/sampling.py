@@ -16,12 +16,12 @@ unwatermarked baseline (n = 1), so all three segment, sample and stop identicall
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 
-from backend.models.kernel import decode, start
+from backend.models.kernel import Processor, decode, sampling_policy, start, temperature
 from backend.models.rules import fits, stop_ids
 from backend.models.generate import encode_prompt
 from backend.models.loading import ModelHandle
@@ -30,7 +30,6 @@ from backend.progress import Progress, silent
 from backend.watermark.segment import split_units
 
 TERMINAL = ".!?\u2026"
-Processor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (logits [n, V], ids so far [n, L]) -> logits
 
 
 @dataclass(frozen=True)
@@ -92,10 +91,14 @@ def _close(tail: str, text: str) -> tuple[str, str, bool]:
 @torch.no_grad()
 def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: int, cfg: SamplingConfig,
                       generator: torch.Generator, response_ids: list[int],
-                      processor: Processor | None = None) -> list[Candidate]:
+                      logits_processors: Sequence[Processor] = (),
+                      watermark_processors: Sequence[Processor] = ()) -> list[Candidate]:
     """n candidate next sentences after `context` [1, T]; `tail` is the last accepted unit's raw text.
 
-    A policy over the kernel: rows whose sentence is complete (or that wrote a stop id) are dropped from the
+    A policy over the kernel, with transformers' processor order: the loop's own rules (repetition penalty, a new
+    sentence starts with whitespace, no end of answer), the method's `logits_processors`, the temperature, then its
+    `watermark_processors` (where `generate` applies a watermark: transformers' KGW and SynthID go in as they
+    are), and the kernel's sampler. Rows whose sentence is complete (or that wrote a stop id) are dropped from the
     batch through the kernel's `select`, so the remaining candidates keep decoding alone."""
     tok = handle.tokenizer
     stops = stop_ids(handle)
@@ -109,18 +112,28 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
     logps: list[list[float]] = [[] for _ in range(n)]
     done: dict[int, Candidate] = {}
     raw_logp: list[torch.Tensor] = []
+    first_step = context.shape[1]  # input_ids this long: the sentence's first token is being chosen
 
-    def policy(step: int, logits: torch.Tensor) -> torch.Tensor:
-        raw_logp[:] = [torch.log_softmax(logits, dim=-1)]
-        shaped = _penalise(logits, seen[rows], cfg.repetition_penalty)
-        if step == 0 and tail.strip():  # a new sentence must start with whitespace, or it would glue onto the last
-            shaped = shaped.masked_fill(~_space_start(handle, vocab).to(shaped.device), float("-inf"))
-        if cfg.continue_past_eos:  # no end of answer, and no other special token that would open a new turn
-            shaped = shaped.index_fill(1, _special_ids(handle, vocab).to(shaped.device), float("-inf"))
-        if processor is not None:
-            shaped = processor(shaped, decoder.tokens)
-        probs = torch.softmax(shaped / max(cfg.temperature, 1e-4), dim=-1).cpu()
-        return torch.multinomial(probs, 1, generator=generator).view(-1)
+    def repetition_penalty(input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        return _penalise(scores, seen[rows], cfg.repetition_penalty)
+
+    def whitespace_start(input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        if input_ids.shape[1] != first_step:  # only a sentence's first token could glue onto the last sentence
+            return scores
+        return scores.masked_fill(~_space_start(handle, vocab).to(scores.device), float("-inf"))
+
+    def no_end_of_answer(input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        # no end of answer, and no other special token that would open a new turn
+        return scores.index_fill(1, _special_ids(handle, vocab).to(scores.device), float("-inf"))
+
+    processors = [repetition_penalty, *([whitespace_start] if tail.strip() else []),
+                  *([no_end_of_answer] if cfg.continue_past_eos else []), *logits_processors,
+                  temperature(max(cfg.temperature, 1e-4)), *watermark_processors]
+    sample = sampling_policy(1.0, generator)  # the scores arrive divided by the temperature
+
+    def policy(step: int, scores: torch.Tensor) -> torch.Tensor:
+        raw_logp[:] = [torch.log_softmax(decoder.logits, dim=-1)]  # the model's own distribution, for quality
+        return sample(step, scores)
 
     def select(step: int, picked: torch.Tensor) -> torch.Tensor | None:
         nonlocal rows
@@ -148,7 +161,7 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
         rows = [rows[r] for r in keep]
         return torch.tensor(keep, dtype=torch.long)
 
-    decode(decoder, policy, cfg.max_sentence_tokens, tuple(stops), select=select)
+    decode(decoder, policy, cfg.max_sentence_tokens, tuple(stops), processors=processors, select=select)
     for cid in range(n):  # rows that ran out of tokens: close the sentence where it stands
         if cid not in done:
             raw, body, valid = _close(tail, tok.decode(tokens[cid], skip_special_tokens=True))
@@ -231,7 +244,7 @@ class LoopResult:
 
 def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
                   choose: Callable[[list[Candidate], list[ChosenSentence]], Chosen],
-                  processor: Processor | None = None,
+                  logits_processors: Sequence[Processor] = (), watermark_processors: Sequence[Processor] = (),
                   on_sentence: Callable[[ChosenSentence], None] | None = None,
                   progress: Progress = silent) -> LoopResult:
     prompt_ids = encode_prompt(handle, prompt, chat=cfg.chat)
@@ -244,7 +257,8 @@ def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
             if response else prompt_ids
         if i > 0 and not room_for_sentence(handle, context.shape[1], cfg):
             break  # the context is full: the text ends here, with the sentences that fit
-        candidates = sample_candidates(handle, context, tail, n, cfg, generator, response, processor)
+        candidates = sample_candidates(handle, context, tail, n, cfg, generator, response, logits_processors,
+                                       watermark_processors)
         sampled += n
         pick = choose(candidates, chosen)
         cand = candidates[pick.index]

@@ -15,8 +15,8 @@ def eos_first(handle):
     """A logits processor that makes the end-of-answer token overwhelmingly likely."""
     eos = handle.tokenizer.eos_token_id
 
-    def processor(logits, previous):
-        boosted = logits.clone()
+    def processor(input_ids, scores):
+        boosted = scores.clone()
         boosted[:, eos] += 1e4
         return boosted
 
@@ -25,9 +25,9 @@ def eos_first(handle):
 
 def test_writing_continues_past_the_end_of_answer_until_the_requested_sentences(writer_handle):
     stop = SamplingConfig(**{**SAMPLING.__dict__, "continue_past_eos": False})
-    stopped = sentence_loop(writer_handle, PROMPT, stop, 1, first_candidate, processor=eos_first(writer_handle))
+    stopped = sentence_loop(writer_handle, PROMPT, stop, 1, first_candidate, logits_processors=(eos_first(writer_handle),))
     assert len(stopped.sentences) <= 1  # the model ends its answer at once
-    kept = sentence_loop(writer_handle, PROMPT, SAMPLING, 1, first_candidate, processor=eos_first(writer_handle))
+    kept = sentence_loop(writer_handle, PROMPT, SAMPLING, 1, first_candidate, logits_processors=(eos_first(writer_handle),))
     assert len(kept.sentences) == SAMPLING.max_sentences
     assert all(s.ended != "eos" for s in kept.sentences)
     assert writer_handle.tokenizer.eos_token not in kept.text

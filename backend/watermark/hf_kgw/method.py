@@ -7,7 +7,7 @@ import math
 import time
 
 from backend.watermark.hf_kgw.config import HFKGWConfig
-from backend.watermark.library import needs_handle, on_sentence_loop, text_config
+from backend.watermark.library import needs_handle, text_config
 from backend.watermark.stats import LevelScore
 from backend.watermark.methods import (METHODS, WATERMARKED, DetectRequest, Detection, SamplingHook, WatermarkMethod,
                                        evidence_pieces, strip_prompt)
@@ -19,8 +19,7 @@ def sampling_hook(handle, request) -> SamplingHook:
     """A fresh processor per generation, built as `generate` builds it (text config's vocabulary, model device)."""
     processor = request.hf_kgw.watermarking_config().construct_processor(text_config(handle).vocab_size,
                                                                           handle.model.device)
-    return SamplingHook(n_candidates=1, choose=None,
-                        processor=on_sentence_loop(processor, request.sampling.temperature))
+    return SamplingHook(n_candidates=1, choose=None, watermark_processors=(processor,))  # as transformers has it
 
 
 def level(r) -> tuple:

@@ -33,8 +33,8 @@ class GreenLists:
         return mask
 
     def processor(self, delta: float):
-        """A logits processor for backend.watermark.sampling: +delta on the green list of each row."""
-        def apply(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:  # ids [n, L]: seeded by the last one
-            bias = torch.stack([self.mask(int(p)) for p in ids[:, -1].tolist()]).to(logits.device)
-            return logits + delta * bias[:, :logits.shape[-1]].float()
+        """A logits processor (transformers' signature): +delta on the green list of each row, seeded by its last id."""
+        def apply(input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:  # input_ids [n, L]
+            bias = torch.stack([self.mask(int(p)) for p in input_ids[:, -1].tolist()]).to(scores.device)
+            return scores + delta * bias[:, :scores.shape[-1]].float()
         return apply

@@ -15,7 +15,7 @@ def sampling_hook(handle, request) -> SamplingHook:
 
     cfg = request.kgw
     lists = green_lists(request.model_address, handle.info.vocab_size, cfg.gamma)
-    return SamplingHook(n_candidates=1, choose=None, processor=lists.processor(cfg.delta))
+    return SamplingHook(n_candidates=1, choose=None, logits_processors=(lists.processor(cfg.delta),))
 
 
 def detect_text(text: str, request: DetectRequest) -> Detection:

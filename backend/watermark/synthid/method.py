@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import time
 
-from backend.watermark.library import needs_handle, on_sentence_loop, text_config
+from backend.watermark.library import needs_handle, text_config
 from backend.watermark.methods import (METHODS, WATERMARKED, DetectRequest, Detection, SamplingHook, WatermarkMethod,
                                        evidence_pieces, strip_prompt)
 from backend.watermark.stats import LevelScore
@@ -36,8 +36,7 @@ def sampling_hook(handle, request) -> SamplingHook:
     """A fresh processor per generation (its state is that generation's), built as `generate` builds it."""
     processor = request.synthid.watermarking_config().construct_processor(text_config(handle).vocab_size,
                                                                            handle.model.device)
-    return SamplingHook(n_candidates=1, choose=None,
-                        processor=on_sentence_loop(stateless(processor), request.sampling.temperature))
+    return SamplingHook(n_candidates=1, choose=None, watermark_processors=(stateless(processor),))
 
 
 def _piece(text: str, ones: int, depth: int) -> tuple[str, str, str]:
