@@ -110,3 +110,20 @@ def test_every_feature_is_a_package_with_its_cli_page_and_registering_modules():
         assert hasattr(importlib.import_module(feature.cli), "add_commands"), feature.cli
         for module in feature.registering_modules:
             importlib.import_module(module)
+
+
+def test_tokens_are_drawn_only_by_the_kernel():
+    """One sampler: `torch.multinomial` over next-token distributions lives in backend/models/kernel.py (`draw`);
+    the only other draw is particle resampling, which picks rows, not tokens."""
+    allowed = {ROOT / "backend" / "models" / "kernel.py", ROOT / "backend" / "decoding" / "resampling.py"}
+    offenders = [str(p.relative_to(ROOT)) for p in _files("backend") if p not in allowed
+                 and "multinomial(" in p.read_text()]
+    assert not offenders, offenders
+
+
+def test_logits_processors_have_transformers_signature():
+    """The kernel's one extension point is transformers' `(input_ids, scores) -> scores`: no module declares a
+    processor type of its own with the arguments the other way round."""
+    offenders = [str(p.relative_to(ROOT)) for p in _files("backend")
+                 if "Processor = Callable" in p.read_text() and p != ROOT / "backend" / "models" / "kernel.py"]
+    assert not offenders, offenders
