@@ -104,9 +104,3 @@ def forward_logits(model: nn.Module, input_ids: torch.Tensor, attention_mask: to
         kwargs["logits_to_keep"] = logits_to_keep
     with model_lock(model):
         return model(**kwargs).logits.float()
-
-
-def locked_forward(model: nn.Module, **kwargs):
-    """The model's full output under its lock, for callers that read more than logits (hidden states, attention)."""
-    with model_lock(model):
-        return model(**kwargs)
