@@ -1,0 +1,35 @@
+"""A long computation in a real browser: its progress bar and Stop button are in view without a click, and Stop
+ends it with the one notice ("stopped after N s, nothing was stored"). The Decoding batch starts on a plain
+button, the case where the notice had been lost."""
+from __future__ import annotations
+
+import time
+
+from tests.e2e.conftest import PAGE_TIMEOUT_S, open_tab, wait_until_idle
+
+
+def test_a_batch_shows_progress_and_stop_and_says_it_stopped(app_url, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    page.goto(f"{app_url}/decoding")
+    wait_until_idle(page)
+    page.get_by_text("Parameters and budgets").click()
+    tokens = page.get_by_role("spinbutton", name="Max new tokens")
+    tokens.fill("4")  # the tiny test models' context holds the problems with a few new tokens
+    tokens.press("Enter")
+    wait_until_idle(page)
+    open_tab(page, "Batch & budgets")
+    problems = page.get_by_role("spinbutton", name="Problems")
+    problems.fill("200")  # long enough on the tiny model to be seen running
+    problems.press("Enter")
+    wait_until_idle(page)
+    page.get_by_role("button", name="Run batch").click()
+    stop = page.get_by_role("button", name="Stop")
+    stop.wait_for(state="visible", timeout=60_000)  # in view at once: not inside a closed box
+    assert page.locator('[data-testid="stProgress"]').first.is_visible()
+    time.sleep(1.0)
+    stop.click()
+    notice = page.get_by_text("Batch: stopped after")
+    notice.wait_for(state="visible", timeout=PAGE_TIMEOUT_S * 1000)
+    assert "nothing was stored" in notice.inner_text()
+    assert page.get_by_role("button", name="Stop").count() == 0
+    page.close()
