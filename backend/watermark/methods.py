@@ -17,6 +17,7 @@ from backend.errors import UserError
 from backend.params import Config, param
 from backend.unicode_text import Normalized, normalize, visible
 from backend.variants import Registry, Variant
+from backend.watermark.keys import is_demo
 from backend.watermark.uploads import MAX_CHARS
 
 BASELINE = "none"  # the unwatermarked baseline: generates like the others, never detects
@@ -80,6 +81,11 @@ class Detection:
         return who
 
     @property
+    def demo(self) -> bool:
+        """The identity tested or found is the demo's: its key is public, anyone can write its marks."""
+        return is_demo(self.model_address or self.guess_model)
+
+    @property
     def normalisation(self) -> str:
         """What normalisation changed, in words ("412 invisible characters removed"); "" when nothing."""
         return Normalized(text="", removed=self.removed_characters, folded=self.folded_characters).describe()
@@ -91,7 +97,7 @@ class Detection:
 
     def to_json(self) -> dict:
         """The common summary, then the method's own summary and per-unit details (`watermark detect --json`)."""
-        common = {"method": self.method, "verdict": self.verdict, "z": self.z, "p_value": self.p_value,
+        common = {"method": self.method, "verdict": self.verdict, "demo": self.demo, "z": self.z, "p_value": self.p_value,
                   "p_corrected": self.p_family, "best_of_keys": self.compared, "corrected_over": self.corrected_over,
                   "removed_characters": self.removed_characters, "folded_characters": self.folded_characters}
         return {**common, **self.report.to_json()}
