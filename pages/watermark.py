@@ -191,7 +191,7 @@ def _expected_text(handle, method: str, candidates: int, sentences: int) -> str:
 def generate_tab() -> None:
     handle = current_model()
     if handle is not None:
-        st.caption(f"Model: **{handle.display_name}**")
+        st.caption(f"Model: **{literal(handle.display_name)}**")
     if not identity_choices:
         st.info("Register a model identity and at least one user (Registry tab) to generate watermarked text.")
     elif handle is not None:
