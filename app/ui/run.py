@@ -49,7 +49,6 @@ def expected_time(feature: str, action: str, fingerprint: str) -> None:
 
 _ARMED = "run-buttons-armed"  # the session-state keys of clicked_for buttons: a Stop disarms them all
 _STOPPED = "runs-stopped"  # label of a computation stopped in this session -> the run buttons it disarmed
-_NOTED = "runs-stopped-noted"  # stopped labels whose notice the page has shown in place of the computation
 
 
 def _stopped_notice(label: str) -> None:
@@ -88,13 +87,14 @@ def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
     """Call `call(progress)` inside a status box with a progress bar; show where the result came from.
     With `ask_over_s`: serve a stored result, or ask first when the work is known to take that long."""
     button_key = f"compute-now-{label}"
-    stopped, noted = st.session_state.setdefault(_STOPPED, {}), st.session_state.setdefault(_NOTED, set())
-    if label in stopped and label not in noted and not st.session_state.get(button_key):
-        noted.add(label)  # the rerun the Stop click started: say so, compute nothing
+    stopped = st.session_state.setdefault(_STOPPED, {})
+    # Only the rerun the Stop click itself started shows the notice in place of the work: the Stop button's value
+    # is true in that rerun alone. (A "notice shown yet" flag swallowed the next Generate when the Stop's rerun
+    # never reached this call, as a form's button is false on that rerun.)
+    if label in stopped and st.session_state.get(f"stop-{label}") and not st.session_state.get(button_key):
         _stopped_notice(label)
         return None
     stopped.pop(label, None)  # the next interaction computes again (a disarmed run button waits for its click)
-    noted.discard(label)
     if ask_over_s is not None and not st.session_state.get(button_key):
         try:
             with stored_only():
