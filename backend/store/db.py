@@ -120,6 +120,12 @@ _MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 FULL_DISK_BYTES = 16 * 2**20  # an I/O error with less free space than this is a full disk, not a damaged file
 
 
+# What a failed write raises (a full disk: "Failed to commit: Could not write file ... No space left on device", a
+# TransactionException; DuckDB may then invalidate the connection with a FatalException): the transaction rolls back
+_WRITE_FAILURES = (duckdb.TransactionException, duckdb.IOException, duckdb.FatalException,
+                   duckdb.OutOfMemoryException)
+
+
 def _disk_has_room(path: Path) -> bool:
     try:
         return shutil.disk_usage(path.parent).free >= FULL_DISK_BYTES
@@ -346,7 +352,7 @@ def connect(path: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     path = Path(path or store_path())
     with _process_lock:
         base = _held_connection(path)
-        con, damaged = None, False
+        con, damaged, failed = None, False, None
         try:
             con = base.cursor()  # its own transaction, beside an enclosing one of this thread
             con.execute("BEGIN TRANSACTION")
@@ -355,13 +361,19 @@ def connect(path: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
             except BaseException as err:
                 damaged = isinstance(err, duckdb.Error) and _is_corruption(err, path, probe=False)
                 if not damaged:
-                    con.execute("ROLLBACK")
+                    try:
+                        con.execute("ROLLBACK")
+                    except duckdb.Error:  # the write failure below invalidated the connection: nothing to undo
+                        pass
                 raise
             con.execute("COMMIT")
         except duckdb.Error as err:
-            if not (damaged or _is_corruption(err, path, probe=False)):
+            if isinstance(err, _WRITE_FAILURES) and not _is_corruption(err, path, probe=False):
+                failed = err  # a full disk: the whole transaction rolled back; the file is sound
+            elif not (damaged or _is_corruption(err, path, probe=False)):
                 raise
-            damaged = True
+            else:
+                damaged = True
         finally:
             if con is not None:
                 con.close()
@@ -369,10 +381,16 @@ def connect(path: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
                 _drop(path)  # an enclosing transaction of this thread fails on the damaged file too
                 if path.exists():
                     _move_aside(path)
+            elif failed is not None:
+                _drop(path)  # DuckDB may have invalidated the connection; the next transaction opens afresh
             else:
                 _after_transaction(path)
         if damaged:
             raise StoreUnavailable(_notices[path])
+        if failed is not None:
+            why = ("the disk holding it is full" if not _disk_has_room(path)
+                   else f"a write failed ({visible(str(failed).splitlines()[0])})")
+            raise _unavailable(path, f"{why}; nothing of that write was kept") from None
 
 
 @contextmanager
