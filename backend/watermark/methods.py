@@ -17,6 +17,7 @@ from backend.errors import UserError
 from backend.params import Config, param
 from backend.unicode_text import Normalized, normalize, visible
 from backend.variants import Registry, Variant
+from backend.watermark.disclosure import keyed, spend_query, withhold
 from backend.watermark.keys import is_demo
 from backend.watermark.uploads import MAX_CHARS
 
@@ -100,7 +101,7 @@ class Detection:
         common = {"method": self.method, "verdict": self.verdict, "demo": self.demo, "z": self.z, "p_value": self.p_value,
                   "p_corrected": self.p_family, "best_of_keys": self.compared, "corrected_over": self.corrected_over,
                   "removed_characters": self.removed_characters, "folded_characters": self.folded_characters}
-        return {**common, **self.report.to_json()}
+        return {**common, **(self.report.to_json() if self.report is not None else {"evidence": self.evidence})}
 
 
 def watermark_names() -> tuple[str, ...]:
@@ -121,6 +122,9 @@ class DetectRequest(Config):
     user_address: int = 0
     config: Any = None  # the method's config (None: its defaults)
     handle: Any = None  # the language model, for methods that need it to detect
+    # False: the asker does not hold the secret keys (a remote page user): a keyed method's answer is budgeted and
+    # withheld to its verdict (backend.watermark.disclosure)
+    key_holder: bool = True
 
 
 @dataclass(frozen=True)
@@ -165,8 +169,12 @@ def detect(text: str, request: DetectRequest) -> Detection:
     clean = normalize(text or "")
     if request.prompt:
         request = replace(request, prompt=normalize(request.prompt).text)
+    guarded = not request.key_holder and keyed(method) and not is_demo(request.model_address)
+    if guarded:  # counted before the work: a refused query computes nothing
+        spend_query(method.name, request.model_address)
     found = method.detect(clean.text, request)
-    return replace(found, removed_characters=clean.removed, folded_characters=clean.folded)
+    found = replace(found, removed_characters=clean.removed, folded_characters=clean.folded)
+    return withhold(found) if guarded else found
 
 
 def evidence_pieces(pieces, flagged: bool) -> tuple:
