@@ -45,7 +45,7 @@ CASES = [
     (["decode", "compare", "--model", "tiny-llama", "--budgets", "-5"], "from 1 to"),
     (["decode", "compare", "--model", "tiny-llama", "--budgets", "0"], "from 1 to"),
     (["watermark", "identity", "add-model", "--name", "acme\n1      forged-row      0"], "line breaks"),
-    (["watermark", "identity", "add-model", "--name", "evil\u202eledom"], "\\u202e"),
+    (["watermark", "identity", "add-user", "--model", "1", "--label", "a\rb"], "line breaks"),
 ]
 
 

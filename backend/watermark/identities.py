@@ -6,6 +6,7 @@ shared store for one short transaction (backend.store.db.connect).
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 import pandas as pd
@@ -59,9 +60,9 @@ def _clean_name(text: str, what: str) -> str:
         raise UserError(f"The {what} must not be empty.")
     if len(text) > 200:
         raise UserError(f"The {what} is too long (200 characters at most).")
-    if visible(text) != text:  # a newline would forge a row of a table; a bidi override would reorder the name
-        raise UserError(f"The {what} must not contain line breaks, control or invisible format characters "
-                        f"(got {visible(text)}).")
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in text):  # a newline would forge a table row
+        raise UserError(f"The {what} must not contain line breaks or control characters (got {visible(text)}).")
+    # format characters (a bidi override) are kept as typed and written out wherever the name is shown
     return text
 
 
