@@ -350,4 +350,8 @@ def registry_tab() -> None:
 
 lazy_tabs({"Detect": detect_tab, "Generate": generate_tab, "Evaluate": evaluate_tab, "Registry": registry_tab},
           key="wm-tab")
-corpus_jobs_panel("watermark-scan", lambda corpus, progress: scan(corpus, progress=progress), key="wm-jobs")
+if key_holder:  # a scan's rows carry every document's keyed evidence: a thousand oracle queries at once
+    corpus_jobs_panel("watermark-scan", lambda corpus, progress: scan(corpus, progress=progress), key="wm-jobs")
+else:
+    st.caption("Corpus scans under the registered keys are run by this server's operator (`python -m backend "
+               "watermark scan`): each row would show a document's keyed evidence.")
