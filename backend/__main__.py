@@ -11,6 +11,7 @@ from backend.cli.output import emit
 from backend.errors import UserError
 from backend.features import FEATURES, load_all
 from backend.store.db import release as release_store, store_notice
+from backend.unicode_text import visible
 
 
 def command_modules() -> list:
@@ -49,14 +50,14 @@ def main(argv: list[str] | None = None) -> int:
         result = args.handler(args)
         notice = store_notice()
     except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {visible(err)}", file=sys.stderr)  # one line: a name's newline or U+202E written out
         return 2
     except KeyboardInterrupt:  # the store recorded the run as stopped and kept nothing partial
         print("stopped: nothing partial was stored; an interrupted computation is listed as a stopped run",
               file=sys.stderr)
         return 130
     except (OSError, UnicodeError, csv.Error) as err:  # a file named on the command line: missing, unreadable, not text
-        print(f"error: {_file_problem(err)}", file=sys.stderr)
+        print(f"error: {visible(_file_problem(err))}", file=sys.stderr)
         return 2
     finally:
         release_store()  # a finished command leaves the store file to others at once

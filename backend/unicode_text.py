@@ -4,47 +4,53 @@ Two jobs, one table of what counts as hidden:
 - `visible(name)`: a name someone typed (a model, a user, an uploaded file) shown with its format and control
   characters written out as `\\u202e`, never applied: a right-to-left override would otherwise display
   "evil-model\\u202eko" as "evil-modelok" reversed, a zero-width space would make two names look the same.
-- `normalize(text)`: what every watermark detector reads (backend.watermark.methods.detect): Unicode NFC, the
-  format characters (category Cf: zero-width spaces and joiners, bidi controls, the soft hyphen, the BOM, tag
-  characters) removed, and the look-alikes of Latin letters from the scripts an attacker reaches for (Cyrillic,
-  Greek, fullwidth Latin) folded to the Latin letters they imitate. Counts of what was removed and folded come
-  back with the text, so a verdict can say "412 invisible characters removed".
+- `normalize(text)`: what every watermark detector reads (backend.watermark.methods.detect), by the standard rather
+  than by a list: every Default_Ignorable_Code_Point (Unicode's property: zero-width characters, variation selectors
+  such as U+FE0F, the combining grapheme joiner U+034F, Hangul fillers such as U+3164, tag characters) and every
+  format character (Cf: bidi controls, the soft hyphen, the BOM) removed; NFKC (fullwidth forms, mathematical bold
+  and italic letters, Roman numerals, ligatures) and every space separator (Zs: NBSP, the U+2000 spaces, U+3000)
+  made a space; then the letters Unicode's confusables data (UTS #39, data/unicode/latin_confusables.json) lists as
+  look-alikes of a Latin letter folded to it. Counts of what was removed and folded come back with the text, so a
+  verdict can say "412 invisible characters removed".
 
-Folding is per word and only where it cannot change a real word of another script: a Cyrillic or Greek letter is
-folded when every letter of its script in that word has a Latin look-alike and the word also holds a Latin letter
-(the usual attack: "wаtеrmаrk" with three Cyrillic letters), or when the whole text is mostly Latin (a word made
-only of look-alikes, like the Cyrillic "а", inside English). Russian or Greek prose keeps its letters: its words
-have letters without a Latin twin, and its text is not mostly Latin. Fullwidth Latin is always folded.
-The table is ours: the letters whose usual glyphs match a Latin letter's, lower and upper case.
+Folding is per word and only where it cannot change a real word of another script: a letter of another script
+(Cyrillic, Greek, Armenian, Cherokee, ...) is folded when every letter of its script in that word has a Latin
+look-alike and the word also holds a Latin letter (the usual attack: "wаtеrmаrk" with three Cyrillic letters), or
+when the whole text is mostly Latin (a word made only of look-alikes, like the Cyrillic "а", inside English).
+Russian, Greek or Armenian prose keeps its letters: its words have letters without a Latin twin, and its text is
+not mostly Latin. Latin-script look-alikes ("ɑ") are always folded, but not the Turkish dotless and dotted i.
 """
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
-# Cyrillic letters drawn like Latin ones (the common confusables; letters merely similar, like "п", are left).
-_CYRILLIC = {
-    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "ѕ": "s", "і": "i", "ј": "j",
-    "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ӏ": "l", "ү": "y",
-    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T", "Х": "X",
-    "У": "Y", "Ѕ": "S", "І": "I", "Ј": "J", "Ԛ": "Q", "Ԝ": "W", "Ү": "Y", "Һ": "H", "Ӏ": "I",
-}
-# Greek letters drawn like Latin ones.
-_GREEK = {
-    "ο": "o", "ν": "v", "ι": "i", "κ": "k", "ρ": "p", "τ": "t", "υ": "u", "α": "a", "ϲ": "c", "ϳ": "j",
-    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P",
-    "Τ": "T", "Υ": "Y", "Χ": "X", "Ϲ": "C",
-}
-# Latin-script look-alikes outside ASCII that only an attacker writes in English prose.
-_LATIN_EXTRA = {"ɡ": "g", "ℓ": "l"}  # not the Turkish dotless ı: a real letter
-_FOLD_SCRIPTS = {"CYRILLIC": _CYRILLIC, "GREEK": _GREEK}
+import regex
+
+_CONFUSABLES_FILE = Path(__file__).resolve().parents[1] / "data" / "unicode" / "latin_confusables.json"
+_NOT_FOLDED = {"ı", "İ"}  # Turkish dotless and dotted i: real letters of Latin-script languages, not disguises
+# what every detector's input loses: Unicode's Default_Ignorable_Code_Point property (the `regex` module knows it;
+# Python's unicodedata does not) and category Cf (format characters, bidi controls, Arabic number signs)
+_IGNORABLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cf}]+")
+_SPACES = regex.compile(r"(?! )\p{Zs}")  # every space separator but " " (NBSP, U+2000..U+200A, U+202F, U+3000)
+
+
+@lru_cache(maxsize=1)
+def _confusables() -> dict[str, str]:
+    """Character -> the ASCII Latin letter Unicode's confusables data (UTS #39) says it can be mistaken for
+    (data/unicode/latin_confusables.json, written by scripts/build_latin_confusables.py)."""
+    table = json.loads(_CONFUSABLES_FILE.read_text(encoding="utf-8"))["letters"]
+    return {char: latin for char, latin in table.items() if char not in _NOT_FOLDED}
+
+
 _WORD = re.compile(r"\b\w*[^\W\x00-\x7f]\w*")  # the words holding a non-ASCII letter: only those can change
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
-_FULLWIDTH = re.compile("[\uff01-\uff5e]")
 
 
 @dataclass(frozen=True)
@@ -96,16 +102,12 @@ def _script(char: str) -> str:
         return ""
 
 
-def _fullwidth(char: str) -> str | None:
-    code = ord(char)
-    return chr(code - 0xFEE0) if 0xFF01 <= code <= 0xFF5E else None
-
-
 def _mostly_latin(text: str) -> bool:
-    """More than four Latin letters for each Cyrillic or Greek letter that has no Latin twin."""
+    """More than four Latin letters for each letter of another script that has no Latin twin."""
     latin = len(_ASCII_LETTER.findall(text))
+    table = _confusables()
     other = sum(n for char, n in Counter(_NON_ASCII.findall(text)).items()
-                if char.isalpha() and _script(char) in _FOLD_SCRIPTS and char not in _CYRILLIC and char not in _GREEK)
+                if char.isalpha() and char not in table and _script(char) not in ("LATIN", ""))
     return latin > 4 * other
 
 
@@ -113,43 +115,46 @@ def _mostly_latin(text: str) -> bool:
 def _fold_word(word: str, mostly_latin: bool) -> tuple[str, int]:
     if word.isascii():
         return word, 0
-    out, folded = [], 0
+    table = _confusables()
     has_latin = any(c.isascii() and c.isalpha() for c in word)
     scripts = {_script(c) for c in word if not c.isascii()}
-    foldable = {s for s in scripts & _FOLD_SCRIPTS.keys()
-                if all(c in _FOLD_SCRIPTS[s] for c in word if _script(c) == s)}
+    # a letter of another script is folded only where every letter of its script in the word has a Latin twin and
+    # the word (or the text) is Latin: "wаtеrmаrk" folds, a Russian or Armenian word keeps its letters
+    foldable = {s for s in scripts if s != "LATIN" and all(c in table for c in word if _script(c) == s)}
     fold_script = foldable if (has_latin or mostly_latin) else set()
+    out, folded = [], 0
     for char in word:
-        latin = _fullwidth(char) or _LATIN_EXTRA.get(char)
-        if latin is None and char.isascii():
-            out.append(char)
-            continue
-        if latin is None and _script(char) in fold_script:
-            latin = _FOLD_SCRIPTS[_script(char)][char]
-        if latin is None:
-            out.append(char)
-        else:
+        latin = table.get(char)
+        if latin is not None and (_script(char) == "LATIN" or _script(char) in fold_script):
             out.append(latin)
             folded += 1
+        else:
+            out.append(char)
     return "".join(out), folded
 
 
-@lru_cache(maxsize=1)
-def _format_characters() -> dict[int, None]:
-    """Every character of category Cf in this Python's Unicode database, as a str.translate table removing them
-    (built once, about 0.4 s)."""
-    return dict.fromkeys(c for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf")
+def _compatibility(text: str) -> tuple[str, int]:
+    """NFKC (fullwidth, mathematical alphanumerics, Roman numerals, ligatures to what they stand for) and every
+    space separator to a space; returns the text and how many characters changed."""
+    changed = sum(n for char, n in Counter(_NON_ASCII.findall(text)).items()
+                  if unicodedata.normalize("NFKC", char) != char)
+    text = unicodedata.normalize("NFKC", text)
+    spaces = len(_SPACES.findall(text))
+    return (_SPACES.sub(" ", text) if spaces else text), changed + spaces
 
 
 def normalize(text: str) -> Normalized:
-    """NFC, format characters removed, Latin look-alikes folded (see the module docstring)."""
+    """NFKC and spaces, default-ignorable and format characters removed, Latin look-alikes folded (see the
+    module docstring)."""
     text = unicodedata.normalize("NFC", text or "")
     if text.isascii():
         return Normalized(text, 0, 0)
-    kept = text.translate(_format_characters())
+    kept = _IGNORABLE.sub("", text)  # before NFKC, which maps U+3164 to another filler, and after it
     removed = len(text) - len(kept)
-    mostly_latin = _mostly_latin(kept)
-    folded = 0
+    kept, folded = _compatibility(kept)
+    again = _IGNORABLE.sub("", kept)
+    removed += len(kept) - len(again)
+    mostly_latin = _mostly_latin(again)
 
     def fold(match: re.Match) -> str:
         nonlocal folded
@@ -157,8 +162,5 @@ def normalize(text: str) -> Normalized:
         folded += count
         return word
 
-    out = _WORD.sub(fold, kept) if not kept.isascii() else kept
-    # fullwidth punctuation outside words ("！"), folded like fullwidth letters
-    rest = _FULLWIDTH.sub(lambda m: chr(ord(m.group(0)) - 0xFEE0), out)
-    folded += len(_FULLWIDTH.findall(out))
-    return Normalized(unicodedata.normalize("NFC", rest), removed, folded)
+    out = _WORD.sub(fold, again) if not again.isascii() else again
+    return Normalized(unicodedata.normalize("NFC", out), removed, folded)

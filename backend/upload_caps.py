@@ -6,6 +6,7 @@ copies at most one line at a time, and every refusal names the cap it hit.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from backend.errors import UserError
@@ -66,3 +67,72 @@ def check_lines(data: bytes, caps: LineCaps) -> int:
                                 f"{caps.describe()}). Split it into smaller files.")
         start = end + 1
     return lines
+
+
+@dataclass(frozen=True)
+class ParseBudget:
+    """What parsing one uploaded document may cost, whatever the file declares: seconds of parsing, bytes produced
+    by unpacking or decoding, and items built (paragraphs, runs, content-stream tokens), each kind with its own
+    cap. Every upload parser spends from one `start()`ed budget while it streams, so the next format gets the same
+    refusal for free: at the first cap passed, a UserError naming it.
+
+        spend = DOCX_BUDGET.start()
+        spend.items("paragraphs")         # one more; over its cap -> UserError
+        for chunk in spend.reader(part):  # bytes read are counted
+    """
+
+    what: str  # "The .docx file", names the file in messages
+    max_seconds: float
+    max_bytes: int
+    max_items: tuple[tuple[str, int], ...]  # (kind, cap): ("paragraphs", 100_000), ...
+    bytes_phrase: str = "unpacks to"  # "The .docx file unpacks to more than 50 MB"
+
+    def start(self, clock=time.monotonic) -> "Spending":
+        return Spending(self, clock)
+
+
+class Spending:
+    """One document's running spend against a ParseBudget (not shared between documents or threads)."""
+
+    def __init__(self, budget: ParseBudget, clock) -> None:
+        self.budget, self.clock = budget, clock
+        self.deadline = clock() + budget.max_seconds
+        self.read = 0
+        self.counts = dict.fromkeys((kind for kind, _ in budget.max_items), 0)
+        self._caps = dict(budget.max_items)
+
+    def tick(self) -> None:
+        """Refuse once the document has taken its seconds (checked at every spend, and by long loops)."""
+        if self.clock() > self.deadline:
+            raise UserError(f"{self.budget.what} took more than {self.budget.max_seconds:g} s to read (the limit); "
+                            "it may be crafted to exhaust the server.")
+
+    def bytes(self, n: int) -> None:
+        self.read += n
+        if self.read > self.budget.max_bytes:
+            limit = _size(self.budget.max_bytes)
+            raise UserError(f"{self.budget.what} {self.budget.bytes_phrase} more than {limit}; the limit is {limit}.")
+        self.tick()
+
+    def items(self, kind: str, n: int = 1) -> None:
+        self.counts[kind] += n
+        cap = self._caps[kind]
+        if self.counts[kind] > cap:
+            raise UserError(f"{self.budget.what} has more than {cap:,} {kind}; the limit is {cap:,}.")
+        if self.counts[kind] & 1023 == 0 or n > 1:  # the clock every thousand items: cheap beside the parse
+            self.tick()
+
+    def reader(self, stream) -> "_Counted":
+        """`stream` as a file-like object whose reads are spent as bytes (refused past the cap, not after)."""
+        return _Counted(stream, self)
+
+
+class _Counted:
+    def __init__(self, stream, spending: Spending) -> None:
+        self.stream, self.spending = stream, spending
+
+    def read(self, size: int = -1) -> bytes:
+        room = self.spending.budget.max_bytes - self.spending.read + 1  # one past the cap proves it is passed
+        data = self.stream.read(min(size, room) if size is not None and size >= 0 else room)
+        self.spending.bytes(len(data))
+        return data

@@ -27,8 +27,12 @@ st.caption("IPMark-style sentence-level watermark carrying a model address and a
 guarded(demo.ensure_demo)  # a fresh registry gets the demo identity (public demo secret; removable, stays removed)
 models = guarded(identities.list_models) or []
 users_by_model = guarded(identities.all_users_by_model) or {}
+# Who holds the keys: this server's own user (listening on this machine only) or an admin server. Anyone else gets
+# verdicts only under registered keys, and generates only with the demo identity (backend.watermark.disclosure).
+key_holder = registry_rights().allowed
 identity_choices = [(m.address, u, demo.tagged(f"{m.address}.{u} · {visible(m.name)}", m.address))
-                    for m in models for u in users_by_model.get(m.address, [])[:200]]
+                    for m in models for u in users_by_model.get(m.address, [])[:200]
+                    if key_holder or demo.is_demo(m.address)]
 
 # Parsed once per uploaded file, not on every widget change (a long PDF takes seconds).
 _read_upload = st.cache_data(max_entries=4, show_spinner="Reading the file…")(read_upload)
@@ -72,10 +76,11 @@ def verdicts_view(text: str, prompt: str, address: int, handle, configs: dict | 
     """Every method that can judge the text, in one table (backend.watermark.verdicts)."""
     # kept for this text, model, settings and registry: a rerun (any widget) does not judge the same text again
     key = ("wm-verdicts", hash(text), prompt, address, getattr(handle, "fingerprint", ""), repr(configs), len(models),
-           sum(len(u) for u in users_by_model.values()))
+           sum(len(u) for u in users_by_model.values()), key_holder)
     if st.session_state.get("wm-verdicts-key") != key:
         st.session_state["wm-verdicts-table"] = guarded(
-            lambda: verdict_table(text, handle, prompt=prompt or None, model_address=address, configs=configs))
+            lambda: verdict_table(text, handle, prompt=prompt or None, model_address=address, configs=configs,
+                                  key_holder=key_holder))
         st.session_state["wm-verdicts-key"] = key
     table = st.session_state["wm-verdicts-table"]
     if table is None:
@@ -128,6 +133,8 @@ def detect_tab() -> None:
         return
     handle = current_model()
     st.markdown("**Verdict of every method that can judge this text**")
+    if not key_holder:
+        st.caption(WITHHELD_NOTE)
     table = verdicts_view(text, prompt, address or 0, handle, settings)
     if example is not None and example.model_id and handle is not None and example.model_id != handle.id:
         st.caption(f"This example was written by {literal(example.model_id)}; token-level methods tokenise it with "
@@ -141,7 +148,7 @@ def detect_tab() -> None:
         done = {r.method: r.detection for r in (table.rows if table is not None else ())}
         found = done.get(method.name) or guarded(lambda: detect(text, DetectRequest(
             method.name, prompt=prompt or None, model_address=address if method.needs_identity_to_detect else 0,
-            config=settings.get(method.name), handle=handle)))
+            config=settings.get(method.name), handle=handle, key_holder=key_holder)))
         if found is not None:
             family = "" if found.p_family is None else f" · p = {found.p_family:.2g}" + (  # the verdict's own p
                 f", {found.corrected_over}" if found.corrected_over else
@@ -174,6 +181,13 @@ def detect_tab() -> None:
                 table_downloads(table, "watermark-sentences", key="wm-sent-export")
 
 
+WITHHELD_NOTE = ("This server is reachable from other machines and you do not hold its keys: under a registered "
+                 "identity's key you see the verdict (and, for a flagged text, its corrected p and the identity), "
+                 "never a score, bits or green counts of a text not flagged - those would teach forging the mark - "
+                 "and keyed verdicts are limited per minute. The demo identity and the methods keyed by the settings "
+                 "above use public keys: everything is shown for them, and anyone can write their marks.")
+
+
 # ---------------------------------------------------------------- generate
 def _expected_text(handle, method: str, candidates: int, sentences: int) -> str:
     """'expected about N s (basis)': a measured estimate is taken once per model, method and candidate count."""
@@ -191,7 +205,10 @@ def _expected_text(handle, method: str, candidates: int, sentences: int) -> str:
 def generate_tab() -> None:
     handle = current_model()
     if handle is not None:
-        st.caption(f"Model: **{handle.display_name}**")
+        st.caption(f"Model: **{literal(handle.display_name)}**")
+    if not key_holder:
+        st.caption("This server is reachable from other machines: generating with a registered identity is as "
+                   "privileged as creating one, so only the demo identity (a public key) is offered here.")
     if not identity_choices:
         st.info("Register a model identity and at least one user (Registry tab) to generate watermarked text.")
     elif handle is not None:
@@ -238,7 +255,7 @@ def generate_tab() -> None:
                 with column:
                     request = guarded(lambda meth=meth: make_request(gprompt, meth, model_address, user_address,
                                                                      sampling, IPMarkConfig(n_candidates=int(b)),
-                                                                     *gsettings.values()))
+                                                                     *gsettings.values(), key_holder=key_holder))
                     done = None if request is None else run_with_progress(
                         f"Generating ({meth}, {_expected_text(handle, meth, int(b), int(n_sent))})",
                         lambda p, r=request, s=stream: generate(handle, r, s, p))
@@ -345,4 +362,8 @@ def registry_tab() -> None:
 
 lazy_tabs({"Detect": detect_tab, "Generate": generate_tab, "Evaluate": evaluate_tab, "Registry": registry_tab},
           key="wm-tab")
-corpus_jobs_panel("watermark-scan", lambda corpus, progress: scan(corpus, progress=progress), key="wm-jobs")
+if key_holder:  # a scan's rows carry every document's keyed evidence: a thousand oracle queries at once
+    corpus_jobs_panel("watermark-scan", lambda corpus, progress: scan(corpus, progress=progress), key="wm-jobs")
+else:
+    st.caption("Corpus scans under the registered keys are run by this server's operator (`python -m backend "
+               "watermark scan`): each row would show a document's keyed evidence.")

@@ -12,6 +12,7 @@ def files(tmp_path):
     (tmp_path / "huge.jsonl").write_text('{"question": "2+2", "answer": ' + "9" * 5000 + "}\n")
     (tmp_path / "wide.csv").write_text('id,text\n1,"' + "a" * 200_000 + '"\n')
     (tmp_path / "latin1.txt").write_bytes("caf\u00e9 au lait.".encode("latin-1"))
+    (tmp_path / "digits.jsonl").write_text('{"question": "2+2", "answer": "' + "9" * 5000 + '"}\n')
     (tmp_path / "secret-dir").mkdir()
     return tmp_path
 
@@ -36,6 +37,15 @@ CASES = [
      "UTF-8"),
     (["models", "generate", "Hi", "--model", "tiny-llama", "--max-new-tokens", "1000000000"], "max_new_tokens"),
     (["runs", "list", "--limit", "-1"], "limit"),
+    # issue 46 §5: an answer string of 5,000 digits, 5,000 nested arrays, a negative limit or budget
+    (["decode", "compare", "--model", "tiny-llama", "--jsonl", "{d}/digits.jsonl"], "at most 40 digits"),
+    (["decode", "run", "--model", "tiny-llama", "--prompt", "hi", "--option", "k=" + "[" * 5000 + "]" * 5000],
+     "too deeply nested"),
+    (["watermark", "identity", "list", "--model", "1", "--limit", "-1"], "--limit"),
+    (["decode", "compare", "--model", "tiny-llama", "--budgets", "-5"], "from 1 to"),
+    (["decode", "compare", "--model", "tiny-llama", "--budgets", "0"], "from 1 to"),
+    (["watermark", "identity", "add-model", "--name", "acme\n1      forged-row      0"], "line breaks"),
+    (["watermark", "identity", "add-user", "--model", "1", "--label", "a\rb"], "line breaks"),
 ]
 
 
@@ -86,3 +96,21 @@ def test_text_limit_holds_for_every_detection_entry_point(capsys, fresh_store, m
     monkeypatch.setattr("sys.stdin", io.StringIO(long_text + "tail " * 100_000))
     assert main(["watermark", "detect"]) == 2
     assert "limit is 1,000,000" in capsys.readouterr().err
+
+
+def test_an_error_naming_a_users_text_stays_one_line(files, capsys, fresh_store):
+    """`runs export -o` to a folder whose name holds a newline: the message writes the newline out."""
+    assert main(["runs", "export", "-o", f"{files}/no\nsuch/x.csv"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error:") and "no\\u000asuch" in err, err
+
+
+def test_a_newline_in_a_stored_name_prints_no_extra_row(fresh_store, capsys):
+    """A name stored before names were checked (an older store): `identity list` writes its newline out."""
+    from backend.watermark import identities
+
+    with identities._tx() as con:
+        con.execute("INSERT INTO wm_models (address, name) VALUES (7, ?)", ["acme\n8  forged  0"])
+    assert main(["watermark", "identity", "list"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 2 and "acme\\u000a8" in out[1], out

@@ -9,6 +9,7 @@ from app.session import MODEL_KEY, choose_model, selected_model_id
 from app.ui.guarded import guarded
 from app.ui.text import literal
 from backend.models import ModelHandle, list_models, load, loaded_ids, memory_use
+from backend.unicode_text import visible
 
 
 def model_picker() -> None:
@@ -17,12 +18,12 @@ def model_picker() -> None:
     options = list(specs) if current in specs else [current, *specs]
     st.sidebar.selectbox("Model", options, index=options.index(current), key=MODEL_KEY,
                          on_change=choose_model,  # picked by hand: every page opens on it from now on
-                         format_func=lambda mid: specs[mid].display_name if mid in specs else mid,
+                         format_func=lambda mid: visible(specs[mid].display_name if mid in specs else mid),
                          help="Allowlisted models (data/models/registry.json and DASH_EXTRA_MODELS).")
     in_memory = loaded_ids()
     if in_memory:
         used, budget = memory_use()
-        st.sidebar.caption("In memory: " + ", ".join(reversed(in_memory)) + f" ({used / 2**20:,.0f} of "
+        st.sidebar.caption("In memory: " + literal(", ".join(reversed(in_memory))) + f" ({used / 2**20:,.0f} of "
                            f"{budget / 2**20:,.0f} MB)", help="Models stay loaded while they fit the server's model "
                            "memory budget (DASH_MODEL_MEMORY_MB); past it, the least recently used one that no "
                            "computation is using is unloaded, and loads again when a page needs it.")
@@ -33,15 +34,16 @@ def current_model() -> ModelHandle | None:
     model_id = selected_model_id()
     if model_id in loaded_ids():
         return load(model_id)
-    with st.status(f"Loading {model_id} …", expanded=True) as box:
+    shown = literal(model_id)  # an id is data: a bidi override is written out, never applied
+    with st.status(f"Loading {shown} …", expanded=True) as box:
         bar = st.progress(0.0)
 
         def progress(fraction: float, message: str) -> None:
             bar.progress(min(max(fraction, 0.0), 1.0), text=message)
 
         handle = guarded(lambda: load(model_id, progress=progress))
-        box.update(label=(f"Reloaded {model_id}" if handle.reloaded else f"Loaded {model_id}") if handle
-                   else f"Could not load {model_id}", state="complete" if handle else "error",
+        box.update(label=(f"Reloaded {shown}" if handle.reloaded else f"Loaded {shown}") if handle
+                   else f"Could not load {shown}", state="complete" if handle else "error",
                    expanded=handle is None)
     if handle is not None and handle.reloaded:
         st.info(f"{literal(handle.display_name)} was loaded again ({handle.load_seconds:.1f} s): it had been unloaded "

@@ -49,7 +49,7 @@ def expected_time(feature: str, action: str, fingerprint: str) -> None:
 
 _ARMED = "run-buttons-armed"  # the session-state keys of clicked_for buttons: a Stop disarms them all
 _STOPPED = "runs-stopped"  # label of a computation stopped in this session -> the run buttons it disarmed
-_NOTED = "runs-stopped-noted"  # stopped labels whose notice the page has shown in place of the computation
+_NOTED = "runs-stopped-noted"  # labels whose notice this script run has shown (cleared at the end of each run)
 _STARTED = "runs-started-at"  # label of a running computation -> its start (time.monotonic), for the notice
 _STOPPED_AFTER = "runs-stopped-after"  # label of a stopped computation -> seconds it had run
 
@@ -62,17 +62,20 @@ def stopped_message(label: str, seconds: float | None,
 
 
 def _stopped_notice(label: str) -> None:
+    st.session_state.setdefault(_NOTED, set()).add(label)
     seconds = st.session_state.get(_STOPPED_AFTER, {}).get(label)
     st.warning(stopped_message(label, seconds), icon=":material/stop_circle:")
 
 
 def unclaimed_stop_notices() -> None:
-    """After a page ran: the notice of a Stop whose computation the rerun did not reach (its start was a plain
-    button, e.g. a batch), drawn where the caller reserved room (the top of the page), so no Stop ends silently."""
-    stopped, noted = st.session_state.get(_STOPPED, {}), st.session_state.setdefault(_NOTED, set())
-    for label in [label for label in stopped if label not in noted]:
-        noted.add(label)
-        _stopped_notice(label)
+    """At the end of every script run (app/main.py): the notice of a Stop whose rerun did not reach its computation
+    (a batch started by a plain button), drawn where the caller reserved room (the top of the page), so no Stop
+    ends silently. Only in the Stop's own rerun, like the notice in place."""
+    noted = st.session_state.pop(_NOTED, set())
+    for label in st.session_state.get(_STOPPED, {}):
+        if label not in noted and st.session_state.get(f"stop-{label}"):
+            _stopped_notice(label)
+    st.session_state.pop(_NOTED, None)
 
 
 def clicked_for(config: object, label: str, key: str, *, disabled: bool = False) -> bool:
@@ -101,7 +104,6 @@ def _stop(label: str) -> None:
     st.session_state.setdefault(_STOPPED, {})[label] = disarmed
     started = st.session_state.get(_STARTED, {}).pop(label, None)
     st.session_state.setdefault(_STOPPED_AFTER, {})[label] = None if started is None else time.monotonic() - started
-    st.session_state.setdefault(_NOTED, set()).discard(label)
 
 
 def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
@@ -109,13 +111,14 @@ def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
     """Call `call(progress)` inside a status box with a progress bar; show where the result came from.
     With `ask_over_s`: serve a stored result, or ask first when the work is known to take that long."""
     button_key = f"compute-now-{label}"
-    stopped, noted = st.session_state.setdefault(_STOPPED, {}), st.session_state.setdefault(_NOTED, set())
-    if label in stopped and label not in noted and not st.session_state.get(button_key):
-        noted.add(label)  # the rerun the Stop click started: say so, compute nothing
+    stopped = st.session_state.setdefault(_STOPPED, {})
+    # Only the rerun the Stop click itself started shows the notice in place of the work: the Stop button's value
+    # is true in that rerun alone. (A "notice shown yet" flag swallowed the next Generate when the Stop's rerun
+    # never reached this call, as a form's button is false on that rerun.)
+    if label in stopped and st.session_state.get(f"stop-{label}") and not st.session_state.get(button_key):
         _stopped_notice(label)
         return None
     stopped.pop(label, None)  # the next interaction computes again (a disarmed run button waits for its click)
-    noted.discard(label)
     if ask_over_s is not None and not st.session_state.get(button_key):
         try:
             with stored_only():
@@ -130,17 +133,7 @@ def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
                         "the result is stored, so it is instant next time.")
                 st.button(f"Compute ({duration(miss.estimate_seconds)})", key=button_key, type="primary")
                 return None
-            return _run(label, call, miss.estimate_seconds)
     return _run(label, call)
-
-
-def with_time_left(message: str, fraction: float, elapsed_s: float) -> str:
-    """The progress text with the time left, extrapolated from the share done so far (once there is a share to
-    extrapolate from): a long run says how long it will still take without anyone opening anything."""
-    if not 0.02 <= fraction < 1.0 or elapsed_s < 2:
-        return message
-    left = elapsed_s * (1.0 - fraction) / fraction
-    return f"{message} · {duration(left)} left" if left >= 1 else message
 
 
 def throttled(draw: Progress, every_s: float = PROGRESS_REDRAW_S,
@@ -159,18 +152,24 @@ def throttled(draw: Progress, every_s: float = PROGRESS_REDRAW_S,
     return progress
 
 
-def _run(label: str, call: Callable[[Progress], Computed[T]], expected_s: float | None = None) -> Computed[T] | None:
-    # Open while it runs: the progress bar, the expected time and Stop are seen without a click; closed when done.
+def with_time_left(message: str, fraction: float, elapsed_s: float) -> str:
+    """The progress text with the time left, extrapolated from the share done so far (once there is a share to
+    extrapolate from): a long run says how long it will still take without anyone opening anything."""
+    if not 0.02 <= fraction < 1.0 or elapsed_s < 2:
+        return message
+    left = elapsed_s * (1.0 - fraction) / fraction
+    return f"{message} · {duration(left)} left" if left >= 1 else message
+
+
+def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | None:
+    # Open while it runs: the progress bar, the time left and Stop are seen without a click; closed when done.
     with st.status(label, expanded=True) as box:
-        if expected_s is not None and expected_s >= 1:
-            st.caption(f"Expected: {duration(expected_s)} (the median of its earlier runs on this model here).")
         bar = st.progress(0.0, text=label)
-        st.session_state.setdefault(_STARTED, {})[label] = time.monotonic()
         stop_slot = st.empty()  # a Stop button for as long as the work runs
         stop_slot.button("Stop", key=f"stop-{label}", on_click=_stop, args=(label,),
                          help="Stops at the next progress step: nothing partial is stored, the model stays usable.")
-
         started = time.monotonic()
+        st.session_state.setdefault(_STARTED, {})[label] = started
         progress = throttled(lambda fraction, message: bar.progress(
             min(max(float(fraction), 0.0), 1.0), text=with_time_left(message, fraction, time.monotonic() - started)))
 

@@ -9,7 +9,8 @@ from backend.unicode_text import visible
 
 
 def _cell(item: Any) -> str:
-    return visible(item, keep="\n\t")
+    """One line per row: a newline inside a name is written out, or it would print a row of its own."""
+    return visible(item)
 
 
 def emit(value: Any, as_json: bool) -> None:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +41,9 @@ SCHEMA = [
         notices VARCHAR NOT NULL, seconds DOUBLE NOT NULL, PRIMARY KEY (job_id, shard_id))""",
 ]
 RUNNING, FINISHED, WITH_FAILURES = "running", "done", "done with failed shards"
+STALE = "stale: its process stopped; run it again to resume"  # shown for a running row whose heartbeat stopped
+HEARTBEAT_S = 5.0  # a running job touches its row this often (a thread beside the shards)
+STALE_AFTER_S = 60.0  # a "running" row untouched this long belongs to a process that died (killed, crashed)
 
 
 def _tx():
@@ -117,6 +122,49 @@ def _upsert_job(job_id, kind, corpus, key, fingerprint, out_dir, shards, engine,
                                   str(out_dir), len(shards), agg[0], agg[1], agg[2], checksum, status, engine, seconds])
 
 
+@contextmanager
+def _heartbeat(job_id: str) -> Iterator[None]:
+    """Touch the job's row every HEARTBEAT_S while the body runs: a row that stops being touched is stale (its
+    process was killed), never "running" forever."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT_S):
+            try:
+                with _tx() as con:
+                    con.execute("UPDATE corpus_jobs SET updated = current_timestamp WHERE job_id = ? AND status = ?",
+                                [job_id, RUNNING])
+            except UserError:  # the store is unavailable for a moment: the next beat tries again
+                pass
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{job_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _status_sql() -> str:
+    """The status column as shown: a running row whose heartbeat is older than STALE_AFTER_S reads as STALE."""
+    return (f"CASE WHEN status = '{RUNNING}' AND updated < current_timestamp::TIMESTAMP - "
+            f"to_milliseconds({int(STALE_AFTER_S * 1000)}) THEN '{STALE}' ELSE status END")
+
+
+def _run_pending(job_id, task, pending, out_dir, engine, shards, n_done, failed, notices, progress) -> None:
+    for n, result in enumerate(run_shards(task, pending, out_dir, engine), start=1):
+        if result.status == DONE and result.fingerprint != task.fingerprint:
+            result = ShardResult(shard_id=result.shard_id, index=result.index, path=result.path, status=FAILED,
+                                 error="the worker loaded a different model (fingerprint differs from the driver's)")
+        _record(job_id, result)
+        if result.status == FAILED:
+            failed.append((result.path, result.error))
+        notices += [f"{Path(result.path).name}: {text}" for text in result.notices]
+        progress((n_done + n) / len(shards), f"{n_done + n} of {len(shards)} shards ({Path(result.path).name}:"
+                                                 f" {result.status})")
+
+
 def run_job(kind: str, task: ShardTask, corpus: str, engine: EngineConfig = EngineConfig(),
             progress: Progress = silent) -> JobSummary:
     """Process every shard of `corpus` not already done for this (kind, task, corpus); record each as it ends."""
@@ -131,16 +179,8 @@ def run_job(kind: str, task: ShardTask, corpus: str, engine: EngineConfig = Engi
     _upsert_job(job_id, kind, spec, key, task.fingerprint, out_dir, shards, engine.engine, RUNNING)
     progress(len(done) / len(shards), f"{len(done)} of {len(shards)} shards already done; {len(pending)} to run")
     failed, notices = [], []
-    for n, result in enumerate(run_shards(task, pending, out_dir, engine), start=1):
-        if result.status == DONE and result.fingerprint != task.fingerprint:
-            result = ShardResult(shard_id=result.shard_id, index=result.index, path=result.path, status=FAILED,
-                                 error="the worker loaded a different model (fingerprint differs from the driver's)")
-        _record(job_id, result)
-        if result.status == FAILED:
-            failed.append((result.path, result.error))
-        notices += [f"{Path(result.path).name}: {text}" for text in result.notices]
-        progress((len(done) + n) / len(shards), f"{len(done) + n} of {len(shards)} shards ({Path(result.path).name}:"
-                                                 f" {result.status})")
+    with _heartbeat(job_id):
+        _run_pending(job_id, task, pending, out_dir, engine, shards, len(done), failed, notices, progress)
     seconds = time.perf_counter() - start
     status = WITH_FAILURES if failed else FINISHED
     _upsert_job(job_id, kind, spec, key, task.fingerprint, out_dir, shards, engine.engine, status, seconds)
@@ -152,7 +192,7 @@ def run_job(kind: str, task: ShardTask, corpus: str, engine: EngineConfig = Engi
 
 def job(job_id: str) -> dict:
     with _tx() as con:
-        cur = con.execute("SELECT * FROM corpus_jobs WHERE job_id = ?", [job_id])
+        cur = con.execute(f"SELECT * REPLACE ({_status_sql()} AS status) FROM corpus_jobs WHERE job_id = ?", [job_id])
         found = cur.fetchone()
         columns = [d[0] for d in cur.description]
     if found is None:
@@ -164,7 +204,8 @@ def list_jobs(kind: str | None = None) -> pd.DataFrame:
     """Jobs, newest first (one row each: progress counts, rows, checksum, status)."""
     with _tx() as con:
         where, args = ("WHERE kind = ?", [kind]) if kind else ("", [])
-        return con.execute(f"SELECT * FROM corpus_jobs {where} ORDER BY updated DESC", args).df()
+        return con.execute(f"SELECT * REPLACE ({_status_sql()} AS status) FROM corpus_jobs {where} "
+                           "ORDER BY updated DESC", args).df()
 
 
 def job_shards(job_id: str) -> pd.DataFrame:

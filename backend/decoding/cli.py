@@ -55,6 +55,8 @@ def _config(args: argparse.Namespace, strategy: str) -> DecodeConfig:
             extra[key] = json.loads(raw)
         except json.JSONDecodeError:
             extra[key] = raw
+        except (ValueError, RecursionError):  # an integer of > 4,300 digits, or thousands of nested arrays
+            raise UserError(f"--option {key}: the value is too large or too deeply nested to read.") from None
     return DecodeConfig(strategy=strategy, extra=extra, **values)
 
 
@@ -97,14 +99,15 @@ def cmd_run(args: argparse.Namespace) -> dict:
 def cmd_compare(args: argparse.Namespace) -> dict:
     if args.task == convexity_cli.TASK:
         return convexity_cli.compare(args, STRATEGIES_DEFAULT)
-    handle = load(args.model or default_model_id(), progress=_progress)
     names = [s.strip() for s in args.strategies.split(",") if s.strip()]
     try:
         budgets = [int(b) for b in args.budgets.split(",") if b.strip()] if args.budgets else []
     except ValueError:
         raise UserError(f"--budgets expects comma-separated integers, got {args.budgets!r}.") from None
-    settings = settings_for([_config(args, name) for name in names], budgets)
-    done = run_batch(handle, _problems(args), settings, progress=_progress, chat=not args.no_chat)
+    settings = settings_for([_config(args, name) for name in names], budgets)  # refused before a model loads
+    problems = _problems(args)
+    handle = load(args.model or default_model_id(), progress=_progress)
+    done = run_batch(handle, problems, settings, progress=_progress, chat=not args.no_chat)
     return {"model": handle.display_name, "provenance": done.provenance, "run_id": done.run_id,
             "summary": done.value.summary(), "rows": [dataclasses.asdict(r) for r in done.value.rows]}
 

@@ -96,8 +96,14 @@ class Setting:
     config: DecodeConfig
 
 
+MAX_BUDGET = 256  # a budget multiplier: best-of-256 is already more than a page batch can afford
+
+
 def settings_for(configs: Sequence[DecodeConfig], budgets: Sequence[int] = ()) -> list[Setting]:
     """One setting per config, or one per (config, budget) for strategies whose cost can be set."""
+    bad = [b for b in budgets if not 1 <= b <= MAX_BUDGET]
+    if bad:  # a budget of -5 once ran as "x-5" with n silently 2
+        raise UserError(f"Budget multipliers must be whole numbers from 1 to {MAX_BUDGET}, got {bad[0]}.")
     out = []
     for config in configs:
         spec = config.spec()

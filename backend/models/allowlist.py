@@ -11,6 +11,7 @@ from pathlib import Path
 
 from backend.config import settings
 from backend.errors import UserError
+from backend.unicode_text import visible
 
 EMBEDDED_PREFIX = "embedded:"
 
@@ -56,7 +57,9 @@ def _parse_extra(extra: str) -> list[ModelSpec]:
         if "=" not in item:
             raise UserError(f"DASH_EXTRA_MODELS entry {item!r} must look like 'id=source'.")
         model_id, source = (s.strip() for s in item.split("=", 1))
-        specs.append(ModelSpec(id=model_id, display_name=model_id, source=source, notes="From DASH_EXTRA_MODELS."))
+        # shown, never applied: a U+202E in an id would display "evil\u202eledom" as "evilmodel"
+        specs.append(ModelSpec(id=model_id, display_name=visible(model_id), source=source,
+                               notes="From DASH_EXTRA_MODELS."))
     return specs
 
 

@@ -173,11 +173,14 @@ def _cached(feature: str, action: str, model: ModelRef, params: str, key: str, c
                                     seconds=time.perf_counter() - start, uses=set(uses))
                 raise
             seconds = time.perf_counter() - start
-        with connect() as con:
-            _insert(con, feature=feature, action=action, model=model, params=params, key=key,
-                    code_version=code_version, value=value, seconds=seconds)
-            run_id = "" if nested else _record(con, feature=feature, action=action, model=model, params=params,
-                                                key=key, seconds=seconds, cached=False, uses=uses)
+        try:
+            with connect() as con:
+                _insert(con, feature=feature, action=action, model=model, params=params, key=key,
+                        code_version=code_version, value=value, seconds=seconds)
+                run_id = "" if nested else _record(con, feature=feature, action=action, model=model, params=params,
+                                                    key=key, seconds=seconds, cached=False, uses=uses)
+        except StoreUnavailable:  # a full disk at the save: the result computed is still the answer, not cached
+            return Computed(value=value, cached=False, seconds=seconds, key=key, run_id="", stored=False)
     note_use(key)  # nested: the outer run uses it
     return Computed(value=value, cached=False, seconds=seconds, key=key, run_id=run_id)
 

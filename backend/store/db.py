@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import os
 import random
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ import duckdb
 from backend.config import settings
 from backend.errors import UserError
 from backend.store.migrate import migrate
+from backend.unicode_text import visible
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS artifacts (
@@ -67,8 +69,6 @@ _process_lock = threading.RLock()  # one transaction at a time inside this proce
 _initialised: set[Path] = set()
 _feature_tables: set[tuple[Path, int]] = set()  # (store file, id of a feature's schema) created in this process
 _notices: dict[Path, str] = {}
-_CORRUPTION = ("not a valid duckdb database", "could not read enough bytes", "corrupt", "checksum",
-               "failed to read database header", "invalid block")
 
 
 class StoreUnavailable(UserError):
@@ -85,14 +85,76 @@ def store_notice(path: Path | None = None) -> str | None:
     return _notices.get(Path(path or store_path()))
 
 
-def _is_lock_error(err: Exception) -> bool:
-    text = str(err).lower()
-    return "lock" in text or "conflict" in text or "being used by another process" in text
+def _locked_elsewhere(path: Path) -> bool:
+    """Whether another process holds DuckDB's lock on the file: asked of the operating system (a non-blocking
+    POSIX record lock, the kind DuckDB takes), never read from an error's wording. Only called while this process
+    has no connection to the file (closing our probe would otherwise drop our own connection's lock)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no way to ask; an I/O error while the file is held elsewhere is a lock
+        return True
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
 
 
-def _is_corruption(err: Exception) -> bool:
-    text = str(err).lower()
-    return any(marker in text for marker in _CORRUPTION)
+def _is_lock_error(err: Exception, path: Path) -> bool:
+    """DuckDB reports a lock as an I/O error (IOException) on opening; the lock itself is asked of the OS. A
+    checksum error "... in block at location 12288" is a plain duckdb.Error and no lock, whatever its words."""
+    return isinstance(err, duckdb.IOException) and path.exists() and _locked_elsewhere(path)
+
+
+# not FatalException: DuckDB invalidates a healthy database with it after a failed write (a full disk)
+_DAMAGE_TYPES = (duckdb.SerializationException,)
+_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
+
+
+FULL_DISK_BYTES = 16 * 2**20  # an I/O error with less free space than this is a full disk, not a damaged file
+
+
+# What a failed write raises (a full disk: "Failed to commit: Could not write file ... No space left on device", a
+# TransactionException; DuckDB may then invalidate the connection with a FatalException): the transaction rolls back
+_WRITE_FAILURES = (duckdb.TransactionException, duckdb.IOException, duckdb.FatalException,
+                   duckdb.OutOfMemoryException)
+
+
+def _disk_has_room(path: Path) -> bool:
+    try:
+        return shutil.disk_usage(path.parent).free >= FULL_DISK_BYTES
+    except OSError:
+        return False
+
+
+def _is_corruption(err: Exception, path: Path, *, probe: bool = True) -> bool:
+    """A damaged file, told by the error's type: DuckDB raises its checksum and block errors as the plain
+    duckdb.Error (or a serialisation / internal / fatal error); an I/O error on opening a readable file that is not
+    locked and lacks DuckDB's header magic is a file that is not (or no longer) a database."""
+    if not isinstance(err, duckdb.Error) or isinstance(err, (duckdb.ConstraintException, duckdb.CatalogException,
+                                                             duckdb.ParserException, duckdb.BinderException,
+                                                             duckdb.InterruptException)):
+        return False
+    if type(err) is duckdb.Error or isinstance(err, _DAMAGE_TYPES):
+        return path.exists()
+    if not probe:  # inside a transaction this process holds the lock: an I/O error reading the file is damage
+        return isinstance(err, duckdb.IOException) and path.exists() and _disk_has_room(path)  # (a truncated file)
+    if isinstance(err, duckdb.IOException) and path.exists() and os.access(path, os.R_OK | os.W_OK):
+        if _locked_elsewhere(path):
+            return False
+        try:
+            with open(path, "rb") as f:
+                head = f.read(12)
+        except OSError:
+            return False
+        return head[8:12] != _MAGIC or path.stat().st_size < 3 * 4096  # no header, or cut inside its headers
+    return False
 
 
 def _unavailable(path: Path, reason: str) -> StoreUnavailable:
@@ -251,8 +313,9 @@ def _open(path: Path) -> duckdb.DuckDBPyConnection:
     if not path.exists():
         _initialised.discard(path)  # deleted or moved away since: a fresh file needs the schema
     deadline = time.monotonic() + LOCK_TIMEOUT_S
-    delay, moved = 0.01, False
+    delay, moved, unexplained = 0.01, False, 0
     while True:
+        con = None
         try:
             con = duckdb.connect(str(path))
             if path not in _initialised:
@@ -262,17 +325,24 @@ def _open(path: Path) -> duckdb.DuckDBPyConnection:
                 _initialised.add(path)
             return con
         except duckdb.Error as err:
-            if _is_lock_error(err) and time.monotonic() <= deadline:
+            if con is not None:
+                con.close()  # before the lock probe: closing the probe's descriptor would drop this one's lock
+            locked = _is_lock_error(err, path)
+            # an I/O error whose lock was gone by the time the OS was asked (the holder just let go): try again
+            transient = (not locked and isinstance(err, duckdb.IOException) and not _is_corruption(err, path)
+                         and unexplained < 5)
+            if (locked or transient) and time.monotonic() <= deadline:
+                unexplained += transient
                 _ask_for(path)
                 time.sleep(delay * (1 + random.random()))
                 delay = min(delay * 2, 0.5)
-            elif _is_lock_error(err):
+            elif locked:
                 raise _unavailable(path, f"another process has held it for over {LOCK_TIMEOUT_S:g} s") from None
-            elif _is_corruption(err) and not moved and path.exists():
+            elif _is_corruption(err, path) and not moved:
                 _move_aside(path)
                 moved = True
             else:
-                raise _unavailable(path, str(err).split("\n")[0]) from None
+                raise _unavailable(path, visible(str(err).split("\n")[0])) from None
 
 
 @contextmanager
@@ -282,22 +352,28 @@ def connect(path: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     path = Path(path or store_path())
     with _process_lock:
         base = _held_connection(path)
-        con, damaged = None, False
+        con, damaged, failed = None, False, None
         try:
             con = base.cursor()  # its own transaction, beside an enclosing one of this thread
             con.execute("BEGIN TRANSACTION")
             try:
                 yield con
             except BaseException as err:
-                damaged = isinstance(err, duckdb.Error) and _is_corruption(err)
+                damaged = isinstance(err, duckdb.Error) and _is_corruption(err, path, probe=False)
                 if not damaged:
-                    con.execute("ROLLBACK")
+                    try:
+                        con.execute("ROLLBACK")
+                    except duckdb.Error:  # the write failure below invalidated the connection: nothing to undo
+                        pass
                 raise
             con.execute("COMMIT")
         except duckdb.Error as err:
-            if not (damaged or _is_corruption(err)):
+            if isinstance(err, _WRITE_FAILURES) and not _is_corruption(err, path, probe=False):
+                failed = err  # a full disk: the whole transaction rolled back; the file is sound
+            elif not (damaged or _is_corruption(err, path, probe=False)):
                 raise
-            damaged = True
+            else:
+                damaged = True
         finally:
             if con is not None:
                 con.close()
@@ -305,10 +381,16 @@ def connect(path: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
                 _drop(path)  # an enclosing transaction of this thread fails on the damaged file too
                 if path.exists():
                     _move_aside(path)
+            elif failed is not None:
+                _drop(path)  # DuckDB may have invalidated the connection; the next transaction opens afresh
             else:
                 _after_transaction(path)
         if damaged:
             raise StoreUnavailable(_notices[path])
+        if failed is not None:
+            why = ("the disk holding it is full" if not _disk_has_room(path)
+                   else f"a write failed ({visible(str(failed).splitlines()[0])})")
+            raise _unavailable(path, f"{why}; nothing of that write was kept") from None
 
 
 @contextmanager

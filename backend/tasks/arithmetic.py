@@ -299,6 +299,9 @@ def check_answer(problem: Problem, text: str) -> bool:
     return extract_answer(text) == problem.answer
 
 
+MAX_ANSWER_DIGITS = 40  # an answer string longer than this is refused as "not an integer"
+
+
 def _parse_int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -307,8 +310,16 @@ def _parse_int(value: Any) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str) and re.fullmatch(r"\s*-?\d[\d,]*\s*", value):
-        return int(value.replace(",", ""))
+        digits = value.replace(",", "").strip()
+        # Python refuses int() of more than 4,300 digits with a ValueError; no answer here needs 40
+        return int(digits) if len(digits) <= MAX_ANSWER_DIGITS else None
     return None
+
+
+def _preview(value: Any) -> str:
+    """A short repr of a user's value for an error (repr of a huge int raises, a long text floods the line)."""
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 4000 else "a huge integer"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 UPLOAD_ID = "upload-{line}"  # an uploaded problem without an "id" is named by its line
@@ -337,7 +348,8 @@ def load_jsonl_problems(text: str) -> list[Problem]:
             raise UserError(f"Line {no}: needs an \"answer\" field.")
         answer = _parse_int(row["answer"])
         if answer is None:
-            raise UserError(f"Line {no}: \"answer\" must be an integer, got {row['answer']!r}.")
+            raise UserError(f"Line {no}: \"answer\" must be an integer of at most {MAX_ANSWER_DIGITS} digits, "
+                            f"got {_preview(row['answer'])}.")
         out.append(Problem(id=str(row.get("id", UPLOAD_ID.format(line=no))), question=question.strip(), answer=answer,
                            solution=str(row.get("solution", "")), split="upload",
                            difficulty=_parse_int(row.get("difficulty", row.get("steps", 0))) or 0))

@@ -47,7 +47,9 @@ class Example:
 
 def tagged(name: str, model_address: int) -> str:
     """A name with the demo label when the identity is the demo's."""
-    return f"{name} [{DEMO_LABEL}]" if is_demo(model_address) and DEMO_LABEL not in name.lower() else name
+    if not is_demo(model_address) or DEMO_LABEL in name.lower():
+        return name
+    return f"{name} [{DEMO_LABEL}]" if name else DEMO_LABEL
 
 
 def demo_present() -> bool:

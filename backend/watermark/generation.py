@@ -16,7 +16,8 @@ from backend.progress import Progress, silent
 from backend.store import Computed, ModelRef, cached
 import backend.watermark.identities as identities
 from backend.watermark.ipmark.config import IPMarkConfig
-from backend.watermark.keys import secret_tag
+from backend.watermark.disclosure import keyed
+from backend.watermark.keys import is_demo, secret_tag
 from backend.watermark.hf_kgw.config import HFKGWConfig
 from backend.watermark.kgw.config import KGWConfig
 from backend.watermark.methods import METHODS, WatermarkMethod
@@ -72,10 +73,15 @@ def _identity(method: WatermarkMethod, model_address: int, user_address: int) ->
 
 
 def make_request(prompt: str, method: str, model_address: int = 0, user_address: int = 0,
-                 sampling: SamplingConfig = SamplingConfig(), *configs: Config) -> GenerateRequest:
+                 sampling: SamplingConfig = SamplingConfig(), *configs: Config,
+                 key_holder: bool = True) -> GenerateRequest:
     """A validated request (identity checked against the registry). `configs`: method configs (e.g. an
-    IPMarkConfig); the one of the method in use is kept, the others are ignored."""
+    IPMarkConfig); the one of the method in use is kept, the others are ignored. `key_holder` False (a remote
+    page user): a registered identity's key may not sign, only the demo's (backend.watermark.disclosure)."""
     chosen = METHODS.get(method)
+    if not key_holder and keyed(chosen) and not is_demo(model_address):
+        raise UserError("Generating with a registered identity signs text as that identity: on a server reachable "
+                        "from other machines only its operator may (or use the demo identity, a public key).")
     if not prompt or not prompt.strip():
         raise UserError("The prompt is empty.")
     if len(prompt) > MAX_PROMPT_CHARS:

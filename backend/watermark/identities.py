@@ -6,12 +6,14 @@ shared store for one short transaction (backend.store.db.connect).
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 import pandas as pd
 
 from backend.errors import UserError
 from backend.store.db import connect_with
+from backend.unicode_text import visible
 from backend.watermark.keys import DEMO_MODEL_ADDRESS
 
 SCHEMA = [
@@ -58,6 +60,9 @@ def _clean_name(text: str, what: str) -> str:
         raise UserError(f"The {what} must not be empty.")
     if len(text) > 200:
         raise UserError(f"The {what} is too long (200 characters at most).")
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in text):  # a newline would forge a table row
+        raise UserError(f"The {what} must not contain line breaks or control characters (got {visible(text)}).")
+    # format characters (a bidi override) are kept as typed and written out wherever the name is shown
     return text
 
 
@@ -103,6 +108,7 @@ def bulk_add_users(model_address: int, count: int, prefix: str = "user") -> int:
     """Add `count` users under a model in one statement (benchmarks); returns how many were added."""
     if not 1 <= count <= MAX_BULK:
         raise UserError(f"Bulk creation takes 1 to {MAX_BULK:,} users at a time.")
+    prefix = _clean_name(prefix, "label prefix")
     with _tx() as con:
         if not con.execute("SELECT 1 FROM wm_models WHERE address = ?", [int(model_address)]).fetchone():
             raise UserError(f"No model with address {model_address}; add the model first.")
@@ -188,6 +194,8 @@ def summary_frame() -> pd.DataFrame:
 
 
 def users_frame(model_address: int, limit: int = 1000) -> pd.DataFrame:
+    if not 1 <= int(limit) <= 2**62:  # DuckDB refuses a negative LIMIT with a traceback-shaped error
+        raise UserError(f"--limit must be a positive whole number, got {limit}.")
     with _tx() as con:
         return con.execute("SELECT model_address || '.' || user_address AS address, label, created FROM wm_users "
                            "WHERE model_address = ? ORDER BY user_address LIMIT ?",

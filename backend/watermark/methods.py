@@ -17,6 +17,8 @@ from backend.errors import UserError
 from backend.params import Config, param
 from backend.unicode_text import Normalized, normalize, visible
 from backend.variants import Registry, Variant
+from backend.watermark.disclosure import keyed, spend_query, withhold
+from backend.watermark.keys import is_demo
 from backend.watermark.uploads import MAX_CHARS
 
 BASELINE = "none"  # the unwatermarked baseline: generates like the others, never detects
@@ -82,6 +84,11 @@ class Detection:
         return who
 
     @property
+    def demo(self) -> bool:
+        """The identity tested or found is the demo's: its key is public, anyone can write its marks."""
+        return is_demo(self.model_address or self.guess_model)
+
+    @property
     def normalisation(self) -> str:
         """What normalisation changed, in words ("412 invisible characters removed"); "" when nothing."""
         return Normalized(text="", removed=self.removed_characters, folded=self.folded_characters).describe()
@@ -93,10 +100,10 @@ class Detection:
 
     def to_json(self) -> dict:
         """The common summary, then the method's own summary and per-unit details (`watermark detect --json`)."""
-        common = {"method": self.method, "verdict": self.verdict, "z": self.z, "p_value": self.p_value,
+        common = {"method": self.method, "verdict": self.verdict, "demo": self.demo, "z": self.z, "p_value": self.p_value,
                   "p_corrected": self.p_family, "best_of_keys": self.compared, "corrected_over": self.corrected_over,
                   "removed_characters": self.removed_characters, "folded_characters": self.folded_characters}
-        return {**common, **self.report.to_json()}
+        return {**common, **(self.report.to_json() if self.report is not None else {"evidence": self.evidence})}
 
 
 def watermark_names() -> tuple[str, ...]:
@@ -117,6 +124,9 @@ class DetectRequest(Config):
     user_address: int = 0
     config: Any = None  # the method's config (None: its defaults)
     handle: Any = None  # the language model, for methods that need it to detect
+    # False: the asker does not hold the secret keys (a remote page user): a keyed method's answer is budgeted and
+    # withheld to its verdict (backend.watermark.disclosure)
+    key_holder: bool = True
 
 
 @dataclass(frozen=True)
@@ -164,8 +174,12 @@ def detect(text: str, request: DetectRequest) -> Detection:
     clean = normalize(text or "")
     if request.prompt:
         request = replace(request, prompt=normalize(request.prompt).text)
+    guarded = not request.key_holder and keyed(method) and not is_demo(request.model_address)
+    if guarded:  # counted before the work: a refused query computes nothing
+        spend_query(method.name, request.model_address)
     found = method.detect(clean.text, request)
-    return replace(found, removed_characters=clean.removed, folded_characters=clean.folded)
+    found = replace(found, removed_characters=clean.removed, folded_characters=clean.folded)
+    return withhold(found) if guarded else found
 
 
 def evidence_pieces(pieces, flagged: bool) -> tuple:

@@ -26,6 +26,7 @@ from backend.corpus.shards import Shard
 from backend.params import Config, param
 from backend.progress import Progress, silent
 import backend.watermark.identities as identities
+from backend.watermark.demo import tagged
 from backend.watermark.methods import METHODS, SEARCHES, DetectRequest, detect, watermark_names
 
 KIND = "watermark-scan"
@@ -142,7 +143,8 @@ class ScanWorker:
                 "p_user": raw("user"), "p_user_corrected": family("user"),
                 "p_total": getattr(total, "p_value", None), "p_total_corrected": None,
                 "p_corrected": getattr(d, "p_corrected", None),  # the method's own family-wise p, where it has one
-                "model_address": d.model_address, "model_name": d.model_name, "user_address": d.user_address,
+                "model_address": d.model_address,
+                "model_name": tagged(d.model_name, d.model_address or d.guess_model),  # "demo" on every demo row "user_address": d.user_address,
                 "user_label": d.user_label, "sentences": getattr(report, "n_sentences", None),
                 "sentences_used": getattr(report, "n_usable", None), "evidence": d.evidence}
 

@@ -1,4 +1,4 @@
-"""Text from an uploaded file: .txt / .md (UTF-8, or UTF-16 with a BOM), .pdf (pypdf), .docx (python-docx).
+"""Text from an uploaded file: .txt / .md (UTF-8, or UTF-16 with a BOM), .pdf (pypdf), .docx (streamed XML).
 
 Anything a user can get wrong becomes a UserError with a plain message: too large, unknown type,
 binary content, undecodable text, a broken or encrypted PDF, a corrupt .docx, no text at all.
@@ -10,6 +10,7 @@ import logging
 from pathlib import Path
 
 from backend.errors import UserError
+from backend.upload_caps import ParseBudget
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_CHARS = 1_000_000
@@ -17,11 +18,17 @@ MAX_CHARS = 1_000_000
 MAX_DOCX_UNPACKED = 50_000_000  # bytes of all parts together, as the archive declares them
 MAX_DOCX_PARTS = 1000
 MAX_PDF_PAGES = 500  # about 1M characters of prose
+# A page's content stream is parsed operator by operator in Python (pypdf): 900k `q Q` took 5.6 s a page, and 499
+# pages may share one such stream (82 KB). So the content is budgeted as well as the pages (issue 46).
+PDF_SECONDS = 10.0
+MAX_PDF_CONTENT_BYTES = 64 * 2**20  # decoded content streams, all pages together (prose: ~5 KB a page)
+MAX_PDF_TOKENS = 5_000_000  # operators and operands, all pages together (prose: a few thousand a page)
+MAX_PDF_PAGE_TOKENS = 200_000
 # python-docx builds an object per paragraph: 1.2M empty ones (a 123 KB file, 7 MB of XML) took gigabytes.
 # Counted with a streaming parser that stops at the cap, before python-docx sees the file.
 MAX_DOCX_PARAGRAPHS = 100_000  # MAX_CHARS of prose in paragraphs of 10+ characters
 MAX_DOCX_RUNS = 300_000  # formatted runs: MAX_CHARS of prose with a change of formatting every 3+ characters
-_WORD_NS = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+DOCX_SECONDS = 5.0  # the caps above are reached in well under a second; this bounds whatever they miss
 SUFFIXES = (".txt", ".md", ".pdf", ".docx")
 
 
@@ -60,6 +67,14 @@ def _plain(data: bytes) -> str:
                         "save it as UTF-8 and upload it again.") from err
 
 
+def pdf_budget() -> ParseBudget:
+    """One PDF's budget: seconds of parsing, bytes of decoded content streams and their tokens (operators and
+    operands), summed over its pages (pages that share one stream pay for it each time: each is parsed)."""
+    return ParseBudget("The PDF", max_seconds=PDF_SECONDS, max_bytes=MAX_PDF_CONTENT_BYTES,
+                       max_items=(("content-stream operators and operands", MAX_PDF_TOKENS),),
+                       bytes_phrase="has content streams of")
+
+
 def _pdf(data: bytes) -> str:
     if not data.lstrip().startswith(b"%PDF"):
         raise UserError("This is not a PDF file (no %PDF header).")
@@ -67,6 +82,7 @@ def _pdf(data: bytes) -> str:
     from pypdf.errors import PyPdfError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # broken files make pypdf chatty
+    spend = pdf_budget().start()
     try:
         reader = PdfReader(io.BytesIO(data), strict=False)
         if reader.is_encrypted:
@@ -74,8 +90,10 @@ def _pdf(data: bytes) -> str:
         if len(reader.pages) > MAX_PDF_PAGES:
             raise UserError(f"The PDF has {len(reader.pages):,} pages; the limit is {MAX_PDF_PAGES}.")
         parts, total = [], 0
-        for page in reader.pages:
-            parts.append(page.extract_text() or "")
+        for number, page in enumerate(reader.pages, 1):
+            _spend_content(page, number, spend)  # before pypdf parses the page's streams: the parse is the cost
+            # pypdf calls this for every operator it visits: the clock is read while it works, not only between pages
+            parts.append(page.extract_text(visitor_operand_before=lambda *_: spend.tick()) or "")
             total += len(parts[-1]) + 1
             if total > MAX_CHARS:
                 raise UserError(f"The PDF's text has more than {MAX_CHARS:,} characters (the limit).")
@@ -87,13 +105,60 @@ def _pdf(data: bytes) -> str:
         raise UserError(f"The PDF could not be read ({type(err).__name__}); it may be damaged.") from err
 
 
+# A byte that can end one token of a content stream and start the next: whitespace and PDF's delimiters. Their count
+# bounds the number of operators and operands from above, at C speed, without parsing anything.
+_TOKEN_BOUNDS = (b" ", b"\n", b"\r", b"\t", b"\x0c", b"/", b"(", b"[", b"<", b"{")
+
+
+def _spend_content(page, number: int, spend) -> None:
+    """Spend a page's content streams (its Contents and the Form XObjects it draws, nested) before they are
+    parsed: their decoded bytes and an upper bound of their tokens; a page of more than MAX_PDF_PAGE_TOKENS is
+    refused by itself (a page of prose has a few thousand)."""
+    tokens = 0
+    for data in _content_streams(page.get("/Contents"), page.get("/Resources"), depth=0, seen=set()):
+        spend.bytes(len(data))
+        tokens += sum(data.count(mark) for mark in _TOKEN_BOUNDS)
+        if tokens > MAX_PDF_PAGE_TOKENS:
+            raise UserError(f"Page {number} of the PDF has more than {MAX_PDF_PAGE_TOKENS:,} content-stream operators "
+                            f"and operands (the limit per page; a page of prose has a few thousand).")
+    spend.items("content-stream operators and operands", tokens)
+
+
+def _content_streams(contents, resources, depth: int, seen: set):
+    """The decoded bytes of `contents` (a stream or an array of streams), then of the Form XObjects in
+    `resources`, recursively (depth 4 at most; each object once per page)."""
+    contents = contents.get_object() if contents is not None else None
+    streams = list(contents) if isinstance(contents, list) else [contents] if contents is not None else []
+    for stream in streams:
+        stream = stream.get_object()
+        if hasattr(stream, "get_data") and id(stream) not in seen:
+            seen.add(id(stream))
+            yield stream.get_data()
+    if depth >= 4 or resources is None:
+        return
+    xobjects = resources.get_object().get("/XObject")
+    for ref in (xobjects.get_object().values() if xobjects is not None else ()):
+        form = ref.get_object()
+        if form.get("/Subtype") == "/Form" and id(form) not in seen:
+            yield from _content_streams(form, form.get("/Resources"), depth + 1, seen)
+
+
+def docx_budget() -> ParseBudget:
+    """One .docx's budget (read from the module's caps at each call, so a test can lower one)."""
+    return ParseBudget("The .docx file", max_seconds=DOCX_SECONDS, max_bytes=MAX_DOCX_UNPACKED,
+                       max_items=(("paragraphs", MAX_DOCX_PARAGRAPHS), ("runs of text", MAX_DOCX_RUNS)))
+
+
 def _docx(data: bytes) -> str:
     import zipfile
+
+    from backend.watermark.docx_text import docx_text
 
     if not zipfile.is_zipfile(io.BytesIO(data)):
         raise UserError("This is not a .docx file (not a ZIP container).")
     try:
-        parts = zipfile.ZipFile(io.BytesIO(data)).infolist()
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        parts = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError) as err:
         raise UserError(f"The .docx file could not be read ({type(err).__name__}); it may be damaged.") from err
     if len(parts) > MAX_DOCX_PARTS:
@@ -102,62 +167,4 @@ def _docx(data: bytes) -> str:
     if unpacked > MAX_DOCX_UNPACKED:
         raise UserError(f"The .docx file unpacks to {unpacked / 1e6:.0f} MB; the limit is "
                         f"{MAX_DOCX_UNPACKED / 1e6:.0f} MB.")
-    _count_paragraphs(zipfile.ZipFile(io.BytesIO(data)))
-    from docx import Document
-
-    try:
-        document = Document(io.BytesIO(data))
-    except Exception as err:  # python-docx raises assorted errors for damaged packages
-        raise UserError(f"The .docx file could not be read ({type(err).__name__}); it may be damaged.") from err
-    return "\n".join(p.text for p in document.paragraphs)
-
-
-def _count_paragraphs(archive) -> int:
-    """Paragraphs (and their runs) in word/document.xml, streamed one element at a time and freed as it ends,
-    reading at most MAX_DOCX_UNPACKED bytes of XML whatever the archive declares; refuses at the first cap passed,
-    before python-docx builds anything."""
-    from lxml import etree
-
-    try:
-        part = archive.open("word/document.xml")
-    except KeyError:
-        raise UserError("The .docx file has no word/document.xml; it may be damaged.") from None
-    paragraphs = runs = 0
-    try:
-        with part:
-            for _, element in etree.iterparse(_Capped(part, MAX_DOCX_UNPACKED), events=("end",),
-                                              tag=(f"{_WORD_NS}p", f"{_WORD_NS}r"), resolve_entities=False,
-                                              no_network=True, huge_tree=False):
-                if element.tag == f"{_WORD_NS}r":
-                    runs += 1
-                    if runs > MAX_DOCX_RUNS:
-                        raise UserError(f"The .docx file has more than {MAX_DOCX_RUNS:,} runs of text; the limit "
-                                        f"is {MAX_DOCX_RUNS:,}.")
-                    element.clear()  # its text is not needed to count; the paragraph frees the rest
-                    continue
-                paragraphs += 1
-                if paragraphs > MAX_DOCX_PARAGRAPHS:
-                    raise UserError(f"The .docx file has more than {MAX_DOCX_PARAGRAPHS:,} paragraphs; "
-                                    f"the limit is {MAX_DOCX_PARAGRAPHS:,}.")
-                element.clear()
-                parent = element.getparent()
-                while parent is not None and element.getprevious() is not None:  # earlier paragraphs, freed
-                    del parent[0]
-    except etree.XMLSyntaxError as err:
-        raise UserError("The .docx file could not be read (XMLSyntaxError); it may be damaged.") from err
-    return paragraphs
-
-
-class _Capped:
-    """A file-like reader that refuses past `limit` bytes (an archive's declared sizes are only a claim)."""
-
-    def __init__(self, stream, limit: int):
-        self.stream, self.limit, self.read_bytes = stream, limit, 0
-
-    def read(self, size: int = -1) -> bytes:
-        data = self.stream.read(size if size is not None and size >= 0 else self.limit + 1)
-        self.read_bytes += len(data)
-        if self.read_bytes > self.limit:
-            raise UserError(f"The .docx document unpacks to more than {self.limit / 1e6:.0f} MB; the limit is "
-                            f"{self.limit / 1e6:.0f} MB.")
-        return data
+    return docx_text(archive, docx_budget().start())  # streamed: no document object is ever built

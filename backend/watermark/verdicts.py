@@ -112,11 +112,13 @@ def verdict_of(found: Detection, label: str, seconds: float) -> Verdict:
 
 
 def verdict_table(text: str, handle: Any = None, *, prompt: str | None = None, model_address: int = 0,
-                  configs: Mapping[str, Any] | None = None, progress: Progress = silent) -> VerdictTable:
+                  configs: Mapping[str, Any] | None = None, progress: Progress = silent,
+                  key_holder: bool = True) -> VerdictTable:
     """The verdict of every registered method that can judge `text` (see the module docstring).
     handle: the language model whose tokenizer token-level methods use (None: they are skipped);
     model_address: the model identity whose key identity-keyed methods test (0: the first registered);
-    configs: method name -> its config (absent: the method's defaults)."""
+    configs: method name -> its config (absent: the method's defaults);
+    key_holder: False for an asker without the secret keys (backend.watermark.disclosure)."""
     if len(text or "") > MAX_CHARS:  # refused once, not once per method
         raise UserError(f"The text has {len(text):,} characters; the limit is {MAX_CHARS:,}.")
     configs = dict(configs or {})
@@ -137,7 +139,7 @@ def verdict_table(text: str, handle: Any = None, *, prompt: str | None = None, m
                                    reason="tests a model identity's key: register one (Registry tab) to add it"))
             continue
         request = DetectRequest(method.name, prompt=prompt, model_address=keyed if method.needs_identity_to_detect
-                                else 0, config=configs.get(method.name), handle=handle)
+                                else 0, config=configs.get(method.name), handle=handle, key_holder=key_holder)
         start = time.perf_counter()
         try:
             found = detect(text, request)

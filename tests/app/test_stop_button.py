@@ -97,3 +97,39 @@ def test_a_stop_whose_rerun_does_not_reach_the_computation_still_says_so(fresh_s
     assert len(notices) == 1 and "nothing was stored" in notices[0]
     at.run()
     assert not [w for w in at.warning if "Batch: stopped" in w.value], "said once"
+
+
+def _form_page():
+    """The Generate tab's shape: a form's submit button (false on every rerun but its own) starts the work."""
+    import streamlit as st
+
+    from app.ui.run import run_with_progress
+    from backend.store import ModelRef, cached
+
+    with st.form("gen"):
+        prompt = st.text_input("Prompt", "first", key="prompt")
+        go = st.form_submit_button("Generate")
+    if go:
+        def compute(progress):
+            progress(0.5, "halfway")
+            if st.session_state.get("interrupt", True):
+                st.stop()
+            return prompt.upper()
+
+        done = run_with_progress("Generating", lambda progress: cached("demo", "gen", ModelRef("tiny", "f00d"),
+                                                                       {"p": prompt}, lambda: compute(progress)))
+        if done is not None:
+            st.write(f"result {done.value}")
+
+
+def test_generate_right_after_stop_starts_the_new_run(fresh_store):
+    """Issue 46 §5 #9: Stop, then Generate: the new run starts (it was swallowed by a "stopped" notice)."""
+    at = AppTest.from_function(_form_page, default_timeout=60).run()
+    at.button[0].click().run()
+    at.button(key="stop-Generating").click().run()  # the Stop's rerun: the form's button is false, no work runs
+    assert not at.exception
+    at.session_state["interrupt"] = False
+    at.text_input(key="prompt").set_value("second")
+    at.button[0].click().run()
+    assert any("result SECOND" in m.value for m in at.markdown), [w.value for w in at.warning]
+    assert _rows(fresh_store) == ([("stopped",), ("done",)], 1)

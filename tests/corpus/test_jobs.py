@@ -68,3 +68,64 @@ def test_an_edited_shard_is_redone_and_a_deleted_file_recomputed(tmp_path, fresh
 def test_engine_config_is_validated():
     with pytest.raises(UserError):
         EngineConfig(engine="spark")
+
+
+KILLED = """
+import sys
+from backend.corpus.jobs import run_job
+from tests.corpus.support import CountTask
+run_job("count", CountTask(sys.argv[1], kill_on="part-03.jsonl"), sys.argv[2])
+"""
+
+
+def test_a_job_whose_process_died_reads_stale_and_resumes(tmp_path, fresh_store, monkeypatch):
+    """Issue 46 §4 #13: a killed corpus job stayed "running" forever. Its heartbeat stops with its process, so its
+    row reads stale once STALE_AFTER_S has passed, and running it again resumes it."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from backend.corpus import jobs
+    from backend.store.db import release
+
+    corpus = write_corpus(tmp_path / "c", 120, 6)
+    release()
+    root = Path(__file__).resolve().parents[2]
+    child = subprocess.run([sys.executable, "-c", KILLED, str(tmp_path), str(corpus)], cwd=root, timeout=120,
+                           env=dict(os.environ, DASH_STORE=str(fresh_store)), capture_output=True, text=True)
+    assert child.returncode == 1, child.stderr  # ended in the middle of shard 4, as a kill would
+    assert list_jobs("count").iloc[0]["status"] == jobs.RUNNING  # its heartbeat is still fresh
+    monkeypatch.setattr(jobs, "STALE_AFTER_S", 0.5)
+    time.sleep(1.0)
+    assert list_jobs("count").iloc[0]["status"] == jobs.STALE
+    summary = run_job("count", CountTask(tmp_path), str(corpus))
+    assert (summary.skipped, summary.processed, summary.status) == (3, 3, "done")
+    assert list_jobs("count").iloc[0]["status"] == "done"
+
+
+def test_a_live_job_keeps_its_heartbeat(tmp_path, fresh_store, monkeypatch):
+    """The heartbeat keeps a long job "running" past STALE_AFTER_S while its process lives."""
+    import threading
+    import time
+
+    from backend.corpus import jobs
+
+    monkeypatch.setattr(jobs, "HEARTBEAT_S", 0.1)
+    monkeypatch.setattr(jobs, "STALE_AFTER_S", 0.6)
+    corpus = write_corpus(tmp_path / "c", 20, 2)
+    gate = threading.Event()
+
+    class Slow(CountTask):
+        def run(self, shard):
+            gate.wait(10)
+            return super().run(shard)
+
+    worker = threading.Thread(target=run_job, args=("count", Slow(tmp_path), str(corpus)))
+    worker.start()
+    time.sleep(1.5)
+    seen = list_jobs("count").iloc[0]["status"]
+    gate.set()
+    worker.join()
+    assert seen == jobs.RUNNING

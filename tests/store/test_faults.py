@@ -91,3 +91,42 @@ def test_cli_says_so_and_exits_cleanly_on_a_damaged_store(fresh_store, capsys):
     fresh_store.write_bytes(b"garbage" * 500)
     assert main(["runs", "list", "--json"]) == 0
     assert "moved aside" in capsys.readouterr().err
+
+
+def test_a_checksum_error_is_damage_not_a_lock(fresh_store, capsys):
+    """Issue 46 §4 #7: DuckDB's "... checksum ... in block at location 12288" holds the letters "lock"; it was taken
+    for a lock (`runs list` waited 68 s, then blamed another process) and the file never moved aside. The lock is
+    now asked of the OS and the damage told by the error's type."""
+    import time
+
+    from backend.__main__ import main
+
+    _fill(20)
+    db.release()
+    data = bytearray(fresh_store.read_bytes())
+    for offset in range(12288 + 64, 12288 + 4096):  # the first data block's payload: its checksum no longer holds
+        data[offset] ^= 0xFF
+    fresh_store.write_bytes(bytes(data))
+    db._initialised.discard(fresh_store)
+    start = time.monotonic()
+    code = main(["runs", "list"])
+    err = capsys.readouterr().err
+    assert time.monotonic() - start < 10 and code in (0, 2)
+    assert "moved aside" in err and "another process" not in err
+    assert list(fresh_store.parent.glob(fresh_store.name + ".damaged-*"))
+    assert cached("faults", "run", MODEL, Request(7), lambda: {"value": 7}).stored  # a fresh store serves
+
+
+def test_a_lock_is_told_by_the_os_not_by_words(fresh_store):
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(fresh_store)], cwd=ROOT, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert db._locked_elsewhere(fresh_store)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not db._locked_elsewhere(fresh_store)
+    import duckdb
+    assert not db._is_lock_error(duckdb.Error("Corrupt database file: computed checksum 1 does not match stored "
+                                              "checksum 2 in block at location 12288"), fresh_store)

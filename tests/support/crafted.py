@@ -73,3 +73,83 @@ def pdf_pages(pages: int = 5000, text: str = "One line of text on every page.") 
     out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     return bytes(out)
+
+
+_W_NS = b'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+_HEADER_REL = b"http://schemas.openxmlformats.org/officeDocument/2006/relationships/header"
+
+
+def _rewrite_docx(edit) -> bytes:
+    """python-docx's template .docx with `edit(name, data) -> {name: data}` applied to every part (issue 46)."""
+    from docx import Document
+
+    template = io.BytesIO()
+    Document().save(template)
+    out = io.BytesIO()
+    with zipfile.ZipFile(template) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as dst:
+        for item in src.infolist():
+            for name, data in edit(item.filename, src.read(item.filename)).items():
+                dst.writestr(name, data)
+    return out.getvalue()
+
+
+def docx_redirect(paragraphs: int = 1_200_000) -> bytes:
+    """The package relationships name word/main.xml (`paragraphs` empty paragraphs) as the main part; a one-paragraph
+    decoy word/document.xml is what a reader counting by name sees. python-docx opens main.xml."""
+    def edit(name, data):
+        if name == "word/document.xml":
+            head, body, rest = data.partition(b"<w:body>")
+            return {"word/document.xml": head + body + b"<w:p><w:r><w:t>Decoy.</w:t></w:r></w:p>" + rest,
+                    "word/main.xml": head + body + b"<w:p></w:p>" * paragraphs + rest}
+        if name == "_rels/.rels":
+            return {name: data.replace(b"word/document.xml", b"word/main.xml")}
+        if name == "[Content_Types].xml":
+            return {name: data.replace(b"/word/document.xml", b"/word/main.xml")}
+        if name == "word/_rels/document.xml.rels":
+            return {"word/_rels/main.xml.rels": data}
+        return {name: data}
+    return _rewrite_docx(edit)
+
+
+def docx_header_bomb(paragraphs: int = 1_200_000) -> bytes:
+    """A real document with one short paragraph and a header part of `paragraphs` empty paragraphs."""
+    header = b'<?xml version="1.0" encoding="UTF-8"?><w:hdr ' + _W_NS + b">" + b"<w:p/>" * paragraphs + b"</w:hdr>"
+
+    def edit(name, data):
+        if name == "word/document.xml":
+            head, body, rest = data.partition(b"<w:body>")
+            return {name: head + body + b"<w:p><w:r><w:t>A short letter.</w:t></w:r></w:p>" + rest,
+                    "word/header1.xml": header}
+        if name == "word/_rels/document.xml.rels":
+            rel = b'<Relationship Id="rIdBomb" Type="' + _HEADER_REL + b'" Target="header1.xml"/>'
+            return {name: data.replace(b"</Relationships>", rel + b"</Relationships>")}
+        if name == "[Content_Types].xml":
+            override = (b'<Override PartName="/word/header1.xml" ContentType="application/vnd.openxmlformats-'
+                        b'officedocument.wordprocessingml.header+xml"/>')
+            return {name: data.replace(b"</Types>", override + b"</Types>")}
+        return {name: data}
+    return _rewrite_docx(edit)
+
+
+def pdf_operator_bomb(pages: int = 499, operators: int = 900_000) -> bytes:
+    """`pages` pages (under the page cap) sharing one Flate-compressed content stream of `operators` `q`/`Q`
+    operators: about 80 KB, and seconds of parsing per page for a reader that parses every page's stream."""
+    import zlib
+
+    # one text operator at the end: pypdf parses only a stream that can give text
+    stream = zlib.compress(b"q Q\n" * (operators // 2) + b"BT /F1 12 Tf 72 720 Td (x) Tj ET\n", 9)
+    kids = " ".join(f"{5 + i} 0 R" for i in range(pages)).encode()
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % pages,
+               b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
+                b"/Resources << /Font << /F1 4 0 R >> >> >>"] * pages
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for i, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)

@@ -23,6 +23,34 @@ def look_alike(text: str) -> str:
     return text.translate(LOOK_ALIKES)
 
 
+# Issue 46 §3: the classes a list of format characters missed, each alone (every one defeated one to four methods)
+ROMAN = str.maketrans({"i": "\u2170", "v": "\u2174", "x": "\u2179", "l": "\u217c", "c": "\u217d", "d": "\u217e",
+                       "m": "\u217f", "I": "\u2160", "V": "\u2164", "X": "\u2169", "L": "\u216c", "C": "\u216d"})
+ARMENIAN = str.maketrans({"o": "\u0585", "u": "\u057d", "h": "\u0570", "n": "\u0578", "g": "\u0581", "q": "\u0566",
+                          "O": "\u0555", "S": "\u054f", "U": "\u054d"})
+
+
+def _inside_words(mark: str):
+    return lambda text: "".join(c + mark if c.isalpha() and i % 3 == 1 else c for i, c in enumerate(text))
+
+
+def _math_bold(text: str) -> str:
+    return "".join(chr(0x1D400 + ord(c) - 65) if "A" <= c <= "Z" else chr(0x1D41A + ord(c) - 97) if "a" <= c <= "z"
+                   else c for c in text)
+
+
+CLASSES = {
+    "U+FE0F variation selector inside words": _inside_words("\ufe0f"),
+    "U+034F combining grapheme joiner": _inside_words("\u034f"),
+    "U+3164 Hangul filler": _inside_words("\u3164"),
+    "NBSP for every space": lambda text: text.replace(" ", "\u00a0"),
+    "U+2009 thin space for every space": lambda text: text.replace(" ", "\u2009"),
+    "mathematical bold letters": _math_bold,
+    "Roman-numeral letters": lambda text: text.translate(ROMAN),
+    "Armenian look-alikes": lambda text: text.translate(ARMENIAN),
+}
+
+
 def _request(name: str, model: int, user: int, handle) -> DetectRequest:
     method = METHODS.get(name)
     return DetectRequest(name, model_address=model, user_address=user if method.identifies_users else 0,
@@ -62,7 +90,8 @@ def test_kgw_marked_text_keeps_its_verdict_through_zero_width_spaces_and_look_al
     request = _request("kgw", model, users[0], writer_handle)
     clean = detect(marked, request)
     assert clean.verdict == WATERMARKED, clean.evidence
-    for attacked in (zero_width(marked), look_alike(marked), zero_width(look_alike(marked))):
+    for attacked in (zero_width(marked), look_alike(marked), zero_width(look_alike(marked)),
+                     *(attack(marked) for attack in CLASSES.values())):
         found = detect(attacked, request)
         _same(found, clean)
         assert found.removed_characters + found.folded_characters > 0
@@ -77,6 +106,12 @@ def test_every_method_reads_the_normalised_text(name, writer_handle, identity):
     clean = detect(text, request)
     for attacked in (zero_width(text), look_alike(text)):
         _same(detect(attacked, request), clean)
+    for what, attack in CLASSES.items():
+        attacked = attack(text)
+        assert attacked != text, what
+        found = detect(attacked, request)
+        _same(found, clean)
+        assert found.normalisation, what  # the page says what was changed
 
 
 def test_the_prompt_is_normalised_like_the_text(fixed_secret, identity):

@@ -91,17 +91,20 @@ def test_a_docx_of_too_many_runs_is_refused_while_streaming():
 
 
 def test_the_docx_xml_is_read_no_further_than_the_unpacked_cap(monkeypatch):
-    """Whatever sizes the archive declares, the streaming count stops reading at MAX_DOCX_UNPACKED bytes."""
+    """Whatever sizes the archive declares, the streaming read stops at MAX_DOCX_UNPACKED bytes."""
     import zipfile
 
     from backend.watermark import uploads
+    from backend.watermark.docx_text import docx_text
     from tests.support.crafted import docx_with_body
 
     data = docx_with_body(b"<w:p><w:r><w:t>Some words.</w:t></w:r></w:p>" * 200)
-    assert uploads._count_paragraphs(zipfile.ZipFile(io.BytesIO(data))) == 200  # the template body has no paragraph
+    spend = uploads.docx_budget().start()
+    assert docx_text(zipfile.ZipFile(io.BytesIO(data)), spend).splitlines()[:200] == ["Some words."] * 200
+    assert spend.counts["paragraphs"] >= 200
     monkeypatch.setattr(uploads, "MAX_DOCX_UNPACKED", 5000)
     with pytest.raises(UserError, match="unpacks to more than"):
-        uploads._count_paragraphs(zipfile.ZipFile(io.BytesIO(data)))
+        docx_text(zipfile.ZipFile(io.BytesIO(data)), uploads.docx_budget().start())
 
 
 def test_a_docx_under_the_paragraph_cap_still_reads_whole():
@@ -124,3 +127,58 @@ def test_a_text_file_certainly_over_the_character_cap_is_refused_before_decoding
         read_upload("long.txt", data)
     assert extra.mb < 5  # not decoded (decoding would take 4+ MB for the text alone)
     assert read_upload("ok.txt", b"\xf0\x9f\x98\x80" * 1000).startswith("\U0001f600")
+
+
+@pytest.mark.parametrize("build", ["docx_redirect", "docx_header_bomb"])
+def test_every_text_part_of_a_docx_is_counted_as_the_package_names_it(build):
+    """Issue 46 §2 #3, #6: the main part found through _rels/.rels (not by the name word/document.xml, here a
+    one-paragraph decoy), and a header part, are streamed and counted: refused in under 2 s with under 100 MB
+    (before: 34-154 s and +0.4-2.6 GB for the redirect, +1 GB for the header)."""
+    import time
+
+    from tests.support import crafted
+    from tests.support.memory import extra_peak_rss
+
+    bomb = getattr(crafted, build)(1_200_000)
+    assert len(bomb) < 100_000
+    start = time.monotonic()
+    with extra_peak_rss() as extra, pytest.raises(UserError, match="more than 100,000 paragraphs"):
+        read_upload("bomb.docx", bomb)
+    assert time.monotonic() - start < 2 and extra.mb < 100
+
+
+def test_a_docx_with_a_header_reads_its_body():
+    from tests.support.crafted import docx_header_bomb, docx_redirect
+
+    assert read_upload("letter.docx", docx_header_bomb(3)) == "A short letter."
+    with pytest.raises(UserError, match="No text found"):
+        read_upload("redirect.docx", docx_redirect(0))
+
+
+def test_a_pdf_of_pages_sharing_one_huge_content_stream_is_refused_in_seconds():
+    """Issue 46 §2 #4: 499 pages (under the page cap) sharing one stream of 900k `q Q` operators, ~60 KB: refused
+    before pypdf parses the stream (before: 5.6 s a page, ~47 min in all)."""
+    import time
+
+    from tests.support.crafted import pdf_operator_bomb
+
+    bomb = pdf_operator_bomb(499, 900_000)
+    start = time.monotonic()
+    with pytest.raises(UserError, match="content-stream operators"):
+        read_upload("bomb.pdf", bomb)
+    assert time.monotonic() - start < 10
+
+
+def test_the_pdf_budget_counts_seconds_while_pypdf_parses(monkeypatch):
+    """Pages each under the per-page cap (150k operators) still cost ~1 s each to parse: the budget's clock, read
+    while pypdf works, refuses the document at its seconds."""
+    import time
+
+    from backend.watermark import uploads
+    from tests.support.crafted import pdf_operator_bomb
+
+    monkeypatch.setattr(uploads, "PDF_SECONDS", 0.5)
+    start = time.monotonic()
+    with pytest.raises(UserError, match="took more than 0.5 s"):
+        read_upload("slow.pdf", pdf_operator_bomb(499, 150_000))
+    assert time.monotonic() - start < 10

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from backend.errors import UserError
 from backend.watermark.kgw.config import KGWConfig
+from backend.watermark.keys import is_demo
 from backend.watermark.methods import (METHODS, WATERMARKED, DetectRequest, Detection, SamplingHook, WatermarkMethod,
                                        evidence_pieces, strip_prompt)
 
@@ -29,7 +30,8 @@ def detect_text(text: str, request: DetectRequest) -> Detection:
                request.config or KGWConfig())
     found = r.model_address if r.verdict == WATERMARKED else 0
     evidence = (f"z = {r.score.z:.2f}, p = {r.score.p_value:.2g}, {r.n_green}/{r.n_tokens} green tokens · "
-                f"tokenizer of {request.handle.display_name}")
+                f"tokenizer of {request.handle.display_name}"
+                + (" · demo identity: its key is public, anyone can write this mark" if is_demo(r.model_address) else ""))
     return Detection(method="kgw", verdict=r.verdict, score=r.detection_score, z=r.score.z, p_value=r.score.p_value,
                      model_address=found, model_name="", user_address=0, user_label="", guess_model=r.model_address,
                      guess_user=0, evidence=evidence, levels=(r.score,),

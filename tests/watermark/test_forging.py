@@ -1,0 +1,72 @@
+"""Issue 46 §1: the detector is no forging oracle. A hill-climbing forger (tests/support/forger.py) that keeps an
+edit whenever the shown score does not fall forges the demo identity's KGW mark (its key is public: everything is
+shown) but not a registered identity's as a remote user, who sees only the verdict of a text not flagged; and a
+remote user's keyed queries are budgeted per session and per server and recorded in the run log."""
+import pytest
+
+from backend.errors import UserError
+from backend.watermark import disclosure
+from backend.watermark.keys import DEMO_MODEL_ADDRESS
+from backend.watermark.methods import DetectRequest, detect
+from tests.support.forger import hill_climb
+
+
+@pytest.fixture(scope="module")
+def handle():
+    from backend.models import load
+
+    return load("tiny-llama")
+
+
+def _oracle(handle, address: int, key_holder: bool):
+    return lambda text: detect(text, DetectRequest("kgw", model_address=address, handle=handle,
+                                                   key_holder=key_holder))
+
+
+@pytest.fixture
+def unlimited(monkeypatch):
+    """The budget out of the way: the withholding alone must defeat the forger."""
+    monkeypatch.setattr(disclosure, "BUDGET", disclosure.QueryBudget(disclosure.BudgetLimits(10**6, 10**6)))
+    monkeypatch.setattr(disclosure, "_record", lambda *args, **kwargs: None)  # 1,000 run rows: a second of writes
+
+
+def test_the_forger_fails_as_a_remote_user_and_succeeds_on_the_demo_identity(handle, unlimited):
+    remote = hill_climb(_oracle(handle, 1, key_holder=False), max_queries=1000)
+    assert not remote.forged and remote.queries == 1000 and remote.best_score == 0.0  # it saw nothing move
+    demo = hill_climb(_oracle(handle, DEMO_MODEL_ADDRESS, key_holder=False), max_queries=1000)
+    assert demo.forged and demo.queries < 1000  # the demo's key is public: its score is shown, and it climbs
+    held = hill_climb(_oracle(handle, 1, key_holder=True), max_queries=1000)
+    assert held.forged  # the key's holder sees the score (and could read the key itself)
+
+
+def test_a_text_not_flagged_shows_a_remote_user_nothing_that_moves(handle, unlimited):
+    text = "the sea was calm and the boats went out early in the morning to fish"
+    found = _oracle(handle, 1, key_holder=False)(text)
+    assert not found.flagged and found.z is None and found.p_family is None and found.levels == ()
+    assert found.units == () and all(mark == "" for _, mark, _ in found.pieces) and found.guess_model == 0
+    assert "withheld" in found.evidence and "green" not in found.evidence
+    assert "green" in _oracle(handle, 1, key_holder=True)(text).evidence
+
+
+def test_keyed_queries_are_budgeted_per_session_and_recorded(handle, monkeypatch, fresh_store):
+    from backend.store import list_runs
+
+    now = [0.0]
+    monkeypatch.setattr(disclosure, "BUDGET", disclosure.QueryBudget(disclosure.BudgetLimits(5, 6, 60.0),
+                                                                     clock=lambda: now[0]))
+    query = _oracle(handle, 1, key_holder=False)
+    for _ in range(5):
+        query("some text of a few words to check here")
+    with pytest.raises(UserError, match="this session's budget of 5 verdicts per 60 s"):
+        query("one more")
+    runs = list_runs()
+    keyed = runs[runs["action"] == "keyed-detect"]
+    assert sorted(keyed["status"]) == ["done"] * 5 + ["refused"]
+    now[0] = 61.0  # a minute later the session may ask again
+    query("again")
+    monkeypatch.setattr("backend.watermark.disclosure.current_scope", lambda: "another-session")
+    for text in "abcde":  # its own 5: the server's 6 are spent
+        query(text)
+    monkeypatch.setattr("backend.watermark.disclosure.current_scope", lambda: "a-third-session")
+    with pytest.raises(UserError, match="this server's budget of 6"):
+        query("f")
