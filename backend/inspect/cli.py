@@ -38,7 +38,8 @@ def cmd_dla(args: argparse.Namespace):
     if args.json:
         return {"model": handle.id, **result.to_json(), "provenance": computed.provenance, "run_id": computed.run_id}
     n_heads = result.heads.shape[1]
-    ranked = [(float(result.heads.flat[i]), f"L{i // n_heads}H{i % n_heads}") for i in (-result.heads).ravel().argsort()]
+    order = (-result.heads).ravel().argsort()
+    ranked = [(float(result.heads.flat[i]), f"L{i // n_heads}H{i % n_heads}") for i in order]
     return {"target": result.target_token, "contrast": result.contrast_token or "-", "logit": f"{result.logit:.4f}",
             "sum of parts": f"{result.total:.4f}", "embed": f"{result.embed:.4f}", "biases": f"{result.biases:.4f}",
             "top heads": ", ".join(f"{name} {v:+.3f}" for v, name in ranked[:5]),

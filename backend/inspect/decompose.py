@@ -70,8 +70,8 @@ def decompose(model, traced: Trace, final: torch.Tensor, position: int) -> Decom
     info = arch_info(model)
     residual = [r[0, position].float() for r in traced.residual[:info.n_layers]] + [final[0, position]]
     zeros = lambda *shape: torch.zeros(*shape, device=final.device)  # noqa: E731
-    heads, mlps, biases = zeros(info.n_layers, info.n_heads, info.hidden_size), zeros(info.n_layers, info.hidden_size), \
-        zeros(info.hidden_size)
+    heads = zeros(info.n_layers, info.n_heads, info.hidden_size)
+    mlps, biases = zeros(info.n_layers, info.hidden_size), zeros(info.hidden_size)
     for layer in range(info.n_layers):
         w_o, b_o = out_proj(model, layer)
         z = traced.head_outputs[layer][0, position].float()  # [H, dh]

@@ -2,10 +2,12 @@
 (inspect, action, model fingerprint, config, code version) like every other feature's artifacts."""
 from __future__ import annotations
 
-from backend.inspect import attention as attention_mod, dla as dla_mod, lens as lens_mod
+from backend.inspect.attention import CODE_VERSION as ATTENTION_VERSION
 from backend.inspect.attention import AttentionResult, HeadResult, compute_attention, compute_head
 from backend.inspect.config import AttentionConfig, DlaConfig, HeadConfig, LensConfig
+from backend.inspect.dla import CODE_VERSION as DLA_VERSION
 from backend.inspect.dla import DlaResult, compute_dla
+from backend.inspect.lens import CODE_VERSION as LENS_VERSION
 from backend.inspect.lens import LensResult, compute_lens
 from backend.progress import Progress, silent
 from backend.store import Computed, ModelRef, cached
@@ -16,23 +18,23 @@ FEATURE = "inspect"
 def lens(handle, config: LensConfig = LensConfig(), progress: Progress = silent) -> Computed[LensResult]:
     return cached(FEATURE, "lens", ModelRef.of(handle), config,
                   lambda: compute_lens(handle.model, handle.tokenizer, config, progress),
-                  code_version=lens_mod.CODE_VERSION)
+                  code_version=LENS_VERSION)
 
 
 def dla(handle, config: DlaConfig = DlaConfig(), progress: Progress = silent) -> Computed[DlaResult]:
     return cached(FEATURE, "dla", ModelRef.of(handle), config,
                   lambda: compute_dla(handle.model, handle.tokenizer, config, progress),
-                  code_version=dla_mod.CODE_VERSION)
+                  code_version=DLA_VERSION)
 
 
 def attention(handle, config: AttentionConfig = AttentionConfig(), progress: Progress = silent
               ) -> Computed[AttentionResult]:
     return cached(FEATURE, "attention", ModelRef.of(handle), config,
                   lambda: compute_attention(handle.model, handle.tokenizer, config, progress),
-                  code_version=attention_mod.CODE_VERSION)
+                  code_version=ATTENTION_VERSION)
 
 
 def head(handle, config: HeadConfig = HeadConfig(), progress: Progress = silent) -> Computed[HeadResult]:
     return cached(FEATURE, "head", ModelRef.of(handle), config,
                   lambda: compute_head(handle.model, handle.tokenizer, config, progress),
-                  code_version=attention_mod.CODE_VERSION)
+                  code_version=ATTENTION_VERSION)
