@@ -40,3 +40,13 @@ def test_a_prompt_sent_from_another_page_is_inspected_and_bad_input_is_one_line(
     at.text_area(key=PROMPT_KEY).set_value("abc").run()
     at.text_input(key="inspect-target").set_value("xyz").run()
     assert len(at.error) == 1 and "is 3 tokens" in html.unescape(at.error[0].value)
+
+
+def test_inspect_this_prompt_from_disagreement_opens_inspect_on_its_question():
+    at = run_page("disagreement.py")  # opens on a generated held-out problem, shown above the button
+    at.button(key="dis-inspect").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "Inspect"
+    prompt = at.text_area(key=PROMPT_KEY).value
+    assert prompt != EXAMPLE_PROMPT and prompt.rstrip().endswith("?"), prompt
+    assert len(plotly_charts(at)) == 2
