@@ -141,10 +141,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tl-python", default="/tmp/tlvenv/bin/python",
                         help="python of a scratch environment with transformer-lens installed")
+    parser.add_argument("--timings-only", action="store_true",
+                        help="measure the drill-down timings again and keep the stored TransformerLens comparison")
     args = parser.parse_args(argv)
     timings = drilldown_timings()  # first: the timings are the page's, before the comparison loads Gemma
+    compared = (json.loads(RESULTS.read_text())["transformerlens"] if args.timings_only
+                else against_transformerlens(args.tl_python))
     result = {"command": ".venv/bin/python bench/inspect_vs_transformerlens.py --tl-python /tmp/tlvenv/bin/python",
-              "drilldown_timings": timings, "transformerlens": against_transformerlens(args.tl_python)}
+              "drilldown_timings": timings, "transformerlens": compared}
     return write_result(RESULTS, result)
 
 

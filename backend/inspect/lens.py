@@ -59,15 +59,20 @@ def compute_lens(model, tokenizer, config: LensConfig, progress: Progress = sile
     residuals = [*traced.residual[:n_layers], final]  # hidden_states[-1] is already normed: use the norm's input
     predicted = int(traced.logits[0, position].argmax())
     k = min(config.top_k, int(traced.logits.shape[-1]))
+    # Several layers per read-out: one pass over W_U serves them all (it is read from memory once per call, and
+    # a call per layer made the lens lm_head-bound); chunks keep the [rows, vocab] logits near 128 MB.
+    per_call = max(1, (2 ** 25 // int(traced.logits.shape[-1])) // encoded.length)
     top_ids, top_probs, prob, rank = [], [], [], []
-    for layer, residual in enumerate(residuals):
-        progress(0.2 + 0.8 * layer / len(residuals), f"reading out layer {layer}")
-        probs = torch.softmax(readout_logits(model, residual[0].float()), dim=-1)  # [T, V], one layer at a time
+    for first in range(0, len(residuals), per_call):
+        progress(0.2 + 0.8 * first / len(residuals), f"reading out layers {first}..")
+        chunk = torch.stack([r[0].float() for r in residuals[first:first + per_call]])  # [layers, T, d]
+        probs = torch.softmax(readout_logits(model, chunk), dim=-1)  # [layers, T, V]
         values, indices = probs.topk(k, dim=-1)
-        top_ids.append(indices.cpu().numpy())
-        top_probs.append(values.float().cpu().numpy())
-        prob.append(float(probs[position, predicted]))
-        rank.append(int((probs[position] > probs[position, predicted]).sum()))
+        top_ids.extend(indices.cpu().numpy())
+        top_probs.extend(values.float().cpu().numpy())
+        at = probs[:, position]  # [layers, V]
+        prob.extend(at[:, predicted].tolist())
+        rank.extend((at > at[:, predicted, None]).sum(-1).tolist())
     ids = np.stack(top_ids).astype(np.int64)
     texts = {int(i): token_text(tokenizer, int(i)) for i in np.unique(ids)}
     progress(1.0, "logit lens done")
