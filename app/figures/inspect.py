@@ -48,22 +48,24 @@ def final_figure(result) -> go.Figure:
 
 
 def dla_figure(result) -> go.Figure:
-    """The L x H head map as clickable squares (a Heatmap is not selectable in Plotly; markers are)."""
+    """The L x H head map: a heatmap to read, and over it one invisible marker per head to click (a Heatmap is not
+    selectable in Plotly; markers are). The clicked head's marker is drawn as a ring."""
     n_layers, n_heads = result.heads.shape
     layers, heads = np.meshgrid(range(n_layers), range(n_heads), indexing="ij")
-    values = result.heads.ravel()
-    limit = float(np.abs(values).max()) or 1.0
-    size = max(8, min(40, int(560 / max(n_layers, n_heads))))
-    fig = go.Figure(go.Scatter(
-        x=heads.ravel(), y=layers.ravel(), mode="markers",
-        marker=dict(symbol="square", size=size, color=values, colorscale="RdBu", cmid=0, cmin=-limit, cmax=limit,
-                    colorbar=dict(title="logit"), line=dict(width=0)),
-        hovertemplate="layer %{y} · head %{x}<br>direct effect %{marker.color:+.4f}<extra>click to open</extra>"))
+    limit = float(np.abs(result.heads).max()) or 1.0
+    fig = go.Figure(go.Heatmap(z=result.heads, x=list(range(n_heads)), y=list(range(n_layers)), colorscale="RdBu",
+                               zmid=0, zmin=-limit, zmax=limit, colorbar=dict(title="logit"), hoverinfo="skip"))
+    size = max(8, min(30, int(600 / n_layers)))
+    fig.add_scatter(x=heads.ravel(), y=layers.ravel(), mode="markers", customdata=result.heads.ravel(),
+                    marker=dict(symbol="square-open", size=size, color="#111111", opacity=0, line=dict(width=2)),
+                    selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=0)), showlegend=False,
+                    hovertemplate="layer %{y} · head %{x}<br>direct effect %{customdata:+.4f}"
+                                  "<extra>click to open</extra>")
     target = token_label(result.target_token) + (f" − {token_label(result.contrast_token)}"
                                                  if result.contrast_token is not None else "")
-    fig.update_xaxes(title="head", tickmode="linear", dtick=1, range=[-0.6, n_heads - 0.4])
-    fig.update_yaxes(title="layer", range=[n_layers - 0.4, -0.6], dtick=1 if n_layers <= 16 else 2)
-    return fig.update_layout(height=max(300, size * n_layers + 140), margin=dict(t=40, b=10), clickmode="event+select",
+    fig.update_xaxes(title="head", tickmode="linear", dtick=1, range=[-0.5, n_heads - 0.5])
+    fig.update_yaxes(title="layer", range=[n_layers - 0.5, -0.5], dtick=1 if n_layers <= 16 else 2)
+    return fig.update_layout(height=max(300, 20 * n_layers + 140), margin=dict(t=40, b=10), clickmode="event+select",
                              title=f"Heads' direct effect on logit({target})", dragmode=False)
 
 

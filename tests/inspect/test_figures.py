@@ -17,8 +17,9 @@ def test_figures_follow_the_results(tiny_handle):
     assert fig.data[0].z.shape == (3, len(lens.tokens))
     assert all("<b>" not in t for t in fig.layout.xaxis.ticktext), "token text is shown, never rendered"
     dla = compute_dla(model, tokenizer, DlaConfig(prompt=PROMPT))
-    heads = dla_figure(dla).data[0]
-    assert len(heads.x) == 2 * 4 and list(heads.marker.color) == list(dla.heads.ravel())
+    heatmap, clickable = dla_figure(dla).data
+    assert heatmap.z.shape == (2, 4) and len(clickable.x) == 2 * 4
+    assert list(clickable.customdata) == list(dla.heads.ravel()) and list(clickable.y) == [0, 0, 0, 0, 1, 1, 1, 1]
     assert list(mlp_figure(dla).data[0].y) == list(dla.mlps)
     att = compute_attention(model, tokenizer, AttentionConfig(prompt=PROMPT, layer=1, head=1))
     assert pattern_figure(att.tokens, att.pattern, "t").data[0].z.shape == (len(att.tokens),) * 2
