@@ -50,3 +50,12 @@ def test_inspect_this_prompt_from_disagreement_opens_inspect_on_its_question():
     prompt = at.text_area(key=PROMPT_KEY).value
     assert prompt != EXAMPLE_PROMPT and prompt.rstrip().endswith("?"), prompt
     assert len(plotly_charts(at)) == 2
+
+
+def test_the_prompt_survives_a_visit_to_another_page():
+    at = run_page("inspect.py")
+    at.text_area(key=PROMPT_KEY).set_value("A river flows into the").run()
+    at.switch_page("../pages/fp8_bounds.py").run()
+    at.switch_page("../pages/inspect.py").run()
+    assert not at.exception
+    assert at.text_area(key=PROMPT_KEY).value == "A river flows into the"
