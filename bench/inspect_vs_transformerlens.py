@@ -5,7 +5,8 @@
    on the embedded SmolLM2 and Gemma 3 270M, same token ids: largest differences of lens probabilities (top-k),
    per-head / per-attention-block / per-MLP direct logit attribution (target minus contrast), attention patterns.
 2. Drill-down timings on the embedded default model at 2 torch threads, through the cached verbs on a fresh store:
-   computed (first request) and cached (the same request again).
+   computed (first request) and cached (the same request again); and in Chromium on the app, from a click on a head
+   of the attribution map to its drill-down drawn.
 
     python3.11 -m venv /tmp/tlvenv   # + a .pth to the project's site-packages, then:
     /tmp/tlvenv/bin/pip install transformer-lens==4.3.0
@@ -114,7 +115,10 @@ def timed(call) -> tuple[object, float]:
     return value, time.perf_counter() - start
 
 
-def drilldown_timings(model_id: str = "smollm2-135m-instruct", threads: int = 2) -> dict:
+EMBEDDED = "smollm2-135m-instruct"
+
+
+def drilldown_timings(model_id: str = EMBEDDED, threads: int = 2) -> dict:
     torch.set_num_threads(threads)
     handle = load(model_id)
     prompt = "When Mary and John went to the store, John gave a drink to"
@@ -137,6 +141,49 @@ def drilldown_timings(model_id: str = "smollm2-135m-instruct", threads: int = 2)
             "targets": {"cached_s": 2.0, "computed_s": 10.0}}
 
 
+def page_click_timings(heads=((29, 1), (23, 4), (10, 0), (29, 1), (23, 4))) -> dict:
+    """In Chromium on the app (embedded default model, a fresh store with the shipped reference): open Inspect, open
+    its attribution tab, click heads on the map; seconds from the click to the drill-down drawn (script idle, charts
+    drawn). A head clicked again after another one is served from the store."""
+    from playwright.sync_api import sync_playwright
+
+    from app import server
+    from app.server import CHROMIUM, CHROMIUM_FLAGS, running_app
+
+    env = {**os.environ, "DASH_STORE": str(Path(tempfile.mkdtemp(prefix="inspect-clicks-")) / "store.duckdb")}
+    rows = []
+    with running_app(env=env, start_timeout_s=180) as (url, _), sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 2000})
+        page.set_default_timeout(300_000)
+        page.goto(f"{url}/inspect")
+        server.wait_until_idle(page, 300)
+        page.get_by_role("tab", name="Direct logit attribution").click()
+        time.sleep(0.5)
+        server.wait_until_idle(page, 300)
+        server.wait_for_charts(page, 120)
+        n_heads = load(EMBEDDED).info.n_heads
+        seen = set()
+        for layer, h in heads:
+            point = page.locator(".js-plotly-plot").first.locator("g.scatterlayer path.point").nth(layer * n_heads + h)
+            box = point.bounding_box()
+            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+            page.mouse.move(x, y)
+            time.sleep(0.3)
+            start = time.perf_counter()
+            page.mouse.click(x, y)
+            page.wait_for_function(f"document.body.innerText.includes('Head L{layer}H{h}') && {server.RERUN_DONE}",
+                                   polling=50)
+            server.wait_for_charts(page, 120)
+            rows.append({"head": f"L{layer}H{h}", "from_store": (layer, h) in seen,
+                         "seconds": round(time.perf_counter() - start, 3)})
+            seen.add((layer, h))
+        browser.close()
+    return {"model": EMBEDDED, "load_average": os.getloadavg()[0], "rows": rows,
+            "max_computed_s": max(r["seconds"] for r in rows if not r["from_store"]),
+            "max_cached_s": max(r["seconds"] for r in rows if r["from_store"])}
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tl-python", default="/tmp/tlvenv/bin/python",
@@ -145,10 +192,11 @@ def main(argv: list[str] | None = None) -> dict:
                         help="measure the drill-down timings again and keep the stored TransformerLens comparison")
     args = parser.parse_args(argv)
     timings = drilldown_timings()  # first: the timings are the page's, before the comparison loads Gemma
+    clicks = page_click_timings()
     compared = (json.loads(RESULTS.read_text())["transformerlens"] if args.timings_only
                 else against_transformerlens(args.tl_python))
     result = {"command": ".venv/bin/python bench/inspect_vs_transformerlens.py --tl-python /tmp/tlvenv/bin/python",
-              "drilldown_timings": timings, "transformerlens": compared}
+              "drilldown_timings": timings, "page_clicks": clicks, "transformerlens": compared}
     return write_result(RESULTS, result)
 
 

@@ -46,6 +46,13 @@ def inspect_tl(ctx: Ctx) -> Body:
     lines += table(["request", "computed", "cached"],
                    [[x["request"], sec(x["computed_s"], 2), sec(x["cached_s"], 3)] for x in t["rows"]])
     lines += ["The first request (lens) is the first forward pass after the model loaded and pays its warm-up.", ""]
+    clicks = r.get("page_clicks")
+    if clicks:
+        lines += [f"In the browser (Chromium, the app on {clicks['model']}, load average {clicks['load_average']:.1f}): "
+                  "from a click on a head of the attribution map to its drill-down drawn:", ""]
+        lines += table(["head", "served", "seconds"],
+                       [[x["head"], "from the store" if x["from_store"] else "computed", sec(x["seconds"], 2)]
+                        for x in clicks["rows"]])
     return Body(lines, [r["command"]])
 
 
