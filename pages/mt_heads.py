@@ -19,7 +19,6 @@ from backend.mt import (ATTRIBUTIONS, HEAD_TYPES, STEER_LAYERS, STEER_MODES, STE
                         ExperimentConfig, HeadsConfig, builtin, find_heads, fit_shots, language_name, parse_upload,
                         run_experiment, steering_presets)
 from backend.models import translator
-from backend.mt.prompts import instruction
 from backend.params import default_of
 
 # Parsed once per uploaded file, not on every widget change.
@@ -132,7 +131,8 @@ st.caption("If the add mode garbles the output, lower the strength or raise the 
 held_out = data.rows("evaluate")
 chosen_rows = st.multiselect("Held-out sentences for the side-by-side view", held_out, default=held_out[:3],
                              format_func=lambda r: data.text(src, r), key="mt-rows")
-inspect_button(instruction(data.text(src, (chosen_rows or held_out)[0]), src, tgt), key="mt-inspect")  # Inspect page
+inspect_button(f"Translate the following sentence from {language_name(src)} to {language_name(tgt)}: "  # Inspect page,
+               f"{data.text(src, (chosen_rows or held_out)[0])}", key="mt-inspect")  # the instruction prompt's wording
 base = ExperimentConfig(src=src, tgt=tgt, percent=percent, strength=strength, steer_types=tuple(steer_types),
                         steer_mode=steer_mode, steer_positions=steer_positions, steer_layers=steer_layers,
                         ablate_type=head_type, n_random=n_random, k_shots=shots, heads=template)
