@@ -71,6 +71,9 @@ _LOOKS = {
     "fp8": Look("FP8 bounds", ":material/functions:",
          "Spectral bounds on attention logits per head and geometry-aware FP8 scale factors.",
          "Rank-aware spectral bounds give overflow-safe FP8 attention scales without observing activations."),
+    "inspect": Look("Inspect", ":material/search_insights:",
+         "Any prompt, looked inside: logit lens, direct logit attribution to every head and MLP, attention "
+         "patterns; click a head to see what it attends to and what it writes.", ""),
 }
 _ALL_FEATURES = tuple(View(_LOOKS[f.name].title, f.page, _LOOKS[f.name].icon, _LOOKS[f.name].summary,
                            _LOOKS[f.name].finding) for f in BACKEND_FEATURES)

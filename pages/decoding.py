@@ -14,6 +14,7 @@ from app.ui.params import checkbox_for, number_for, select_for, slider_for
 from app.ui.run import NEVER_ASK, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.convexbench import convexbench_tab
+from app.ui.inspect_link import inspect_button
 from app.ui.text import literal
 from app.ui.uploads import PROMPT_MAX_CHARS
 from backend.decoding import (FIRST_VIEW, STRATEGIES, DecodeConfig, aggregate, decode, run_batch, settings_for,
@@ -236,6 +237,7 @@ def side_by_side() -> None:
         st.info("Pick at least one strategy and press Run.")
     else:
         prompt_now = task if isinstance(task, str) else format_prompt(task)
+        inspect_button(prompt_now, key="dec-inspect")  # opens the Inspect page on this prompt
         if results[0].prompt != prompt_now:
             st.warning("These results are for an earlier input; press Run for the current one.")
         for column, r in zip(st.columns(len(results)), results):

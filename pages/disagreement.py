@@ -13,6 +13,7 @@ from app.ui.params import checkbox_for, number_for, select_for
 from app.ui.presets import preset_choice
 from app.ui.run import ASK_OVER_S, clicked_for, expected_time, run_with_progress, stored_result
 from app.ui.tabs import lazy_tabs
+from app.ui.inspect_link import inspect_button
 from app.ui.text import literal
 from backend.disagreement import (DIVERGENCES, POLICIES, SIGNALS, AnalysisConfig, CalibrationConfig, EopdConfig,
                                   EopdParams, GateConfig, InterveneConfig, LearnabilityConfig, ProblemSet,
@@ -67,6 +68,7 @@ with st.container(border=True):
         st.markdown(f"**{literal(question)}** (answer: {answer})")
     max_new = st.slider("Max new tokens", 16, 160, default_of(TraceConfig, "max_new_tokens"), 16, key="dis-max-new",
                         help=help_of(TraceConfig, "max_new_tokens"))
+    inspect_button(question, key="dis-inspect")  # opens the Inspect page on this question
 
 # ---------------------------------------------------------------- trace (runs on first render)
 eopd_params = EopdParams()

@@ -13,6 +13,7 @@ from app.ui.params import select_for, slider_for
 from app.ui.presets import preset_choice
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
+from app.ui.inspect_link import inspect_button
 from app.ui.text import literal
 from backend.mt import (ATTRIBUTIONS, HEAD_TYPES, STEER_LAYERS, STEER_MODES, STEER_POSITIONS, UPLOAD_CAPS,
                         ExperimentConfig, HeadsConfig, builtin, find_heads, fit_shots, language_name, parse_upload,
@@ -130,6 +131,8 @@ st.caption("If the add mode garbles the output, lower the strength or raise the 
 held_out = data.rows("evaluate")
 chosen_rows = st.multiselect("Held-out sentences for the side-by-side view", held_out, default=held_out[:3],
                              format_func=lambda r: data.text(src, r), key="mt-rows")
+inspect_button(f"Translate the following sentence from {language_name(src)} to {language_name(tgt)}: "  # Inspect page,
+               f"{data.text(src, (chosen_rows or held_out)[0])}", key="mt-inspect")  # the instruction prompt's wording
 base = ExperimentConfig(src=src, tgt=tgt, percent=percent, strength=strength, steer_types=tuple(steer_types),
                         steer_mode=steer_mode, steer_positions=steer_positions, steer_layers=steer_layers,
                         ablate_type=head_type, n_random=n_random, k_shots=shots, heads=template)

@@ -10,6 +10,7 @@ from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for, slider_for
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
+from app.ui.inspect_link import inspect_button
 from app.ui.text import literal
 from app.ui.uploads import PASTED_TARGETS_MAX_CHARS, within_caps
 from backend.nag import (FORMATS, IMPACTS, POOL_UPLOAD, SCORERS, TARGET_UPLOAD, DeactivationConfig, GraphConfig,
@@ -89,6 +90,8 @@ with right:
     st.caption(f"Uploads: {', '.join(FORMATS)} with a 'text' field (optional 'id', 'domain', 'quality'); "
                "TXT = one document per line.")
 
+if target_sets and target_sets[0].documents:  # "Inspect this prompt" (app/ui/inspect_link.py)
+    inspect_button(target_sets[0].documents[0].text, key="nag-inspect", label="Inspect the first target example")
 if not target_sets or pool is None:
     st.info("Choose target examples and a candidate pool.")
     st.stop()

@@ -1,0 +1,83 @@
+"""`python -m backend inspect lens|dla|attention|head --prompt P ... --json`."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from backend.cli.params import add_flags, flag_values
+from backend.inspect.config import AttentionConfig, DlaConfig, HeadConfig, LensConfig
+from backend.inspect.verbs import attention, dla, head, lens
+from backend.models import default_model_id, load
+
+
+def _progress(fraction: float, message: str) -> None:
+    print(f"[{fraction:4.0%}] {message}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace, config_cls: type, verb):
+    handle = load(args.model or default_model_id(), progress=_progress)
+    computed = verb(handle, config_cls(**flag_values(args, config_cls, FLAGS[config_cls])), progress=_progress)
+    return handle, computed
+
+
+def cmd_lens(args: argparse.Namespace):
+    handle, computed = _run(args, LensConfig, lens)
+    result = computed.value
+    if args.json:
+        return {"model": handle.id, **result.to_json(), "provenance": computed.provenance, "run_id": computed.run_id}
+    p = result.position
+    return [{"layer": layer, "top-1 at position": result.top_tokens[layer][p][0],
+             "prob": f"{result.top_probs[layer, p, 0]:.3f}",
+             f"p({result.predicted_token})": f"{result.predicted_prob[layer]:.3f}",
+             "rank": int(result.predicted_rank[layer])} for layer in range(result.n_layers + 1)]
+
+
+def cmd_dla(args: argparse.Namespace):
+    handle, computed = _run(args, DlaConfig, dla)
+    result = computed.value
+    if args.json:
+        return {"model": handle.id, **result.to_json(), "provenance": computed.provenance, "run_id": computed.run_id}
+    n_heads = result.heads.shape[1]
+    order = (-result.heads).ravel().argsort()
+    ranked = [(float(result.heads.flat[i]), f"L{i // n_heads}H{i % n_heads}") for i in order]
+    return {"target": result.target_token, "contrast": result.contrast_token or "-", "logit": f"{result.logit:.4f}",
+            "sum of parts": f"{result.total:.4f}", "embed": f"{result.embed:.4f}", "biases": f"{result.biases:.4f}",
+            "top heads": ", ".join(f"{name} {v:+.3f}" for v, name in ranked[:5]),
+            "MLPs": ", ".join(f"{v:+.3f}" for v in result.mlps)}
+
+
+def cmd_attention(args: argparse.Namespace):
+    handle, computed = _run(args, AttentionConfig, attention)
+    if args.json:
+        return {"model": handle.id, **computed.value.to_json(), "provenance": computed.provenance}
+    result = computed.value
+    return [{"query": q, "token": result.tokens[q], "most attended": result.tokens[int(row.argmax())],
+             "weight": f"{row.max():.3f}"} for q, row in enumerate(result.pattern)]
+
+
+def cmd_head(args: argparse.Namespace):
+    handle, computed = _run(args, HeadConfig, head)
+    if args.json:
+        return {"model": handle.id, **computed.value.to_json(), "provenance": computed.provenance}
+    result = computed.value
+    return {"head": f"L{result.layer}H{result.head} at position {result.position} ({result.tokens[result.position]})",
+            "promoted": ", ".join(f"{e.token!r} {e.logit:+.3f}" for e in result.promoted),
+            "suppressed": ", ".join(f"{e.token!r} {e.logit:+.3f}" for e in result.suppressed)}
+
+
+FLAGS = {LensConfig: ("prompt", "position", "top_k"), DlaConfig: ("prompt", "position", "target", "contrast"),
+         AttentionConfig: ("prompt", "layer", "head"), HeadConfig: ("prompt", "layer", "head", "position", "top_k")}
+VERBS = {"lens": (LensConfig, cmd_lens, "logit lens: each layer's residual read out as the model's output"),
+         "dla": (DlaConfig, cmd_dla, "direct logit attribution of one token to every head and MLP"),
+         "attention": (AttentionConfig, cmd_attention, "attention pattern of one head"),
+         "head": (HeadConfig, cmd_head, "one head: its pattern and the tokens its output promotes and suppresses")}
+
+
+def add_commands(subparsers) -> None:
+    parser = subparsers.add_parser("inspect", help="look inside the model on a prompt: logit lens, DLA, attention")
+    actions = parser.add_subparsers(dest="action", required=True)
+    for name, (config_cls, handler, text) in VERBS.items():
+        sub = actions.add_parser(name, help=text)
+        sub.add_argument("--model", help="registry id (default: the configured default model)")
+        add_flags(sub, config_cls, FLAGS[config_cls])
+        sub.set_defaults(handler=handler)

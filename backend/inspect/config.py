@@ -1,0 +1,44 @@
+"""The settings of every inspect verb: one prompt and where to look in it. Ranges that depend on the model (layer,
+head, position, tokens) are checked against it by `backend.inspect.prompt` before any forward."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backend.params import Config, param
+
+EXAMPLE_PROMPT = "The Eiffel Tower is located in the city of"
+
+PROMPT_HELP = "the text to look inside (tokenised as the model's tokenizer does, special tokens included)"
+POSITION_HELP = "token position to read (-1: the last; negative counts from the end)"
+
+
+@dataclass(frozen=True)
+class LensConfig(Config):
+    prompt: str = param(EXAMPLE_PROMPT, PROMPT_HELP)
+    position: int = param(-1, POSITION_HELP + "; the final prediction's probability is traced there")
+    top_k: int = param(5, "tokens kept per layer and position", ge=1, le=50)
+
+
+@dataclass(frozen=True)
+class DlaConfig(Config):
+    prompt: str = param(EXAMPLE_PROMPT, PROMPT_HELP)
+    position: int = param(-1, POSITION_HELP)
+    target: str = param("", "the output token whose logit is attributed (exactly one token; empty: the model's "
+                        "prediction)")
+    contrast: str = param("", "attribute target minus this token's logit (exactly one token; empty: none)")
+
+
+@dataclass(frozen=True)
+class AttentionConfig(Config):
+    prompt: str = param(EXAMPLE_PROMPT, PROMPT_HELP)
+    layer: int = param(0, "layer (0-based)")
+    head: int = param(0, "query head (0-based; with grouped-query attention its own pattern)")
+
+
+@dataclass(frozen=True)
+class HeadConfig(Config):
+    prompt: str = param(EXAMPLE_PROMPT, PROMPT_HELP)
+    layer: int = param(0, "layer (0-based)")
+    head: int = param(0, "query head (0-based)")
+    position: int = param(-1, POSITION_HELP)
+    top_k: int = param(10, "promoted and suppressed tokens listed", ge=1, le=100)

@@ -1,0 +1,113 @@
+"""Inspect: any prompt, looked inside. Logit lens, direct logit attribution (click a head to open it), attention."""
+import streamlit as st
+
+from app.figures.inspect import (dla_figure, effects_frame, final_figure, lens_figure, mlp_figure, pattern_figure,
+                                 selected_head)
+from app.ui.inspect_link import PROMPT_KEY, take_incoming_prompt
+from app.ui.model_picker import current_model
+from app.ui.run import ASK_OVER_S, run_with_progress
+from app.ui.tabs import lazy_tabs
+from app.ui.text import literal
+from backend.inspect import (EXAMPLE_PROMPT, AttentionConfig, DlaConfig, HeadConfig, LensConfig, attention, dla,
+                             head, lens)
+
+HEAD_KEY = "inspect-head"  # (layer, head) opened from the DLA map
+
+st.title("Inspect")
+st.write("Look inside the selected model on a prompt of your own: the **logit lens** reads the residual stream "
+         "after each layer as if it were the last; **direct logit attribution** splits the predicted token's logit "
+         "into every head's and MLP's share (they sum to it exactly); **attention** shows any head's pattern. "
+         "Click a head on the attribution map to see what it attends to and which tokens it promotes.")
+
+handle = current_model()
+if handle is None:
+    st.stop()
+info = handle.info
+if take_incoming_prompt():
+    st.session_state.pop(HEAD_KEY, None)
+st.session_state.setdefault(PROMPT_KEY, EXAMPLE_PROMPT)
+prompt = st.text_area("Prompt", key=PROMPT_KEY, height=80, persist_state="session",
+                      help="Tokenised as the model's tokenizer does, special tokens included.")
+position = int(st.number_input("Position (-1 = last token)", value=-1, step=1, key="inspect-position",
+                               persist_state="session",
+                               help="Where the lens traces the final prediction and attribution reads the logit."))
+
+
+def lens_tab() -> None:
+    computed = run_with_progress("Logit lens", lambda progress: lens(handle, LensConfig(prompt=prompt,
+                                 position=position), progress=progress), ask_over_s=ASK_OVER_S)
+    if computed is None:
+        return
+    result = computed.value
+    first = int(next((i for i, r in enumerate(result.predicted_rank) if r == 0), result.n_layers))
+    st.caption(f"The model predicts {literal(repr(result.predicted_token))} "
+               f"(p = {result.predicted_prob[-1]:.3f}) after {literal(repr(result.tokens[result.position]))}; "
+               f"it is the lens's top-1 there from layer {first} of {result.n_layers} on.")
+    st.plotly_chart(lens_figure(result), width="stretch", key="inspect-lens-map")
+    st.plotly_chart(final_figure(result), width="stretch", key="inspect-lens-final")
+
+
+def head_drilldown(layer: int, head_index: int) -> None:
+    st.subheader(f"Head L{layer}H{head_index}")
+    computed = run_with_progress("Head drill-down", lambda progress: head(handle, HeadConfig(
+        prompt=prompt, layer=layer, head=head_index, position=position), progress=progress))
+    if computed is None:
+        return
+    result = computed.value
+    st.caption(f"What it writes at position {result.position} ({literal(repr(result.tokens[result.position]))}), "
+               f"read through the final norm and the unembedding: its direct effect on every logit "
+               f"(|write| = {result.write_norm:.3g}).")
+    left, right = st.columns([3, 2])
+    left.plotly_chart(pattern_figure(result.tokens, result.pattern, f"Attention pattern of L{layer}H{head_index}"),
+                      width="stretch", key="inspect-head-pattern")
+    with right:
+        st.markdown("**Promoted**")
+        st.dataframe(effects_frame(result.promoted), hide_index=True, width="stretch")
+        st.markdown("**Suppressed**")
+        st.dataframe(effects_frame(result.suppressed), hide_index=True, width="stretch")
+
+
+def dla_tab() -> None:
+    c1, c2 = st.columns(2)
+    target = c1.text_input("Target token (empty: the model's prediction)", key="inspect-target",
+                           persist_state="session", help="Exactly one token; mind the leading space (' Paris').")
+    contrast = c2.text_input("Contrast token (optional)", key="inspect-contrast", persist_state="session")
+    computed = run_with_progress("Direct logit attribution", lambda progress: dla(handle, DlaConfig(
+        prompt=prompt, position=position, target=target, contrast=contrast), progress=progress),
+        ask_over_s=ASK_OVER_S)
+    if computed is None:
+        return
+    result = computed.value
+    top = divmod(int(abs(result.heads).argmax()), result.heads.shape[1])
+    st.caption(f"logit = {result.logit:.4f}; embedding {result.embed:+.3f} + heads {result.heads.sum():+.3f} + "
+               f"MLPs {result.mlps.sum():+.3f} + biases {result.biases:+.3f} = {result.total:.4f}. Largest head: "
+               f"L{top[0]}H{top[1]} ({result.heads[top]:+.3f}).")
+    event = st.plotly_chart(dla_figure(result), width="stretch", key="inspect-dla-map", on_select="rerun",
+                            selection_mode="points")
+    picked = selected_head(event)
+    if picked is not None:
+        st.session_state[HEAD_KEY] = picked
+    st.plotly_chart(mlp_figure(result), width="stretch", key="inspect-dla-mlps")
+    chosen = st.session_state.get(HEAD_KEY)
+    if chosen is not None and chosen[0] < info.n_layers and chosen[1] < info.n_heads:
+        head_drilldown(*chosen)
+    else:
+        st.info("Click a head on the map to open its attention pattern and the tokens it promotes and suppresses.")
+
+
+def attention_tab() -> None:
+    c1, c2 = st.columns(2)
+    layer = int(c1.number_input("Layer", 0, info.n_layers - 1, 0, key="inspect-att-layer", persist_state="session"))
+    head_index = int(c2.number_input("Head", 0, info.n_heads - 1, 0, key="inspect-att-head",
+                                     persist_state="session"))
+    computed = run_with_progress("Attention pattern", lambda progress: attention(handle, AttentionConfig(
+        prompt=prompt, layer=layer, head=head_index), progress=progress), ask_over_s=ASK_OVER_S)
+    if computed is not None:
+        result = computed.value
+        st.plotly_chart(pattern_figure(result.tokens, result.pattern, f"Layer {layer}, head {head_index}"),
+                        width="stretch", key="inspect-att-map")
+        st.caption(f"{len(result.tokens)} tokens: " + literal(" | ".join(result.tokens)))
+
+
+lazy_tabs({"Logit lens": lens_tab, "Direct logit attribution": dla_tab, "Attention": attention_tab},
+          key="inspect-tabs")

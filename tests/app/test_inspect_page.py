@@ -1,0 +1,61 @@
+"""AppTest: the Inspect page opens on its example prompt with the logit lens; the attribution tab sums to the
+logit and a head chosen on its map opens the drill-down; a prompt sent by another page lands in the box; a bad
+prompt is one error line."""
+import html
+
+from app.ui.inspect_link import _INCOMING, PROMPT_KEY
+from backend.inspect import EXAMPLE_PROMPT
+from tests.app.helpers import open_tab, plotly_charts, run_page
+
+DLA = "Direct logit attribution"
+
+
+def test_opens_on_the_example_prompt_with_the_lens():
+    at = run_page("inspect.py")
+    assert not at.error, [e.value for e in at.error]
+    assert at.text_area(key=PROMPT_KEY).value == EXAMPLE_PROMPT
+    assert len(plotly_charts(at)) == 2, "the lens heatmap and the final-prediction curve"
+    assert any("The model predicts" in c.value for c in at.caption)
+
+
+def test_dla_tab_and_head_drilldown():
+    at = run_page("inspect.py")
+    open_tab(at, "inspect-tabs", DLA)
+    assert not at.error, [e.value for e in at.error]
+    assert len(plotly_charts(at)) == 2 and any("logit =" in c.value for c in at.caption)
+    assert any("Click a head" in i.value for i in at.info)
+    at.session_state["inspect-head"] = (1, 2)  # what a click on the map stores (the selection event's square)
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(s.value == "Head L1H2" for s in at.subheader)
+    assert len(at.dataframe) == 2 and len(plotly_charts(at)) == 3, "promoted, suppressed and the pattern"
+
+
+def test_a_prompt_sent_from_another_page_is_inspected_and_bad_input_is_one_line():
+    at = run_page("inspect.py", state={_INCOMING: "Two plus two is"})
+    assert at.text_area(key=PROMPT_KEY).value == "Two plus two is"
+    at.text_area(key=PROMPT_KEY).set_value("   ").run()
+    assert [html.unescape(e.value) for e in at.error] == ["The prompt is empty: type some text to inspect."]
+    open_tab(at, "inspect-tabs", DLA)
+    at.text_area(key=PROMPT_KEY).set_value("abc").run()
+    at.text_input(key="inspect-target").set_value("xyz").run()
+    assert len(at.error) == 1 and "is 3 tokens" in html.unescape(at.error[0].value)
+
+
+def test_inspect_this_prompt_from_disagreement_opens_inspect_on_its_question():
+    at = run_page("disagreement.py")  # opens on a generated held-out problem, shown above the button
+    at.button(key="dis-inspect").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "Inspect"
+    prompt = at.text_area(key=PROMPT_KEY).value
+    assert prompt != EXAMPLE_PROMPT and prompt.rstrip().endswith("?"), prompt
+    assert len(plotly_charts(at)) == 2
+
+
+def test_the_prompt_survives_a_visit_to_another_page():
+    at = run_page("inspect.py")
+    at.text_area(key=PROMPT_KEY).set_value("A river flows into the").run()
+    at.switch_page("../pages/fp8_bounds.py").run()
+    at.switch_page("../pages/inspect.py").run()
+    assert not at.exception
+    assert at.text_area(key=PROMPT_KEY).value == "A river flows into the"

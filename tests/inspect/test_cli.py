@@ -1,0 +1,50 @@
+"""`python -m backend inspect ...`: the JSON shapes of the issue, and one-line errors with exit 2."""
+import json
+
+import pytest
+
+from backend.__main__ import main
+
+PROMPT = "The cat sat on the mat"
+
+
+def _json(capsys, *argv):
+    assert main(["inspect", *argv, "--model", "tiny-llama", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_shapes(capsys, fresh_store):
+    lens = _json(capsys, "lens", "--prompt", PROMPT, "--top-k", "3")
+    assert len(lens["tokens"]) == len(PROMPT) and [layer["layer"] for layer in lens["layers"]] == [0, 1, 2]
+    assert len(lens["layers"][2]["positions"][0]["top"]) == 3 and lens["final"]["position"] == len(PROMPT) - 1
+    dla = _json(capsys, "dla", "--prompt", PROMPT, "--target", "a", "--contrast", "b")
+    assert len(dla["heads"]) == 2 and len(dla["heads"][0]) == 4 and len(dla["mlps"]) == 2
+    assert dla["total"] == pytest.approx(dla["logit"], abs=1e-4) and dla["target"]["token"] == "a"
+    att = _json(capsys, "attention", "--prompt", PROMPT, "--layer", "1", "--head", "2")
+    assert len(att["pattern"]) == len(PROMPT) and sum(att["pattern"][-1]) == pytest.approx(1.0, abs=1e-5)
+    head = _json(capsys, "head", "--prompt", PROMPT, "--layer", "0", "--head", "1", "--top-k", "4")
+    assert len(head["promoted"]) == 4 and len(head["suppressed"]) == 4
+    again = _json(capsys, "head", "--prompt", PROMPT, "--layer", "0", "--head", "1", "--top-k", "4")
+    assert again["provenance"] == "cached" and again["promoted"] == head["promoted"]
+
+
+def test_plain_text_output(capsys, fresh_store):
+    assert main(["inspect", "dla", "--prompt", PROMPT, "--model", "tiny-gpt2"]) == 0
+    assert "sum of parts" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["lens", "--prompt", "   "], "empty"),
+    (["lens", "--prompt", "x" * 300], "context"),
+    (["lens", "--prompt", PROMPT, "--position", "40"], "outside the prompt"),
+    (["lens", "--prompt", PROMPT, "--top-k", "0"], "top_k"),
+    (["attention", "--prompt", PROMPT, "--layer", "2"], "Layer 2 does not exist"),
+    (["attention", "--prompt", PROMPT, "--head", "4"], "Head 4 does not exist"),
+    (["head", "--prompt", PROMPT, "--layer", "-1"], "Layer -1"),
+    (["dla", "--prompt", PROMPT, "--target", "ab"], "is 2 tokens"),
+    (["dla", "--prompt", PROMPT, "--contrast", "\u4e2d"], "contrast token"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, fresh_store, argv, words):
+    assert main(["inspect", *argv, "--model", "tiny-llama", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.startswith("error:") and err.count("\n") == 1

@@ -1,0 +1,32 @@
+"""The Inspect figures: shapes follow the results, token text stays data, a click on the head map reads back."""
+from types import SimpleNamespace
+
+from app.figures.inspect import dla_figure, lens_figure, mlp_figure, pattern_figure, selected_head
+from backend.inspect.attention import compute_attention
+from backend.inspect.config import AttentionConfig, DlaConfig, LensConfig
+from backend.inspect.dla import compute_dla
+from backend.inspect.lens import compute_lens
+
+PROMPT = "<b>hi</b> & more"
+
+
+def test_figures_follow_the_results(tiny_handle):
+    model, tokenizer = tiny_handle.model, tiny_handle.tokenizer
+    lens = compute_lens(model, tokenizer, LensConfig(prompt=PROMPT))
+    fig = lens_figure(lens)
+    assert fig.data[0].z.shape == (3, len(lens.tokens))
+    assert all("<b>" not in t for t in fig.layout.xaxis.ticktext), "token text is shown, never rendered"
+    dla = compute_dla(model, tokenizer, DlaConfig(prompt=PROMPT))
+    heatmap, clickable = dla_figure(dla).data
+    assert heatmap.z.shape == (2, 4) and len(clickable.x) == 2 * 4
+    assert list(clickable.customdata) == list(dla.heads.ravel()) and list(clickable.y) == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert list(mlp_figure(dla).data[0].y) == list(dla.mlps)
+    att = compute_attention(model, tokenizer, AttentionConfig(prompt=PROMPT, layer=1, head=1))
+    assert pattern_figure(att.tokens, att.pattern, "t").data[0].z.shape == (len(att.tokens),) * 2
+
+
+def test_selected_head_reads_the_clicked_square():
+    event = SimpleNamespace(selection=SimpleNamespace(points=[{"x": 3, "y": 1, "point_index": 7}]))
+    assert selected_head(event) == (1, 3)
+    assert selected_head(SimpleNamespace(selection=SimpleNamespace(points=[]))) is None
+    assert selected_head(None) is None
