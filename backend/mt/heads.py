@@ -16,7 +16,7 @@ from backend.mt.attribution import ATTRIBUTIONS, attribute, rank_correlation
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.examples import Example, build_example
 from backend.mt.patching import patch_scores
-from backend.mt.prompts import HEAD_TYPES, corrupt_language, prompt_pair
+from backend.mt.prompts import HEAD_TYPES, PromptPair, corrupt_language, prompt_pair
 from backend.mt.selection import Head, top_heads, top_k_overlap
 from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
@@ -85,17 +85,26 @@ class HeadMap:
         return rows
 
 
-def compute_head_map(handle: ModelHandle, config: HeadsConfig, data: ParallelSet,
-                     progress: Progress = silent) -> HeadMap:
+def head_examples(handle: ModelHandle, config: HeadsConfig, data: ParallelSet, progress: Progress = silent
+                  ) -> tuple[list[tuple[PromptPair, Example]], str]:
+    """The map's prompt pairs and examples, drawn exactly as `compute_head_map` draws them (same seed, same
+    order), and the corruption language; a head drill-down rebuilds them to read one head on them."""
     other = corrupt_language(data, config.src, config.tgt, config.corrupt_language or None)
     rng = random.Random(config.seed)
     pool = data.rows("heads")
     rows = rng.sample(pool, min(config.n_prompts, len(pool)))
-    examples: list[Example] = []
+    out: list[tuple[PromptPair, Example]] = []
     for i, row in enumerate(rows):
         pair = prompt_pair(data, row, config.src, config.tgt, config.head_type, config.k_shots, rng, other)
-        examples.append(build_example(handle, pair, config.max_answer_tokens))
-        progress(0.1 * (i + 1) / len(rows), f"clean and corrupted runs {i + 1}/{len(rows)}")
+        out.append((pair, build_example(handle, pair, config.max_answer_tokens)))
+        progress((i + 1) / len(rows), f"clean and corrupted runs {i + 1}/{len(rows)}")
+    return out, other
+
+
+def compute_head_map(handle: ModelHandle, config: HeadsConfig, data: ParallelSet,
+                     progress: Progress = silent) -> HeadMap:
+    built, other = head_examples(handle, config, data, scaled(progress, 0.0, 0.1))
+    examples: list[Example] = [ex for _, ex in built]
     mean_clean = torch.stack([ex.clean_heads for ex in examples]).mean(0)  # [L, H, d]
     n = len(examples)
     patch = np.zeros(mean_clean.shape[:2])
