@@ -19,10 +19,8 @@ import torch
 
 from backend.corpus.documents import Document
 from backend.errors import UserError
-from backend.models.hooks import Hooks
 from backend.models.loading import ModelHandle
-from backend.models.mlp_readout import neuron_logit_effects
-from backend.models.rules import forward_logits
+from backend.models.mlp_readout import mlp_up_at, neuron_logit_effects
 from backend.nag.extract import ExtractConfig, effective_max_length, length_batches, pad_batch, pad_id, tokenize
 from backend.nag.targets import TargetSet, target_profiles
 from backend.params import Config, param, same_as
@@ -127,9 +125,7 @@ def activations(handle: ModelHandle, ids: list[list[int]], layer: int, neuron: i
     batches = length_batches([len(x) for x in ids], max(batch_tokens, max(len(x) for x in ids)))
     for b, rows in enumerate(batches):
         batch, mask = pad_batch([ids[i] for i in rows], pad_id(handle), handle.device)
-        with Hooks(handle.model, read_mlp_up=[layer]) as hooks:
-            forward_logits(handle.model, batch, mask, logits_to_keep=1)
-        values = hooks.mlp_up[layer][..., neuron].float().cpu().numpy()
+        values = mlp_up_at(handle.model, batch, mask, layer)[..., neuron].float().cpu().numpy()
         for row, i in enumerate(rows):
             out[i] = values[row, :len(ids[i])]
         progress((b + 1) / len(batches), f"activations of {sum(map(len, batches[:b + 1]))}/{len(ids)} documents")

@@ -95,3 +95,15 @@ def test_cli_neuron_json_and_exit_2(tmp_path, capsys):
     assert main([*common, "--layer", "0", "--neuron", "-1", "--json"]) == 2
     assert main([*common, "--layer", "9", "--json"]) == 2
     assert "Layer 9 does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("model_id", ["tiny-gpt2", "tiny-gemma3", "tiny-qwen2"])
+def test_a_forward_stopped_at_the_layer_reads_what_a_full_forward_reads(model_id):
+    from backend.models.mlp_readout import mlp_up_at
+
+    model = load(model_id).model
+    ids, mask = torch.tensor([[5, 9, 14, 20, 7], [3, 4, 8, 0, 0]]), torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
+    full = trace(model, ids, mask, mlp_up=[0]).mlp_up[0]
+    assert torch.equal(mlp_up_at(model, ids, mask, 0), full)
+    out = model(input_ids=ids, attention_mask=mask)  # the hook is gone: a later forward runs to the end
+    assert out.logits.shape[:2] == ids.shape
