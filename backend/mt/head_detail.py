@@ -1,8 +1,10 @@
 """`head_detail`: the drill-down of one head of an L x H map (a click on the page, `mt head` on the CLI).
 
-On one of the map's own prompts, at the answer position it was scored at (the position that predicts the
-answer token chosen by max KL), the head's attention row over the prompt and what it writes to the vocabulary
-there; on every prompt of the map, its patching effect (the map's score is their mean).
+It reads the stored head map (the page shows it; the CLI computes it first when it is not stored) and replays the
+map's prompts. On one of them, at the answer position the map scored (the position that predicts the answer token
+chosen by max KL), the head's attention row over the clean prompt and what it writes to the vocabulary there; on
+every prompt, its patching effect: log p(target) with the head's output replaced by the map's mean clean value,
+minus the stored corrupted log p (the map's score is their mean). One forward per prompt plus one traced forward.
 
 What it writes: the head's output as it enters o_proj, times its W_O slice (its o_proj contribution). Gemma 3
 normalises the whole attention output (`post_attention_layernorm`) before the residual add: the head's piece goes
@@ -26,8 +28,8 @@ from backend.models.readout import (capture_final_residual, final_norm, norm_par
                                     unembedding)
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.examples import encode, encode_answer
-from backend.mt.heads import HeadsConfig, head_examples
-from backend.mt.patching import patch_one, target_logp
+from backend.mt.heads import HeadsConfig, find_heads, head_pairs
+from backend.mt.patching import patch_one
 from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
@@ -129,19 +131,24 @@ def _language_ids(handle: ModelHandle, data: ParallelSet, lang: str) -> set[int]
 def compute_head_detail(handle: ModelHandle, config: HeadDetailConfig, data: ParallelSet,
                         progress: Progress = silent) -> HeadDetail:
     model, tok, heads = handle.model, handle.tokenizer, config.heads
-    built, _ = head_examples(handle, heads, data, scaled(progress, 0.0, 0.6))
-    if not config.example < len(built):
-        raise UserError(f"Prompt {config.example} does not exist: the map has prompts 0-{len(built) - 1}.")
+    head_map = find_heads(handle, heads, data, scaled(progress, 0.0, 0.5)).value  # the page's map: stored
+    pairs, _ = head_pairs(heads, data)
+    if not config.example < len(pairs):
+        raise UserError(f"Prompt {config.example} does not exist: the map has prompts 0-{len(pairs) - 1}.")
     layer, head = config.layer, config.head
-    mean_clean = torch.stack([ex.clean_heads[layer, head] for _, ex in built]).mean(0)  # the map's steering value
+    mean_clean = torch.from_numpy(head_map.mean_clean[layer, head])  # the value the map patches in
     scores = []
-    for i, (_, ex) in enumerate(built):
-        scores.append(patch_one(model, ex.corrupt_prefix, ex.target, layer, head, mean_clean)
-                      - target_logp(model, ex.corrupt_prefix, ex.target))
-        progress(0.6 + 0.3 * (i + 1) / len(built), f"patching prompt {i + 1}/{len(built)}")
-    pair, ex = built[config.example]
+    for i, pair in enumerate(pairs):
+        # the map's corrupted prefix ends before its chosen answer token; its log p there is stored with the map
+        answer = encode_answer(handle, pair.answer)[:heads.max_answer_tokens]
+        corrupt, j = encode(handle, pair.corrupt), head_map.answer_offsets[i]
+        prefix = tuple((corrupt + answer)[:len(corrupt) + j])
+        scores.append(patch_one(model, prefix, answer[j], layer, head, mean_clean) - head_map.corrupt_logp[i])
+        progress(0.5 + 0.4 * (i + 1) / len(pairs), f"patching prompt {i + 1}/{len(pairs)}")
+    pair, j = pairs[config.example], head_map.answer_offsets[config.example]
     answer = encode_answer(handle, pair.answer)[:heads.max_answer_tokens]
-    prefix = (encode(handle, pair.clean) + answer)[:len(encode(handle, pair.clean)) + ex.answer_offset]
+    clean = encode(handle, pair.clean)
+    prefix = (clean + answer)[:len(clean) + j]
     ids = torch.tensor([prefix], device=handle.device)
     with capture_final_residual(model) as captured:
         traced = trace(model, ids, heads=[layer], attentions=True)
@@ -161,12 +168,10 @@ def compute_head_detail(handle: ModelHandle, config: HeadDetailConfig, data: Par
     promoted = listed(effects, effects.topk(k).indices)
     progress(1.0, "head drill-down done")
     return HeadDetail(model=handle.display_name, config=config, tokens=tuple(tok.decode([i]) for i in prefix),
-                      target_token=tok.decode([ex.target]), pattern=pattern, promoted=promoted,
+                      target_token=tok.decode([answer[j]]), pattern=pattern, promoted=promoted,
                       suppressed=listed(effects, (-effects).topk(k).indices),
-                      target_share=sum(e.language == "target" for e in promoted) / k,
-                      write_norm=float(raw.norm()),
-                      rows=tuple(e.row for _, e in built), targets=tuple(tok.decode([e.target]) for _, e in built),
-                      patching=tuple(float(s) for s in scores))
+                      target_share=sum(e.language == "target" for e in promoted) / k, write_norm=float(raw.norm()),
+                      rows=head_map.rows, targets=head_map.target_tokens, patching=tuple(float(s) for s in scores))
 
 
 def head_detail(handle: ModelHandle, config: HeadDetailConfig, data: ParallelSet | None = None,
