@@ -9,6 +9,7 @@ from app.session import opened_on_recommendation
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
+from app.ui.mt_drilldown import head_drilldown
 from app.ui.params import select_for, slider_for
 from app.ui.presets import preset_choice
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
@@ -98,8 +99,9 @@ computed = heads_for(head_type)  # the default action: one head map
 if computed is None:
     st.stop()
 head_map = computed.value
-st.plotly_chart(head_heatmaps(head_map, percent, ("activation patching (Δ log p target)", f"{attribution} (captum)")),
-                width="stretch", key="mt-heat")
+clicked = st.plotly_chart(head_heatmaps(head_map, percent, ("activation patching (Δ log p target)",
+                                                           f"{attribution} (captum)")),
+                          width="stretch", key="mt-heat", on_select="rerun", selection_mode="points")
 st.caption(f"{len(head_map.rows)} prompts · mean KL(clean‖corrupt) at the chosen position "
            f"{sum(head_map.kl) / len(head_map.kl):.3f} nats · patching {head_map.patch_seconds:.1f} s, "
            f"attribution {head_map.attribution_seconds:.1f} s · corruption language for language heads: "
@@ -108,6 +110,7 @@ top = pd.DataFrame(head_map.table(20))
 top.insert(3, "selected", top["rank"] <= len(head_map.selected(percent)))
 st.dataframe(top, hide_index=True, width="stretch")
 table_downloads(top, f"mt-{head_type}-heads-{src}-{tgt}", key="mt-top-export")
+head_drilldown(handle, head_map, data, clicked)
 
 st.subheader("Steering and ablation")
 g1, g2, g3, g4 = st.columns(4)

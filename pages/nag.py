@@ -7,6 +7,7 @@ from app.ui.corpus_jobs import corpus_jobs_panel
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
+from app.ui.nag_drilldown import neuron_drilldown
 from app.ui.params import number_for, select_for, slider_for
 from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
@@ -151,7 +152,9 @@ def profile_tab() -> None:
     if profiles is not None:
         which = st.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-prof-t",
                              persist_state="page")
-        st.plotly_chart(profile_heatmap(profiles, which), width="stretch", key="nag-heatmap")
+        clicked = st.plotly_chart(profile_heatmap(profiles, which), width="stretch", key="nag-heatmap",
+                                  on_select="rerun", selection_mode="points")
+        neuron_drilldown(handle, clicked, pool, pool_name, target_sets, config, key="nag-heatmap-drill")
         st.plotly_chart(profile_concentration(profiles), width="stretch", key="nag-concentration")
 
 
@@ -175,7 +178,9 @@ def graph_tab() -> None:
         graph = guarded(lambda: build_graph(profiles, which, GraphConfig(layers[0], layers[1], min_weight,
                                                                           per_layer, min_edge)))
         if graph is not None:
-            st.plotly_chart(graph_figure(graph), width="stretch", key="nag-graph")
+            clicked = st.plotly_chart(graph_figure(graph), width="stretch", key="nag-graph", on_select="rerun",
+                                      selection_mode="points")
+            neuron_drilldown(handle, clicked, pool, pool_name, target_sets, config, key="nag-graph-drill")
 
 
 def baselines_tab() -> None:

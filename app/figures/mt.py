@@ -6,6 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from app.figures.clickable import grid_click_layer
 from backend.mt.heads import HeadMap
 
 SELECTED_COLOR = "#111111"
@@ -44,6 +45,11 @@ def head_heatmaps(head_map: HeadMap, percent: float, titles: tuple[str, str]) ->
         fig.update_xaxes(title_text="head", dtick=1, row=1, col=col)
     for trace in _agreement_traces(head_map, percent):
         fig.add_trace(trace, row=1, col=3)
+    for col, which in enumerate(("patching", "attribution"), start=1):  # last: on top, clicks open the head
+        fig.add_trace(grid_click_layer(*head_map.patching.shape, "layer %{customdata[0]}<br>head %{customdata[1]}"
+                                       f"<br>{which} %{{text}}<br>click to open<extra></extra>"), row=1, col=col)
+        fig.data[-1].text = [f"{v:.4f}" for v in (head_map.patching if which == "patching"
+                                                   else head_map.attribution).ravel()]
     fig.update_xaxes(title_text="activation patching (Δ log p, nats)", row=1, col=3)
     # the scatter's axis on its right: the gap to its left holds the attribution map's colour bar
     fig.update_yaxes(title_text=f"attribution ({head_map.config.attribution})", side="right", row=1, col=3)

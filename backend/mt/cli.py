@@ -1,4 +1,4 @@
-"""`python -m backend mt heads|steer|ablate|evaluate ... --json`."""
+"""`python -m backend mt heads|head|steer|ablate|evaluate ... --json`."""
 from __future__ import annotations
 
 import math
@@ -11,6 +11,7 @@ from backend.errors import UserError
 from backend.models import default_model_id, load
 from backend.mt.data import builtin, parse_upload
 from backend.mt.experiments import EXPERIMENTS, ExperimentConfig, run_experiment
+from backend.mt.head_detail import HeadDetailConfig, head_detail
 from backend.mt.heads import HeadsConfig, find_heads
 from backend.params import default_of, help_of
 
@@ -69,6 +70,23 @@ def cmd_heads(args) -> dict:
             "top_heads": head_map.table(args.top), "patching": head_map.patching.round(4).tolist()}
 
 
+def cmd_head(args) -> dict:
+    """One head's drill-down (the page's click on a map cell)."""
+    if args.pair:
+        src, _, tgt = args.pair.partition("-")
+        if not src or not tgt:
+            raise UserError(f"--pair takes two language codes such as en-de, got {args.pair!r}.")
+        args.src, args.tgt = src, tgt
+    config = HeadDetailConfig(heads=_heads_config(args, args.head_type),
+                              **flag_values(args, HeadDetailConfig, DETAIL_FLAGS))  # checked before the model loads
+    handle = load(args.model or default_model_id(), progress=_progress)
+    out = head_detail(handle, config, _data(args), progress=_progress)
+    return {**out.value.to_json(), "provenance": out.provenance, "run_id": out.run_id}
+
+
+DETAIL_FLAGS = {"layer": "--layer", "head": "--head", "example": "--example", "top_k": "--top-k"}
+
+
 def _experiment(kind: str):
     def handler(args) -> dict:
         values = flag_values(args, ExperimentConfig, (*EXPERIMENT_FLAGS, "src", "tgt", "percent", "k_shots", "seed"))
@@ -107,6 +125,12 @@ def add_commands(subparsers) -> None:
     add_flags(sub, HeadsConfig, {"head_type": "--head-type"})
     sub.add_argument("--top", type=int, default=10, help="rows of the top-heads table")
     sub.set_defaults(handler=cmd_heads)
+    sub = actions.add_parser("head", help="one head of a map: attention, vocabulary projection, patching per prompt")
+    _common(sub)
+    add_flags(sub, HeadsConfig, {"head_type": "--head-type"})
+    add_flags(sub, HeadDetailConfig, DETAIL_FLAGS)
+    sub.add_argument("--pair", default="", help="SRC-TGT language codes, e.g. en-de (instead of --src/--tgt)")
+    sub.set_defaults(handler=cmd_head)
     for experiment in EXPERIMENTS:
         sub = actions.add_parser(experiment.name, help=experiment.help)
         _common(sub)

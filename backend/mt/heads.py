@@ -16,7 +16,7 @@ from backend.mt.attribution import ATTRIBUTIONS, attribute, rank_correlation
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.examples import Example, build_example
 from backend.mt.patching import patch_scores
-from backend.mt.prompts import HEAD_TYPES, corrupt_language, prompt_pair
+from backend.mt.prompts import HEAD_TYPES, PromptPair, corrupt_language, prompt_pair
 from backend.mt.selection import Head, top_heads, top_k_overlap
 from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
@@ -85,17 +85,24 @@ class HeadMap:
         return rows
 
 
-def compute_head_map(handle: ModelHandle, config: HeadsConfig, data: ParallelSet,
-                     progress: Progress = silent) -> HeadMap:
+def head_pairs(config: HeadsConfig, data: ParallelSet) -> tuple[list[PromptPair], str]:
+    """The map's prompt pairs, drawn exactly as `compute_head_map` draws them (same seed, same order; no model),
+    and the corruption language; a head drill-down replays them to read one head on the map's own prompts."""
     other = corrupt_language(data, config.src, config.tgt, config.corrupt_language or None)
     rng = random.Random(config.seed)
     pool = data.rows("heads")
     rows = rng.sample(pool, min(config.n_prompts, len(pool)))
+    return [prompt_pair(data, row, config.src, config.tgt, config.head_type, config.k_shots, rng, other)
+            for row in rows], other
+
+
+def compute_head_map(handle: ModelHandle, config: HeadsConfig, data: ParallelSet,
+                     progress: Progress = silent) -> HeadMap:
+    pairs, other = head_pairs(config, data)
     examples: list[Example] = []
-    for i, row in enumerate(rows):
-        pair = prompt_pair(data, row, config.src, config.tgt, config.head_type, config.k_shots, rng, other)
+    for i, pair in enumerate(pairs):
         examples.append(build_example(handle, pair, config.max_answer_tokens))
-        progress(0.1 * (i + 1) / len(rows), f"clean and corrupted runs {i + 1}/{len(rows)}")
+        progress(0.1 * (i + 1) / len(pairs), f"clean and corrupted runs {i + 1}/{len(pairs)}")
     mean_clean = torch.stack([ex.clean_heads for ex in examples]).mean(0)  # [L, H, d]
     n = len(examples)
     patch = np.zeros(mean_clean.shape[:2])

@@ -61,8 +61,9 @@ def patch_one(model, prefix: tuple[int, ...], target: int, layer: int, head: int
     """Reference: log p(target) with head (layer, head) replaced by `value [head_dim]` at the last position."""
     device = next(model.parameters()).device
     edit = HeadEdit(layer, (head,), "replace", value.to(device), position=-1)
-    out = trace(model, torch.tensor([list(prefix)], device=device), head_edits=[edit])
-    return float(torch.log_softmax(out.logits[0, -1].float(), dim=-1)[target])
+    with Hooks(model, head_edits=[edit]):  # the last position's logits only (Gemma's vocabulary is 262k wide)
+        logits = forward_logits(model, torch.tensor([list(prefix)], device=device), logits_to_keep=1)
+    return float(torch.log_softmax(logits[0, -1].float(), dim=-1)[target])
 
 
 @torch.no_grad()

@@ -1,4 +1,4 @@
-"""`python -m backend nag extract|rank|graph|deactivate|methods ... --json`.
+"""`python -m backend nag extract|rank|graph|neuron|deactivate|methods ... --json`.
 
 Targets: `--target-domain D` (the shipped sample targets of domain D; repeat for multi-target) and/or
 `--targets FILE` (one target set per file, named by the file stem). The pool defaults to the shipped
@@ -7,6 +7,7 @@ sample pool; `rank` writes a Parquet of scores (`--out`).
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -22,6 +23,7 @@ from backend.nag.extract import ExtractConfig
 from backend.nag.featurecache import features_for
 from backend.nag.graph import GraphConfig, build_graph
 from backend.nag.impact import IMPACTS
+from backend.nag.neuron import NeuronConfig, neuron_detail
 from backend.nag.rank import SLICE_DOCS, RankConfig, rank
 from backend.nag.scorers import SCORERS
 from backend.nag.targets import TargetSet, target_profiles
@@ -118,6 +120,19 @@ def cmd_graph(args: argparse.Namespace) -> dict:
             "heaviest": sorted(nodes, key=lambda r: -r["weight"])[:args.show], "notices": list(profiles.notices)}
 
 
+NEURON_FLAGS = {"layer": "--layer", "neuron": "--neuron", "max_docs": "--docs", "contexts": "--contexts",
+                "window": "--window", "top_tokens": "--top-tokens", "bins": "--bins"}
+
+
+def cmd_neuron(args: argparse.Namespace) -> dict:
+    """One neuron's drill-down (the page's click on a graph node or a profile cell)."""
+    config = NeuronConfig(**flag_values(args, NeuronConfig, (*NEURON_FLAGS, *EXTRACT_FLAGS)))
+    handle = load(args.model or default_model_id(), progress=_progress)
+    pool = list(itertools.islice(iter_documents(args.pool), config.max_docs))
+    out = neuron_detail(handle, config, pool, _target_sets(args), _progress)
+    return {**out.value.to_json(), "provenance": out.provenance, "run_id": out.run_id}
+
+
 def cmd_deactivate(args: argparse.Namespace) -> dict:
     handle = load(args.model or default_model_id(), progress=_progress)
     heldout = list(iter_documents(args.heldout)) if args.heldout else samples.heldout()
@@ -166,6 +181,12 @@ def add_commands(subparsers) -> None:
     add_flags(sub, GraphConfig, GRAPH_FLAGS)
     sub.add_argument("--show", type=int, default=10)
     sub.set_defaults(handler=cmd_graph)
+    sub = actions.add_parser("neuron", help="one neuron: top-activating pool contexts, histogram, logit effects, "
+                                            "where it fires among the targets")
+    _common(sub)
+    sub.add_argument("--pool", default=str(samples.pool_path()), help="candidate corpus (JSONL/CSV/Parquet/TXT)")
+    add_flags(sub, NeuronConfig, NEURON_FLAGS)
+    sub.set_defaults(handler=cmd_neuron)
     sub = actions.add_parser("deactivate", help="loss increase after zeroing NAG vs random neurons")
     _common(sub)
     sub.add_argument("--target", type=int, default=0)

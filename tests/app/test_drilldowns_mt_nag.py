@@ -1,0 +1,86 @@
+"""The MT-heads and NAG drill-downs: selection -> choice (app/ui/selection.py, unit-tested, since AppTest cannot
+click a Plotly chart), and each page's drill-down section opened by the session-state key a click sets."""
+import json
+
+import numpy as np
+import pytest
+
+from app.ui.mt_drilldown import DRILL_KEY as MT_KEY
+from app.ui.mt_drilldown import steering_share
+from app.ui.nag_drilldown import DRILL_KEY as NAG_KEY
+from app.ui.selection import clicked_cell, remember_click, selected_points
+from backend.mt.selection import top_heads
+from tests.app.helpers import open_tab, plotly_charts, run_page
+
+
+def _event(*points):
+    return {"selection": {"points": list(points), "point_indices": [], "box": [], "lasso": []}}
+
+
+def test_a_click_chooses_the_cell_its_customdata_names_within_bounds():
+    assert clicked_cell(_event({"x": 2, "y": 1, "customdata": [1, 2]}), (2, 4)) == (1, 2)
+    assert clicked_cell(_event({"customdata": [1.0, 3.0, "extra"]}), (2, 4)) == (1, 3)
+    for bad in ([2, 0], [0, 4], [-1, 0], [0.5, 1], ["a", 1], [1], None, "1,2"):  # out of range, not whole, malformed
+        assert clicked_cell(_event({"customdata": bad}), (2, 4)) is None, bad
+    assert clicked_cell(_event({"customdata": [9, 9]}, {"customdata": [0, 1]}), (2, 4)) == (0, 1)
+    assert clicked_cell(None, (2, 4)) is None and selected_points({"selection": {}}) == []
+    state = {}
+    assert remember_click(state, "k", _event({"customdata": [1, 1]}), (2, 4)) == (1, 1)
+    assert remember_click(state, "k", _event(), (2, 4)) == (1, 1)  # a rerun without a click keeps the choice
+    assert remember_click(state, "k", _event(), (1, 4)) is None  # another model: the old choice no longer fits
+
+
+def test_steering_share_is_the_smallest_that_includes_the_head():
+    scores = np.arange(30 * 9, dtype=float).reshape(30, 9)[::-1]  # layer 0 heads score highest
+    for layer, head in ((0, 8), (0, 0), (1, 5)):
+        share = steering_share(scores, layer, head)
+        assert (layer, head) in top_heads(scores, share)
+        assert share == 0.1 or (layer, head) not in top_heads(scores, round(share - 0.1, 1))
+    assert steering_share(scores, 1, 3) is None and steering_share(scores, 29, 0) is None  # rank 15 > 14 = 5%
+
+
+@pytest.fixture(scope="module")
+def mt_page():
+    return run_page("mt_heads.py", timeout=300)
+
+
+def _keys(at):
+    return [chart.proto.id for chart in plotly_charts(at)]
+
+
+def test_mt_head_drilldown_opens_on_the_chosen_head(mt_page):
+    at = mt_page
+    assert any("Click a head" in c.value for c in at.caption)
+    spec = json.loads(plotly_charts(at)[0].proto.spec)
+    layers = [t for t in spec["data"] if t.get("name") == "click"]
+    assert len(layers) == 2 and layers[0]["customdata"][5] == [1, 1]  # tiny-llama: 2 x 4 heads, cell 5 = L1.H1
+    at.session_state[MT_KEY] = (1, 2)  # what a click on layer 1, head 2 stores
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Head L1.H2" in m.value for m in at.markdown)
+    keys = _keys(at)
+    assert sum(k.endswith(("mt-drill-attention", "mt-drill-vocab", "mt-drill-patching")) for k in keys) == 3, keys
+    assert any("`o_proj` contribution" in c.value for c in at.caption)
+    steer = at.button(key="mt-drill-steer")
+    if not steer.disabled:  # the head is among the top 5%: the button sets the steering section's share
+        steer.click().run()
+        assert not at.exception and at.session_state["mt-percent"] <= 5.0
+        assert at.session_state["mt-steer-types"] == [at.session_state["mt-type"]]
+
+
+def test_nag_neuron_drilldown_opens_from_the_graph_and_the_profile():
+    at = open_tab(run_page("nag.py"), "nag-tab", "Graph")
+    assert any("Click a neuron" in c.value for c in at.caption)
+    graph = json.loads(next(c for c in plotly_charts(at) if c.proto.id.endswith("nag-graph")).proto.spec)
+    node = next(t for t in graph["data"] if t.get("customdata"))
+    layer, neuron = node["customdata"][0]  # what a click on the heaviest node of the first layer stores
+    at.session_state[NAG_KEY] = (layer, neuron)
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(f"Neuron L{layer}.N{neuron}" in m.value for m in at.markdown)
+    assert any("<mark" in m.value for m in at.markdown)  # the contexts, the strongest token marked
+    assert sum(k.endswith(("nag-graph-drill-hist", "nag-graph-drill-logits")) for k in _keys(at)) == 2
+    assert len(at.dataframe) >= 1  # where it fires among the targets
+    open_tab(at, "nag-tab", "Profile")
+    assert not at.exception and any(f"Neuron L{layer}.N{neuron}" in m.value for m in at.markdown)
+    assert sum(k.endswith("nag-heatmap-drill-hist") for k in _keys(at)) == 1

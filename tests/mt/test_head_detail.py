@@ -1,0 +1,107 @@
+"""The head drill-down (`mt head`): its vocabulary projection against a brute-force computation through the
+model's own modules, its patching per prompt against the map, its attention row against the model's, errors."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from backend.__main__ import main
+from backend.errors import UserError
+from backend.models import load
+from backend.models.architecture import attention_out_proj
+from backend.models.hooks import trace
+from backend.models.readout import capture_final_residual, final_norm, post_attention_norm
+from backend.mt import HeadsConfig, find_heads
+from backend.mt.head_detail import HeadDetailConfig, head_detail, head_write, residual_vocab_effects
+from tests.mt.conftest import TINY_TSV
+
+HEADS = HeadsConfig(n_prompts=2, k_shots=2, max_answer_tokens=3)
+
+
+def _at_scale(norm, piece: torch.Tensor, whole: torch.Tensor) -> torch.Tensor:
+    """A norm module's linear part on `piece` with the scale of `whole`, from the module itself: rescale the piece
+    to the whole's spread, normalise, take the bias off and undo the rescaling."""
+    layer = isinstance(norm, torch.nn.LayerNorm)
+    spread = (lambda x: x.std(unbiased=False)) if layer else (lambda x: x.pow(2).mean().sqrt())  # noqa: E731
+    c = spread(whole) / spread(piece)
+    bias = norm.bias.float() if layer and norm.bias is not None else 0
+    return (norm((c * piece)[None])[0].float() - bias) / c
+
+
+@pytest.mark.parametrize("model_id", ["tiny-llama", "tiny-gpt2", "tiny-qwen3", "tiny-gemma3"])
+def test_vocab_projection_equals_brute_force(model_id):
+    """The head's write through o_proj (the module, on its input with every other head zeroed, minus the
+    bias), the post-norm (Gemma), the final norm with the full final residual's scale and lm_head."""
+    handle = load(model_id)
+    model, info = handle.model, handle.info
+    ids = torch.tensor([list(range(5, 17))])
+    layer, head = info.n_layers - 1, info.n_heads - 1
+    with capture_final_residual(model) as captured:
+        traced = trace(model, ids, heads=[layer])
+    z = traced.head_outputs[layer][0, -1]  # [H, dh]
+    final = captured[-1][0, -1].float()
+    proj = attention_out_proj(model, layer)
+    only = torch.zeros_like(z)
+    only[head] = z[head]
+    piece = (proj(only.reshape(1, -1)) - proj(torch.zeros(1, z.numel())))[0].float()
+    post = post_attention_norm(model, layer)
+    if post is not None:  # Gemma: the post-norm itself, on the piece rescaled to the whole output's spread
+        piece = _at_scale(post, piece, proj(z.reshape(1, -1))[0].float())
+    expected = model.get_output_embeddings()(_at_scale(final_norm(model), piece, final)[None].to(model.dtype))[0]
+    bias = getattr(model.get_output_embeddings(), "bias", None)
+    expected = expected.float() - (0 if bias is None else bias.float())
+    raw, reaching = head_write(model, z, head, layer)
+    got = residual_vocab_effects(model, reaching, final)
+    assert torch.allclose(got, expected, atol=1e-4, rtol=1e-4), float((got - expected).abs().max())
+    assert float(raw.norm()) > 0
+
+
+@pytest.fixture(scope="module")
+def handle():
+    return load("tiny-llama")
+
+
+def test_detail_matches_the_map_and_the_model(handle, tiny_data):
+    head_map = find_heads(handle, HEADS, tiny_data).value
+    layer, head = 1, 2
+    out = head_detail(handle, HeadDetailConfig(heads=HEADS, layer=layer, head=head, top_k=5), tiny_data)
+    detail = out.value
+    # the map's score of the head is the mean of its per-prompt patching effects (batched vs one-by-one patching)
+    assert detail.rows == head_map.rows
+    assert detail.mean_patching == pytest.approx(float(head_map.patching[layer, head]), abs=1e-4)
+    assert len(detail.patching) == len(head_map.rows)
+    # the attention row is the model's own, from the answer position, over the prompt
+    assert detail.pattern.shape == (len(detail.tokens),)
+    assert detail.pattern.sum() == pytest.approx(1.0, abs=1e-5)
+    assert len(detail.promoted) == len(detail.suppressed) == 5
+    logits = [e.logit for e in detail.promoted]
+    assert logits == sorted(logits, reverse=True) and detail.suppressed[0].logit <= detail.promoted[-1].logit
+    assert 0.0 <= detail.target_share <= 1.0
+    assert {e.language for e in detail.promoted} <= {"target", "source", "both", ""}
+    again = head_detail(handle, HeadDetailConfig(heads=HEADS, layer=layer, head=head, top_k=5), tiny_data)
+    assert again.cached and again.value.patching == detail.patching
+
+
+def test_unknown_head_layer_or_prompt_is_a_user_error(handle, tiny_data):
+    with pytest.raises(UserError, match="Layer 9 does not exist"):
+        head_detail(handle, HeadDetailConfig(heads=HEADS, layer=9), tiny_data)
+    with pytest.raises(UserError, match="Head 4 does not exist"):
+        head_detail(handle, HeadDetailConfig(heads=HEADS, head=4), tiny_data)
+    with pytest.raises(UserError, match="Prompt 5 does not exist"):
+        head_detail(handle, HeadDetailConfig(heads=HEADS, example=5), tiny_data)
+    with pytest.raises(UserError):
+        HeadDetailConfig(layer=-1)
+
+
+def test_cli_head_json_and_exit_2(tmp_path, capsys):
+    data = tmp_path / "tiny.tsv"
+    data.write_text(TINY_TSV)
+    common = ["mt", "head", "--model", "tiny-llama", "--data", str(data), "--prompts", "2", "--shots", "2"]
+    assert main([*common, "--pair", "en-de", "--layer", "0", "--head", "1", "--top-k", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["pair"] == "en-de" and (out["layer"], out["head"]) == (0, 1)
+    assert len(out["promoted"]) == 3 and len(out["patching"]) == 2
+    assert np.isclose(sum(out["pattern"]), 1.0, atol=1e-3)
+    assert main([*common, "--layer", "7", "--json"]) == 2
+    assert "Layer 7 does not exist" in capsys.readouterr().err
