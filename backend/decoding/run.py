@@ -71,18 +71,29 @@ def _check_fits(handle, n_tokens: int, max_new_tokens: int, what: str) -> None:
     check_room(handle.model, n_tokens, max_new_tokens, what)
 
 
+def run_key(task: Problem | str, config: DecodeConfig, chat: bool = True) -> RunKey:
+    """The store key of one decode (the config made canonical)."""
+    config = prepare(config)[1]
+    if isinstance(task, Problem):
+        return RunKey(config=config, prompt=format_prompt(task), expected=task.answer, problem_id=task.id, chat=chat)
+    return RunKey(config=config, prompt=str(task), expected=None, problem_id="", chat=chat)
+
+
+def decode_run(handle, key: RunKey, progress: Progress = silent, store: bool = True) -> Computed[DecodeResult] | DecodeResult:
+    """The decode of `key`: through the store, or (store=False) computed afresh and not kept."""
+    spec = key.config.spec()
+    ids = encode_prompt(handle, key.prompt, key.chat)
+    _check_fits(handle, ids.shape[1], key.config.max_new_tokens, "The prompt")
+    if not store:
+        return _compute(handle, spec, key, ids, progress)
+    return cached(FEATURE, "run", ModelRef.of(handle), key, lambda: _compute(handle, spec, key, ids, progress),
+                  code_version=CODE_VERSION)
+
+
 def decode(handle, task: Problem | str, config: DecodeConfig, progress: Progress = silent,
            chat: bool = True) -> Computed[DecodeResult]:
     """Run one strategy on a task problem (answer checked) or a free prompt (no checker)."""
-    spec, config = prepare(config)
-    if isinstance(task, Problem):
-        key = RunKey(config=config, prompt=format_prompt(task), expected=task.answer, problem_id=task.id, chat=chat)
-    else:
-        key = RunKey(config=config, prompt=str(task), expected=None, problem_id="", chat=chat)
-    ids = encode_prompt(handle, key.prompt, chat)
-    _check_fits(handle, ids.shape[1], config.max_new_tokens, "The prompt")
-    return cached(FEATURE, "run", ModelRef.of(handle), key, lambda: _compute(handle, spec, key, ids, progress),
-                  code_version=CODE_VERSION)
+    return decode_run(handle, run_key(task, config, chat), progress)
 
 
 @dataclass(frozen=True)
