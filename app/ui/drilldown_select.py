@@ -67,17 +67,20 @@ def trace_position_pick(event: Any, length: int) -> int | None:
     return None
 
 
-def particle_pick(event: Any, steps: int, n: int) -> tuple[int, int | None] | None:
-    """(step, particle row or None) from the ESS chart (x = step, 1-based; a resampling event or any step) or the
-    genealogy (customdata [step, row], step 0-based). None: nothing usable was selected."""
+def particle_pick(event: Any, rounds: list[tuple[int, int]]) -> tuple[int, int, int | None] | None:
+    """(round, step, row or None) from a point of the ESS chart (a step of a round, e.g. a resampling event) or of
+    the genealogy (a particle after a step): both carry customdata [round, step (0-based), row (-1: none)].
+    `rounds` holds each round's (steps, particles); a point outside them chooses nothing."""
     for point in reversed(selected_points(event)):
         custom = _custom(point)
-        if len(custom) == 2:
-            step, row = _index(custom[0], steps), _index(custom[1], n)
-            if step is not None and row is not None:
-                return step, row
-        x = point.get("x")
-        step = _index(float(x) - 1, steps) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
-        if step is not None:
-            return step, None
+        if len(custom) < 3:
+            continue
+        k = _index(custom[0], len(rounds))
+        if k is None:
+            continue
+        steps, n = rounds[k]
+        step = _index(custom[1], steps)
+        row = None if custom[2] == -1 else _index(custom[2], n)
+        if step is not None and (row is not None or custom[2] == -1):
+            return k, step, row
     return None

@@ -30,6 +30,11 @@ def test_trace_position_pick():
 
 
 def test_particle_pick_from_ess_or_genealogy():
-    assert particle_pick(event({"x": 5, "y": 0.3}), 8, 4) == (4, None)  # ESS x is 1-based
-    assert particle_pick(event({"x": 3, "y": 2, "customdata": [2, 3]}), 8, 4) == (2, 3)
-    assert particle_pick(event({"customdata": [2, 4]}), 8, 4) is None and particle_pick(event({"x": 9}), 8, 4) is None
+    rounds = [(8, 4), (6, 8)]
+    assert particle_pick(event({"x": 5, "y": 0.3, "customdata": [0, 4, -1]}), rounds) == (0, 4, None)
+    assert particle_pick(event({"x": 3, "customdata": [1, 2, -1, 3]}), rounds) == (1, 2, None)  # a resampling mark
+    assert particle_pick(event({"x": 3, "y": 2, "customdata": [1, 2, 7]}), rounds) == (1, 2, 7)
+    assert particle_pick(event({"customdata": [0, 2, 4]}), rounds) is None  # round 0 has 4 particles
+    assert particle_pick(event({"customdata": [0, 8, 1]}), rounds) is None
+    assert particle_pick(event({"customdata": [2, 0, 0]}), rounds) is None
+    assert particle_pick(event({"x": 3, "y": 0.5}), rounds) is None  # the threshold line or anything else
