@@ -26,10 +26,13 @@ def head_heatmap(result, view: str = "sigma") -> go.Figure:
                                customdata=np.tile(np.arange(n_heads) // group, (n_layers, 1)),
                                hovertemplate="layer %{y}, head %{x} (kv %{customdata})<br>%{z:.4g}<extra></extra>"))
     # heatmap cells cannot be selected in Plotly (streamlit#8760): a clear marker on each cell takes the click
+    # (a click needs a hover, so the markers carry the cell's hover text and the heatmap none)
     layers, heads = np.divmod(np.arange(n_layers * n_heads), n_heads)
-    fig.add_scatter(x=heads, y=layers, mode="markers", customdata=np.stack([layers, heads], axis=1),
-                    marker={"symbol": "square", "size": 14, "color": "rgba(0,0,0,0)"}, hoverinfo="skip",
-                    showlegend=False, name="pick")
+    fig.update_traces(hoverinfo="skip", hovertemplate=None)
+    fig.add_scatter(x=heads, y=layers, mode="markers", showlegend=False, name="pick",
+                    customdata=np.stack([layers, heads, heads // group, z.ravel()], axis=1),
+                    marker={"symbol": "square", "size": 14, "color": "rgba(0,0,0,0)"},
+                    hovertemplate="layer %{y}, head %{x} (kv %{customdata[2]})<br>%{customdata[3]:.4g}<extra></extra>")
     fig.update_layout(title=f"{title} · {plot_label(result.model)}", xaxis_title="query head", yaxis_title="layer",
                       yaxis_autorange="reversed", height=max(320, 18 * n_layers + 140), clickmode="event+select")
     return fig

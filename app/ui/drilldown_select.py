@@ -35,20 +35,27 @@ def _index(value: Any, size: int) -> int | None:
 
 
 def _custom(point: Mapping) -> list:
+    """The point's customdata as a list: a numeric array reaches the browser as a typed array, which the
+    selection event carries as an object {"0": v0, "1": v1, ...}."""
     data = point.get("customdata")
     if data is None:
         return []
+    if isinstance(data, Mapping):
+        try:
+            return [data[k] for k in sorted(data, key=int)]
+        except (TypeError, ValueError):
+            return []
     return list(data) if isinstance(data, (list, tuple)) else [data]
 
 
 def fp8_head_pick(event: Any, bound: np.ndarray) -> tuple[int, int] | None:
-    """A clicked cell of the head heatmap (customdata [layer, head]) or a clicked layer of the per-layer chart
+    """A clicked cell of the head heatmap (customdata [layer, head, ...]) or a clicked layer of the per-layer chart
     (x = layer; the head shown is the one with the largest bound, which sets the layer's FP8 scale).
     `bound` `[L, H]` is the shown result's guaranteed bound. The last selected point wins."""
     n_layers, n_heads = bound.shape
     for point in reversed(selected_points(event)):
         custom = _custom(point)
-        if len(custom) == 2:
+        if len(custom) >= 2:
             layer, head = _index(custom[0], n_layers), _index(custom[1], n_heads)
             if layer is not None and head is not None:
                 return layer, head
