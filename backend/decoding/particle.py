@@ -5,7 +5,8 @@ ancestry, and the particles it replaced at resampling events.
 draws it at x = t + 1. Its ancestor at step s <= t follows `genealogy` back; the token it drew at s is
 `tokens[s, ancestor]` and its weight then `log_weight_history[s, ancestor]` (the weights ESS[s] is computed
 from). A run stored before the history was recorded is decoded again (same seed, same stream) without replacing
-the stored run, and used only when its ESS trace is the stored one.
+the stored run (kept under its own action, "run-history", so the next particle of that run is read, not decoded),
+and used only when its ESS trace is the stored one.
 """
 from __future__ import annotations
 
@@ -105,7 +106,9 @@ def compute_particle(handle, config: ParticleConfig, progress: Progress = silent
     recomputed = False
     if not p.has_history:  # stored before the history was recorded: the same seed decodes the same run
         progress(0.5, "decoding the stored run again to rebuild its particle history")
-        again = decode_run(handle, config.run, scaled(progress, 0.5, 1.0), store=False)
+        again = cached(FEATURE, "run-history", ModelRef.of(handle), config.run,  # kept beside it: once per run
+                       lambda: decode_run(handle, config.run, scaled(progress, 0.5, 1.0), store=False),
+                       code_version=CODE_VERSION).value
         fresh = again.particles[index] if len(again.particles) == len(result.particles) else None
         if (fresh is None or not fresh.has_history or fresh.ess.shape != p.ess.shape
                 or not np.allclose(fresh.ess, p.ess, rtol=1e-6)):
