@@ -1,8 +1,8 @@
 """Drill-downs of one position of a traced rollout: both models' next-token distributions there, every divergence,
 and whether the intervention gate fires there and why.
 
-`position` re-scores the traced rollout under both models (the same teacher-forced forward `score` used), so its
-divergences are the trace's values at that position. `gate_at` replays the guided policy's gate (`SignalGate`,
+`position` reads both models' top-k at every position of the traced rollout (`rollout_topk`: the same
+teacher-forced forward `score` used, once per rollout, stored), so its divergences are the trace's values there. `gate_at` replays the guided policy's gate (`SignalGate`,
 calibrated on the base rollouts of the training problems) along the rollout up to the position, as if no earlier
 takeover had changed it: the values compared are the trace's signal there, tau, lambda and the window's mean.
 """
@@ -81,26 +81,64 @@ def rollout_of(pair: Pair, config: TraceConfig, source: str, position: int) -> S
     return r
 
 
-def _top(handle, logp: torch.Tensor, k: int) -> tuple[TopToken, ...]:
-    values, ids = logp.topk(min(k, logp.shape[-1]))
-    return tuple(TopToken(handle.tokenizer.decode([int(i)]), int(i), float(v.exp()), float(v))
-                 for v, i in zip(values, ids))
+@dataclass(frozen=True)
+class RolloutTopK:
+    """Both models' top-k next tokens `[L, k]` (ids, log-probs) at every position of one rollout, with every signal
+    `{name: [L]}` and the written token's log-probs `[L]`: one teacher-forced forward per model, so every
+    position of a traced rollout after the first click is read from the store."""
+
+    base_ids: np.ndarray
+    base_logp: np.ndarray
+    reason_ids: np.ndarray
+    reason_logp: np.ndarray
+    signals: dict[str, np.ndarray]
+    logp_base: np.ndarray
+    logp_reason: np.ndarray
+
+
+@dataclass(frozen=True)
+class TopKKey:
+    trace: TraceConfig
+    source: str
+    top_k: int
+
+
+def rollout_topk(pair: Pair, key: TopKKey, progress: Progress = silent) -> Computed[RolloutTopK]:
+    def compute() -> RolloutTopK:
+        r = rollout_of(pair, key.trace, key.source, 0)
+        progress(0.3, "both models on the rollout")
+        prompt, tokens = prompt_ids(pair.base, problem_of(key.trace)), list(r.token_ids)
+        logp_base = rollout_logprobs(pair.base, prompt, tokens)  # [L, V], as `score` computed the trace
+        logp_reason = rollout_logprobs(pair.reasoning, prompt, tokens)
+        signals = {k: v.numpy().astype(np.float64) for k, v in token_divergences(logp_base, logp_reason).items()}
+        k = min(key.top_k, logp_base.shape[-1])
+        (bv, bi), (rv, ri) = logp_base.topk(k), logp_reason.topk(k)
+        index = torch.tensor(tokens, dtype=torch.long).view(-1, 1)
+        return RolloutTopK(base_ids=bi.numpy(), base_logp=bv.numpy().astype(np.float64), reason_ids=ri.numpy(),
+                           reason_logp=rv.numpy().astype(np.float64), signals=signals,
+                           logp_base=logp_base.gather(1, index).view(-1).numpy().astype(np.float64),
+                           logp_reason=logp_reason.gather(1, index).view(-1).numpy().astype(np.float64))
+
+    return cached("disagreement", "position-topk", pair.ref, key, compute, code_version=CODE_VERSION)
+
+
+def _top(handle, ids: np.ndarray, logp: np.ndarray) -> tuple[TopToken, ...]:
+    return tuple(TopToken(handle.tokenizer.decode([int(i)]), int(i), float(np.exp(v)), float(v))
+                 for v, i in zip(logp, ids))
 
 
 def compute_position(pair: Pair, config: PositionConfig, progress: Progress = silent) -> PositionResult:
     r = rollout_of(pair, config.trace, config.source, config.position)
-    progress(0.5, "both models on the rollout")
-    prompt, tokens, i = prompt_ids(pair.base, problem_of(config.trace)), list(r.token_ids), config.position
-    logp_base = rollout_logprobs(pair.base, prompt, tokens)  # [L, V], as `score` computed the trace
-    logp_reason = rollout_logprobs(pair.reasoning, prompt, tokens)
-    signals = {k: float(v[i]) for k, v in token_divergences(logp_base, logp_reason).items()}
+    top = rollout_topk(pair, TopKKey(config.trace, config.source, config.top_k), progress).value
+    tokens, i = list(r.token_ids), config.position
     progress(1.0, "position done")
     return PositionResult(source=config.source, position=i, length=r.length,
                           prefix=pair.base.tokenizer.decode(tokens[:i], skip_special_tokens=True), token=r.tokens[i],
-                          token_id=tokens[i], base_top=_top(pair.base, logp_base[i], config.top_k),
-                          reasoning_top=_top(pair.reasoning, logp_reason[i], config.top_k), signals=signals,
-                          logp_base=float(logp_base[i, tokens[i]]), logp_reason=float(logp_reason[i, tokens[i]]),
-                          differs=bool(logp_base[i].argmax() != logp_reason[i].argmax()))
+                          token_id=tokens[i], base_top=_top(pair.base, top.base_ids[i], top.base_logp[i]),
+                          reasoning_top=_top(pair.reasoning, top.reason_ids[i], top.reason_logp[i]),
+                          signals={k: float(v[i]) for k, v in top.signals.items()},
+                          logp_base=float(top.logp_base[i]), logp_reason=float(top.logp_reason[i]),
+                          differs=bool(top.base_ids[i, 0] != top.reason_ids[i, 0]))
 
 
 def position(pair: Pair, config: PositionConfig, progress: Progress = silent) -> Computed[PositionResult]:
