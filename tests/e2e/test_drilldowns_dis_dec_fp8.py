@@ -1,5 +1,6 @@
 """Real browser: a click on a point of the Disagreement trace opens both models' distributions at that position,
-and a click on a head of the FP8 heatmap opens its bound beside its logit histogram (issue 44 §2).
+a click on a head of the FP8 heatmap opens its bound beside its logit histogram, and a click on the Decoding ESS
+chart opens a particle (issue 44 §2).
 
 The click is a real mouse click at the point's pixel, computed from the drawn chart's own axes (Plotly's
 calcdata and axis scales), so Plotly's selection event and Streamlit's rerun are the ones a user triggers.
@@ -75,4 +76,16 @@ def test_a_click_on_an_fp8_head_opens_its_histogram(app_url, page):
     page.wait_for_selector("h3:has-text(\"Layer 1, head 2\")", timeout=60_000)
     page.wait_for_selector(".st-key-fp8-head-hist .js-plotly-plot .main-svg", timeout=60_000)
     assert "Observed max |S|" in page.inner_text("body")
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_a_click_on_the_ess_chart_opens_a_particle(app_url, page):
+    page.goto(f"{app_url}/decoding")
+    wait_until_idle(page)
+    page.wait_for_selector(".st-key-dec-ess-fig .js-plotly-plot .main-svg", timeout=60_000)
+    server.wait_for_charts(page, 60)
+    _click_point(page, "dec-ess-fig", 0, 0)  # round 1's ESS after the first token
+    page.wait_for_selector("h3:has-text(\"Round 1, particle\")", timeout=60_000)
+    page.wait_for_selector(".st-key-dec-particle-fig .js-plotly-plot .main-svg", timeout=60_000)
+    assert "a child of the heaviest particle" in page.inner_text("body")
     assert page.locator('[data-testid="stException"]').count() == 0
