@@ -14,6 +14,7 @@ from app.ui.run import NEVER_ASK, clicked_for, run_with_progress, stored_result
 from app.ui.text import literal
 from backend.disagreement import CalibrationConfig, GateConfig, InterveneConfig, ProblemSet, TraceConfig
 from backend.disagreement.position import GateAtConfig, PositionConfig, gate_at, position
+from backend.disagreement.scoring import RolloutConfig, rollouts
 from backend.params import default_of
 
 PICK = "dis-position-pick"  # (source, position) of the drill-down shown
@@ -65,7 +66,11 @@ def gate_view(pair, trace_config: TraceConfig, r) -> None:
                           CalibrationConfig(problems, trace_config.max_new_tokens))
     call = lambda progress: gate_at(pair, config, progress)  # noqa: E731
     done = stored_result(call)
-    if done is None:
+    calibrated = done is None and stored_result(lambda progress: rollouts(pair, RolloutConfig(
+        config.calibration.problems, "base", config.calibration.max_new_tokens), progress)) is not None
+    if calibrated:  # the calibration rollouts are stored: the check itself takes a moment
+        done = run_with_progress("Gate at this position", call)
+    elif done is None:
         st.caption(f"The gate (Intervention tab's settings: {literal(gate.signal)}, W = {gate.window}, r = "
                    f"{budget:.0%}) is calibrated on {problems.n} base rollouts of training problems; they are "
                    "computed once and stored.")
