@@ -6,6 +6,7 @@ import streamlit as st
 
 from app.figures import decoding as figs
 from app.figures import decoding_rc as rc_figs
+from app.ui.decoding_particle import particle_drilldown
 from app.ui.downloads import table_downloads
 from app.session import choose_model, opened_on_recommendation
 from app.ui.guarded import guarded
@@ -155,12 +156,14 @@ def config_for(name: str) -> DecodeConfig:
 
 def ess_view(results: list) -> None:
     particle = next((r for r in results if r.particles), None)
-    st.plotly_chart(figs.ess_over_time(particle, particle.config.ess_threshold) if particle else
-                    figs.ess_over_time(results[0]), width="stretch", key="dec-ess-fig")
+    event = st.plotly_chart(figs.ess_over_time(particle, particle.config.ess_threshold) if particle else
+                            figs.ess_over_time(results[0]), width="stretch", key="dec-ess-fig", on_select="rerun",
+                            selection_mode="points")
     if particle:
         st.caption(f"ESS_min/N = {particle.ess_min_ratio:.2f}, {particle.resampling_events} resampling "
                    f"events, {particle.unique_ancestors} surviving first-token lineage(s). "
                    + " | ".join(particle.notes))
+        particle_drilldown(handle, particle, {"ess": event})
 
 
 def genealogy_view(results: list) -> None:
@@ -168,7 +171,10 @@ def genealogy_view(results: list) -> None:
     rounds = len(particle.particles) if particle else 1
     which = st.number_input("SMC round", 1, rounds, rounds, key="dec-round",
                             persist_state="page") if rounds > 1 else rounds
-    st.plotly_chart(figs.genealogy(particle or results[0], int(which) - 1), width="stretch", key="dec-genealogy")
+    event = st.plotly_chart(figs.genealogy(particle or results[0], int(which) - 1), width="stretch",
+                            key="dec-genealogy", on_select="rerun", selection_mode="points")
+    if particle:
+        particle_drilldown(handle, particle, {"genealogy": event})
 
 
 def mh_view(results: list) -> None:

@@ -4,6 +4,7 @@ import streamlit as st
 
 from app.figures.fp8 import HEATMAP_VIEWS, concentration_figure, head_heatmap, layer_bounds_figure, transient_figure
 from app.ui.downloads import table_downloads
+from app.ui.fp8_head import head_drilldown
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for, slider_for
@@ -54,8 +55,11 @@ if observed_any and (result.observed > result.bound).any():
     st.warning("An observed score exceeds its bound: this would be a bug, please report it.")
 
 view = st.radio("Heatmap", list(HEATMAP_VIEWS), horizontal=True, key="fp8-view")
-st.plotly_chart(head_heatmap(result, view), width="stretch", key="fp8-heatmap")
-st.plotly_chart(layer_bounds_figure(result), width="stretch", key="fp8-bounds")
+heads_event = st.plotly_chart(head_heatmap(result, view), width="stretch", key="fp8-heatmap", on_select="rerun",
+                              selection_mode="points")
+layers_event = st.plotly_chart(layer_bounds_figure(result), width="stretch", key="fp8-bounds", on_select="rerun",
+                               selection_mode="points")
+head_drilldown(handle, config, result, {"heads": heads_event, "layers": layers_event})
 
 
 

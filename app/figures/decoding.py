@@ -46,17 +46,20 @@ def ess_over_time(result: DecodeResult, threshold: float | None = None) -> go.Fi
     for k, p in enumerate(result.particles, 1):
         steps = np.arange(1, p.ess.size + 1)
         ratio = p.ess / p.n
-        fig.add_trace(go.Scatter(x=steps, y=ratio, mode="lines", name=f"round {k} (N={p.n})",
-                                 hovertemplate="token %{x}<br>ESS/N %{y:.2f}<extra></extra>"))
+        pick = np.stack([np.full(p.ess.size, k - 1), steps - 1, np.full(p.ess.size, -1)], axis=1)  # the drill-down's
+        fig.add_trace(go.Scatter(x=steps, y=ratio, mode="lines+markers", marker_size=4, name=f"round {k} (N={p.n})",
+                                 customdata=pick, hovertemplate="token %{x}<br>ESS/N %{y:.2f}<extra></extra>"))
         res = p.resampled.nonzero()[0]
         fig.add_trace(go.Scatter(x=steps[res], y=ratio[res], mode="markers", marker_symbol="x", marker_size=9,
-                                 name=f"resampled (round {k})", customdata=p.unique_parents[res],
-                                 hovertemplate="token %{x}: resampled<br>%{customdata} distinct ancestors"
+                                 name=f"resampled (round {k})",
+                                 customdata=np.column_stack([pick[res], p.unique_parents[res]]),
+                                 hovertemplate="token %{x}: resampled<br>%{customdata[3]} distinct ancestors"
                                                "<extra></extra>"))
     if threshold is not None:
         fig.add_hline(y=threshold, line_dash="dot", annotation_text="resampling threshold")
     return fig.update_layout(height=340, margin=dict(t=30, b=10), xaxis_title="generated token",
-                             yaxis_title="ESS / N", yaxis_range=[0, 1.05], legend_title_text="")
+                             yaxis_title="ESS / N", yaxis_range=[0, 1.05], legend_title_text="",
+                             clickmode="event+select")
 
 
 def genealogy(result: DecodeResult, round_index: int = -1) -> go.Figure:
@@ -81,10 +84,16 @@ def genealogy(result: DecodeResult, round_index: int = -1) -> go.Figure:
         xs, ys = segments[survived]
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=color, width=1.5), name=name,
                                  hoverinfo="skip"))
+    nodes_t, nodes_i = np.divmod(np.arange(steps * n), n)  # a node per particle after each step: the drill-down's
+    fig.add_trace(go.Scatter(x=nodes_t + 1, y=nodes_i, mode="markers", name="particles", showlegend=False,
+                             marker=dict(size=5, color=np.where(alive.ravel(), "#2f5d9e", "rgba(150,150,150,0.5)")),
+                             customdata=np.stack([np.full(steps * n, round_index % len(result.particles)), nodes_t,
+                                                  nodes_i], axis=1),
+                             hovertemplate="token %{x}, particle %{y}<extra>click: its text and weights</extra>"))
     for t in p.resampled.nonzero()[0]:  # resampling after token t+1 rewires the segments from x=t to x=t+1
         fig.add_vline(x=int(t) + 0.5, line_color="rgba(200,80,60,0.35)", line_width=1)
     return fig.update_layout(height=360, margin=dict(t=30, b=10), xaxis_title="generated token",
-                             yaxis_title="particle", legend_title_text="",
+                             yaxis_title="particle", legend_title_text="", clickmode="event+select",
                              title=f"N={p.n}: {p.resampling_events} resampling events (red), "
                                    f"{int(p.lineages[-1])} first-token lineage(s) survive")
 
@@ -202,3 +211,21 @@ def accuracy_curves(frame: pd.DataFrame, y: str = "accuracy") -> go.Figure:
                   labels={"mean_tokens": "generated tokens per problem (log)", y: y.replace("_", " ")}, **bars)
     fig.update_layout(height=340, margin=dict(t=30, b=10), legend_title_text="")
     return fig.update_layout(yaxis_range=[0, 1.05]) if y.startswith("accuracy") else fig
+
+
+def particle_weights(d, label: str = "") -> go.Figure:
+    """A particle's normalised weight along its ancestry (backend.decoding.particle.ParticleResult) beside the
+    population's ESS / N, resampling events on its ancestry marked (red: a step where its line replaced another)."""
+    steps = np.arange(1, d.step + 2)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=steps, y=d.weights, mode="lines+markers", name="its weight (normalised)",
+                             customdata=np.stack([d.ancestry, d.log_weights], axis=1),
+                             hovertemplate="token %{x}: weight %{y:.3f} (log %{customdata[1]:.3f}), "
+                                           "row %{customdata[0]}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=steps, y=d.ess / d.n, mode="lines", line=dict(dash="dot"), name="ESS / N"))
+    for r in d.replacements:
+        fig.add_vline(x=r.step + 1, line_color="#d62728" if r.replaced is not None else "rgba(120,120,120,0.4)")
+    fig.add_hline(y=1 / d.n, line_dash="dash", line_color="#999", annotation_text="1/N")
+    return fig.update_layout(height=300, margin=dict(t=40, b=10), xaxis_title="generated token",
+                             yaxis_title="weight / ESS ratio", yaxis_range=[0, 1.05], legend_title_text="",
+                             title=f"Particle {d.row} after token {d.step + 1}" + (f" · {label}" if label else ""))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from app.ui.text import literal_html, plot_label
 from backend.disagreement.divergences import SIGNALS
@@ -21,26 +22,48 @@ def top_positions(values: np.ndarray, n: int) -> list[int]:
     return [int(i) for i in np.argsort(-np.asarray(values), kind="stable")[:n]] if len(values) else []
 
 
+TOKEN_AXIS = dict(title="position (hover for the token; the rollout text above shows every token)", nticks=20,
+                  tickfont=dict(size=10))  # one label per token was unreadable past ~40 tokens (issue 45 §5)
+
+
 def trace_figure(rollout, signals=("ce", "kl_base_reason", "kl_reason_base", "js", "entropy_base"),
                  highlight: str = "ce", top_n: int = 5) -> go.Figure:
-    """Per-token signals along one rollout, tokens under the x axis, the top `highlight` tokens marked."""
+    """Per-token signals along one rollout (x: the generated token's position; the token on hover), the top
+    `highlight` tokens marked. Points are clickable (the page's drill-down)."""
     x = list(range(rollout.length))
+    labels = [_display(t) for t in rollout.tokens]
     fig = go.Figure()
     for name in signals:
-        fig.add_scatter(x=x, y=rollout.signals[name], mode="lines", name=SIGNAL_LABELS.get(name, name),
-                        customdata=[_display(t) for t in rollout.tokens],
-                        hovertemplate="%{customdata}<br>%{y:.3f} nats<extra>" + SIGNAL_LABELS.get(name, name) +
+        fig.add_scatter(x=x, y=rollout.signals[name], mode="lines+markers", name=SIGNAL_LABELS.get(name, name),
+                        marker=dict(size=5), customdata=labels,
+                        hovertemplate="%{x}: %{customdata}<br>%{y:.3f} nats<extra>" + SIGNAL_LABELS.get(name, name) +
                         "</extra>")
     top = top_positions(rollout.signals[highlight], top_n)
     fig.add_scatter(x=top, y=[float(rollout.signals[highlight][i]) for i in top], mode="markers+text",
-                    text=[_display(rollout.tokens[i]) for i in top], textposition="top center",
+                    text=[labels[i] for i in top], textposition="top center",
                     marker=dict(size=11, color="#d62728", symbol="circle-open", line=dict(width=2)),
                     name=f"top {len(top)} by {SIGNAL_LABELS.get(highlight, highlight)}")
-    fig.update_xaxes(tickmode="array", tickvals=x, ticktext=[_display(t) for t in rollout.tokens], tickangle=-60,
-                     tickfont=dict(size=9))
-    return fig.update_layout(height=440, margin=dict(t=90, b=10), yaxis_title="nats",
+    fig.update_xaxes(**TOKEN_AXIS)
+    return fig.update_layout(height=440, margin=dict(t=90, b=10), yaxis_title="nats", clickmode="event+select",
                              legend=dict(orientation="h", y=1.02, yanchor="bottom"),
-                             title=dict(text=f"{rollout.source.capitalize()} rollout", y=0.98))
+                             title=dict(text=f"{rollout.source.capitalize()} rollout · click a point for both "
+                                             "models' next-token distributions there", y=0.98))
+
+
+def distributions_figure(result, base_name: str, reasoning_name: str) -> go.Figure:
+    """Both models' top-k next tokens at one position (backend.disagreement.position.PositionResult), side by
+    side, the token the rollout wrote there marked."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.18,
+                        subplot_titles=(f"base: {plot_label(base_name)}", f"reasoning: {plot_label(reasoning_name)}"))
+    for col, top, colour in ((1, result.base_top, "#4a7ab5"), (2, result.reasoning_top, "#d62728")):
+        names = [f"{_display(t.token)} ({t.id})" for t in top][::-1]
+        fig.add_bar(x=[t.prob for t in top][::-1], y=names, orientation="h", marker_color=[
+            "#2ca02c" if t.id == result.token_id else colour for t in top][::-1], showlegend=False,
+            hovertemplate="%{y}: p = %{x:.4f}<extra></extra>", row=1, col=col)
+        fig.update_xaxes(title_text="probability", range=[0, 1], row=1, col=col)
+    return fig.update_layout(height=60 + 28 * max(len(result.base_top), 1), margin=dict(t=50, b=10),
+                             title=dict(text=f"Position {result.position}: the rollout wrote "
+                                             f"{_display(result.token)} (green)", y=0.99))
 
 
 def tokens_html(tokens, values, strong) -> str:
@@ -185,9 +208,9 @@ def eopd_trace_figure(signals: dict, tokens, tau: float) -> go.Figure:
                         ("forward_kl_topk", "forward KL on teacher top-k"), ("eopd_term", "EOPD term"),
                         ("plain_term", "reverse-KL term (k1)")):
         fig.add_scatter(x=x, y=signals[name], mode="lines", name=label, customdata=labels,
-                        hovertemplate="%{customdata}: %{y:.3f}<extra>" + label + "</extra>")
+                        hovertemplate="%{x}: %{customdata}: %{y:.3f}<extra>" + label + "</extra>")
     fig.add_hline(y=tau, line_dash="dot", line_color="#ff7f0e", annotation_text=f"τ = {tau}")
-    fig.update_xaxes(tickmode="array", tickvals=x, ticktext=labels, tickangle=-60, tickfont=dict(size=9))
+    fig.update_xaxes(**TOKEN_AXIS)
     return fig.update_layout(height=440, margin=dict(t=90, b=10), yaxis_title="nats",
                              legend=dict(orientation="h", y=1.02, yanchor="bottom"),
                              title=dict(text="EOPD signals along the base rollout", y=0.98))

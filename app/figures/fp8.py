@@ -25,8 +25,42 @@ def head_heatmap(result, view: str = "sigma") -> go.Figure:
                                colorbar={"title": view},
                                customdata=np.tile(np.arange(n_heads) // group, (n_layers, 1)),
                                hovertemplate="layer %{y}, head %{x} (kv %{customdata})<br>%{z:.4g}<extra></extra>"))
+    # heatmap cells cannot be selected in Plotly (streamlit#8760): a clear marker on each cell takes the click
+    # (a click needs a hover, so the markers carry the cell's hover text and the heatmap none)
+    layers, heads = np.divmod(np.arange(n_layers * n_heads), n_heads)
+    fig.update_traces(hoverinfo="skip", hovertemplate=None)
+    fig.add_scatter(x=heads, y=layers, mode="markers", showlegend=False, name="pick",
+                    customdata=np.stack([layers, heads, heads // group, z.ravel()], axis=1),
+                    marker={"symbol": "square", "size": 14, "color": "rgba(0,0,0,0)"},
+                    hovertemplate="layer %{y}, head %{x} (kv %{customdata[2]})<br>%{customdata[3]:.4g}<extra></extra>")
     fig.update_layout(title=f"{title} · {plot_label(result.model)}", xaxis_title="query head", yaxis_title="layer",
-                      yaxis_autorange="reversed", height=max(320, 18 * n_layers + 140))
+                      yaxis_autorange="reversed", height=max(320, 18 * n_layers + 140), clickmode="event+select")
+    return fig
+
+
+def head_histogram(head) -> go.Figure:
+    """One head (backend.fp8.head.HeadResult): the histogram of its observed logits S_ij, with the guaranteed bound,
+    the layer's bound (what its FP8 scale is set from) and the observed max |S| drawn at +- their value."""
+    fig = go.Figure()
+    if head.n_logits:
+        centres = (head.edges[:-1] + head.edges[1:]) / 2
+        fig.add_bar(x=centres, y=head.counts, width=np.diff(head.edges), name="observed S_ij",
+                    marker_color="#4C78A8", hovertemplate="S in [%{customdata[0]:.3g}, %{customdata[1]:.3g}): "
+                                                          "%{y} logits<extra></extra>",
+                    customdata=np.stack([head.edges[:-1], head.edges[1:]], axis=1))
+    lines = [(head.bound, "bound", "#d62728", "dash"), (head.layer_bound, "layer bound", "#ff7f0e", "dot")]
+    if head.n_logits:
+        lines.append((head.observed_max, "observed max |S|", "#2ca02c", "solid"))
+    for value, label, colour, dash in lines:
+        for sign in (-1, 1):
+            fig.add_vline(x=sign * value, line_color=colour, line_dash=dash,
+                          annotation_text=f"{label} {value:.3g}" if sign > 0 else None,
+                          annotation_position="top left" if label == "observed max |S|" else "top right")
+    utilisation = f" · utilisation {100 * head.utilisation:.2f} %" if head.n_logits else " · no sample texts"
+    fig.update_layout(title=f"Layer {head.layer}, head {head.head} (kv {head.kv_head}): {head.n_logits} observed "
+                            f"logits{utilisation} · {plot_label(head.model)}",
+                      xaxis_title="S_ij (logits)", yaxis_title="count", yaxis_type="log", showlegend=False,
+                      bargap=0, height=380, xaxis_range=[-1.05 * head.layer_bound, 1.05 * head.layer_bound])
     return fig
 
 
@@ -42,21 +76,23 @@ def layer_bounds_figure(result) -> go.Figure:
     fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.1,
                         row_heights=[0.62, 0.38] if observed else None, subplot_titles=titles[:rows])
     fig.add_scatter(x=layers, y=result.bound_rank_aware.max(axis=1), name="rank-aware bound", mode="lines+markers",
-                    row=1, col=1)
+                    customdata=layers, row=1, col=1)
     fig.add_scatter(x=layers, y=result.bound_rotation_safe.max(axis=1), name="rotation-safe bound",
-                    mode="lines+markers", line={"dash": "dash"}, row=1, col=1)
+                    mode="lines+markers", line={"dash": "dash"}, customdata=layers, row=1, col=1)
     fig.add_hline(y=result.fp8_max, line_dash="dot", row=1, col=1)
     # by hand: add_hline's own label is placed at y in log space on a log axis, i.e. off the chart
     fig.add_annotation(text=f"{result.fp8_format} max {result.fp8_max:g}", x=0, xref="x domain",
                        y=float(np.log10(result.fp8_max)), yref="y", xanchor="left", yanchor="bottom", showarrow=False)
     fig.update_yaxes(type="log", title_text="|S_ij| (logits)", row=1, col=1)
     if observed:
-        fig.add_scatter(x=layers, y=result.observed_layer, name="observed max |S|", mode="lines+markers", row=1, col=1)
+        fig.add_scatter(x=layers, y=result.observed_layer, name="observed max |S|", mode="lines+markers",
+                        customdata=layers, row=1, col=1)
         fig.add_bar(x=layers, y=100 * result.utilisation, name="utilisation", showlegend=False, row=2, col=1,
                     hovertemplate="layer %{x}: %{y:.2f} %<extra></extra>")
         fig.update_yaxes(title_text="observed / bound (%)", row=2, col=1)
     fig.update_xaxes(title_text="layer", row=rows, col=1)
-    return fig.update_layout(title=f"Per layer · {plot_label(result.model)}", height=620 if observed else 420)
+    return fig.update_layout(title=f"Per layer · {plot_label(result.model)}", height=620 if observed else 420,
+                             clickmode="event+select")
 
 
 def transient_figure(sim) -> go.Figure:

@@ -1,4 +1,4 @@
-"""`python -m backend decode list|run|compare ... --json`: the decoding strategies, headless."""
+"""`python -m backend decode list|run|particle|compare ... --json`: the decoding strategies, headless."""
 from __future__ import annotations
 
 import argparse
@@ -9,8 +9,9 @@ import sys
 from backend.cli.params import add_flags, flag_values
 from backend.decoding.config import DecodeConfig
 from backend.decoding.convexity import cli as convexity_cli
+from backend.decoding.particle import ParticleConfig, particle
 from backend.decoding.registry import STRATEGIES
-from backend.decoding.run import decode, run_batch, settings_for
+from backend.decoding.run import decode, run_batch, run_key, settings_for
 from backend.errors import UserError
 from backend.models import default_model_id, load
 from backend.tasks.problem_sets import PROBLEM_SETS, problem_set, steps_of
@@ -76,17 +77,29 @@ def cmd_list(args: argparse.Namespace) -> list[dict]:
             for s in STRATEGIES]
 
 
+def _task(args: argparse.Namespace):
+    if args.prompt is not None:
+        return args.prompt
+    problems = _problems(args)
+    if not 0 <= args.index < len(problems):
+        raise UserError(f"--index must be between 0 and {len(problems) - 1}.")
+    return problems[args.index]
+
+
+def cmd_particle(args: argparse.Namespace) -> dict:
+    """One particle of an ASMC run (stored, or decoded now and stored) at one step."""
+    config = ParticleConfig(run_key(_task(args), _config(args, args.strategy), chat=not args.no_chat),
+                            args.round, args.step, args.row)
+    handle = load(args.model or default_model_id(), progress=_progress)
+    done = particle(handle, config, progress=_progress)
+    return {"model": handle.display_name, "provenance": done.provenance, **done.value.to_json()}
+
+
 def cmd_run(args: argparse.Namespace) -> dict:
     handle = load(args.model or default_model_id(), progress=_progress)
     if args.expected is not None and args.prompt is None:
         raise UserError("--expected goes with --prompt (a problem of a set carries its own answer).")
-    if args.prompt is not None:
-        task = args.prompt
-    else:
-        problems = _problems(args)
-        if not 0 <= args.index < len(problems):
-            raise UserError(f"--index must be between 0 and {len(problems) - 1}.")
-        task = problems[args.index]
+    task = _task(args)
     done = decode(handle, task, _config(args, args.strategy), progress=_progress, chat=not args.no_chat,
                   expected=args.expected)
     r = done.value
@@ -124,12 +137,19 @@ def add_commands(subparsers) -> None:
                           "('Answer: N', else the last integer), so correctness is judged")
     run.add_argument("--index", type=int, default=0, help="which problem of the set")
     run.set_defaults(handler=cmd_run)
+    drill = actions.add_parser("particle", help="one particle of an ASMC run at one step: its text, weight history "
+                                               "and the particles it replaced (the run is decoded if not stored)")
+    add_flags(drill, DecodeConfig, {"strategy": "--strategy"})
+    drill.add_argument("--prompt", help="free prompt (no checker); otherwise a task problem")
+    drill.add_argument("--index", type=int, default=0, help="which problem of the set")
+    add_flags(drill, ParticleConfig, {"round": "--round", "step": "--step", "row": "--particle"})
+    drill.set_defaults(handler=cmd_particle)
     compare = actions.add_parser("compare", help="several strategies on many problems")
     compare.add_argument("--strategies", default=STRATEGIES_DEFAULT, help="comma-separated names")
     compare.add_argument("--budgets", default="",
                          help="comma-separated budget multipliers (accuracy vs budget), e.g. 2,4,8")
     convexity_cli.add_flags(compare)
     compare.set_defaults(handler=cmd_compare)
-    for sub in (run, compare):
+    for sub in (run, drill, compare):
         _add_problem_flags(sub)
         _add_config_flags(sub)

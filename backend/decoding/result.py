@@ -36,6 +36,15 @@ class ParticleTrace:
     genealogy: np.ndarray  # [steps, n] int: parent (row at step t-1) of row i after step t
     log_weights: np.ndarray  # [n] float: final unnormalised log-weights
     tokens_generated: int
+    # Recorded since the drill-down (empty in runs stored before it): enough to rebuild any particle at any step.
+    tokens: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    # [steps, n] int: token drawn by row i at step t (rows as before step t's resampling), -1 once it had finished
+    log_weight_history: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    # [steps, n] float: unnormalised log-weights after reweighting at step t, before resampling (ess[t] is theirs)
+
+    @property
+    def has_history(self) -> bool:
+        return self.tokens.shape == self.genealogy.shape == self.log_weight_history.shape and self.tokens.size > 0
 
     @property
     def ess_min_ratio(self) -> float:

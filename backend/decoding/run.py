@@ -71,20 +71,32 @@ def _check_fits(handle, n_tokens: int, max_new_tokens: int, what: str) -> None:
     check_room(handle.model, n_tokens, max_new_tokens, what)
 
 
+def run_key(task: Problem | str, config: DecodeConfig, chat: bool = True, expected: int | None = None) -> RunKey:
+    """The store key of one decode (the config made canonical); `expected`: a free prompt's expected answer."""
+    config = prepare(config)[1]
+    if isinstance(task, Problem):
+        return RunKey(config=config, prompt=format_prompt(task), expected=task.answer, problem_id=task.id, chat=chat)
+    return RunKey(config=config, prompt=str(task), expected=expected, problem_id="", chat=chat)
+
+
+def decode_run(handle, key: RunKey, progress: Progress = silent,
+               store: bool = True) -> Computed[DecodeResult] | DecodeResult:
+    """The decode of `key`: through the store, or (store=False) computed afresh and not kept."""
+    spec = key.config.spec()
+    ids = encode_prompt(handle, key.prompt, key.chat)
+    _check_fits(handle, ids.shape[1], key.config.max_new_tokens, "The prompt")
+    if not store:
+        return _compute(handle, spec, key, ids, progress)
+    return cached(FEATURE, "run", ModelRef.of(handle), key, lambda: _compute(handle, spec, key, ids, progress),
+                  code_version=CODE_VERSION)
+
+
 def decode(handle, task: Problem | str, config: DecodeConfig, progress: Progress = silent,
            chat: bool = True, expected: int | None = None) -> Computed[DecodeResult]:
     """Run one strategy on a task problem (answer checked) or a free prompt. A free prompt's answer is read by the
     problem sets' rule (`extract_answer`); with `expected` it is checked, and checked strategies use it as they do
     on a problem (best-of-n's and ASMC's answer-aware choices)."""
-    spec, config = prepare(config)
-    if isinstance(task, Problem):
-        key = RunKey(config=config, prompt=format_prompt(task), expected=task.answer, problem_id=task.id, chat=chat)
-    else:
-        key = RunKey(config=config, prompt=str(task), expected=expected, problem_id="", chat=chat)
-    ids = encode_prompt(handle, key.prompt, chat)
-    _check_fits(handle, ids.shape[1], config.max_new_tokens, "The prompt")
-    return cached(FEATURE, "run", ModelRef.of(handle), key, lambda: _compute(handle, spec, key, ids, progress),
-                  code_version=CODE_VERSION)
+    return decode_run(handle, run_key(task, config, chat, expected), progress)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""`python -m backend disagree analyze|intervene|sweep|eopd|learnability ... --json`."""
+"""`python -m backend disagree analyze|position|intervene|sweep|eopd|learnability ... --json`."""
 from __future__ import annotations
 
 import math
@@ -11,6 +11,7 @@ from backend.disagreement.eopd import EopdConfig, EopdParams, eopd
 from backend.disagreement.guided import InterveneConfig, intervene
 from backend.disagreement.learnability import LearnabilityConfig, learnability
 from backend.disagreement.pair import default_reasoning_id, load_pair
+from backend.disagreement.position import GateAtConfig, PositionConfig, gate_at, position
 from backend.disagreement.rollout import ProblemSet
 from backend.disagreement.scoring import RolloutConfig
 from backend.disagreement.policies import sweep_policies
@@ -83,6 +84,21 @@ def cmd_analyze(args) -> dict:
                       {k: _num(v) for k, v in s.failure.auroc.items()}})
     return {"pair": pair.label, "signal": out.value.signal, "provenance": out.provenance, "sources": parts,
             "skipped": list(out.value.skipped)}
+
+
+def cmd_position(args) -> dict:
+    """One position of a traced rollout: both models' top-k, every divergence, and the gate there."""
+    traced = TraceConfig(args.question, args.answer, args.max_new_tokens)
+    config = PositionConfig(traced, args.position, args.source, args.top_k)  # checked before any model loads
+    check = None if args.no_gate else GateAtConfig(traced, args.position, args.source, _gate(args),
+                                                   _budgets(args.budget)[0], _calibration(args))
+    pair = _pair(args)
+    out = position(pair, config, _progress)
+    result = {"pair": pair.label, "provenance": out.provenance, **out.value.to_json()}
+    if check is not None:
+        gate = gate_at(pair, check, _progress)
+        result["gate"] = {**gate.value.to_json(), "provenance": gate.provenance}
+    return result
 
 
 def cmd_intervene(args) -> dict:
@@ -172,6 +188,17 @@ def add_commands(subparsers) -> None:
     sub.add_argument("--answer", type=int)
     add_flags(sub, AnalysisConfig, ["signal"])
     sub.set_defaults(handler=cmd_analyze)
+    sub = actions.add_parser("position", help="one position of a traced problem: both models' top-k next tokens, "
+                                              "every divergence, and whether the guided gate fires there")
+    _common(sub, batch=False)
+    _gate_args(sub)
+    sub.add_argument("--question", required=True)
+    sub.add_argument("--answer", type=int)
+    add_flags(sub, PositionConfig, {"position": "--position", "source": "--source", "top_k": "--top-k"})
+    sub.add_argument("--budget", default=f"{default_of(InterveneConfig, 'budget'):g}",
+                     help="the gate's budget r, e.g. 0.1 or 10 (percent)")
+    sub.add_argument("--no-gate", action="store_true", help="skip the gate (it calibrates on training rollouts)")
+    sub.set_defaults(handler=cmd_position)
     sub = actions.add_parser("intervene", help="decode one problem with a takeover policy")
     _common(sub, batch=False)
     _gate_args(sub)

@@ -1,4 +1,4 @@
-"""`python -m backend fp8 bounds|simulate|concentration ... --json`."""
+"""`python -m backend fp8 bounds|head|simulate|concentration ... --json`."""
 from __future__ import annotations
 
 import argparse
@@ -7,6 +7,7 @@ import sys
 from backend.cli.params import add_flags, flag_values
 from backend.fp8.bounds import BoundsConfig, bounds
 from backend.fp8.concentration import concentration_curves
+from backend.fp8.head import HeadConfig, head
 from backend.fp8.simulate import SimulateConfig, simulate
 from backend.models import default_model_id, load
 
@@ -29,6 +30,16 @@ def cmd_bounds(args: argparse.Namespace) -> dict:
     config = BoundsConfig(**flag_values(args, BoundsConfig, {**COMMON_FLAGS, **BOUNDS_FLAGS}))
     computed = bounds(handle, config, progress=_progress)
     return {"summary": computed.value.summary(), "layers": computed.value.table(), "config": vars(config),
+            "provenance": computed.provenance, "run_id": computed.run_id}
+
+
+def cmd_head(args: argparse.Namespace) -> dict:
+    handle = load(args.model or default_model_id(), progress=_progress)
+    config = HeadConfig(layer=args.layer, head=args.head, bins=args.bins,
+                        bounds=BoundsConfig(**flag_values(args, BoundsConfig, {**COMMON_FLAGS, **BOUNDS_FLAGS})))
+    computed = head(handle, config, progress=_progress)
+    return {**computed.value.summary(), "config": {"layer": config.layer, "head": config.head, "bins": config.bins,
+                                                   "bounds": vars(config.bounds)},
             "provenance": computed.provenance, "run_id": computed.run_id}
 
 
@@ -63,6 +74,11 @@ def add_commands(subparsers) -> None:
     _common(sub, BoundsConfig)
     add_flags(sub, BoundsConfig, BOUNDS_FLAGS)
     sub.set_defaults(handler=cmd_bounds)
+    sub = actions.add_parser("head", help="one head's bounds beside the histogram of its observed logits")
+    _common(sub, BoundsConfig)
+    add_flags(sub, BoundsConfig, BOUNDS_FLAGS)
+    add_flags(sub, HeadConfig, {"layer": "--layer", "head": "--head", "bins": "--bins"})
+    sub.set_defaults(handler=cmd_head)
     sub = actions.add_parser("simulate", help="spike transient: delayed amax-history vs geometry-aware scaling")
     _common(sub, SimulateConfig)
     add_flags(sub, SimulateConfig, SIMULATE_FLAGS)

@@ -1,9 +1,9 @@
 """The sections of docs/RESULTS.md, in order: one renderer per benchmark output (see bench/report.py)."""
 from __future__ import annotations
 
-from bench.report_sections import (app, convexbench, decoding, disagreement, drilldowns_mt_nag, features, inspect_tl,
-                                   mt, reasoning, watermark_compare, watermark_first)
+from bench.report_sections import (app, convexbench, decoding, disagreement, drilldowns_dis_dec_fp8, drilldowns_mt_nag,
+                                   features, inspect_tl, mt, reasoning, watermark_compare, watermark_first)
 
 SECTIONS = [*app.SECTIONS, *decoding.SECTIONS, *convexbench.SECTIONS, *disagreement.SECTIONS, *reasoning.SECTIONS,
             *mt.SECTIONS, *drilldowns_mt_nag.SECTIONS, *features.SECTIONS, *watermark_compare.SECTIONS,
-            *watermark_first.SECTIONS, *inspect_tl.SECTIONS]
+            *watermark_first.SECTIONS, *drilldowns_dis_dec_fp8.SECTIONS, *inspect_tl.SECTIONS]

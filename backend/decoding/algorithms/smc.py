@@ -56,6 +56,7 @@ def smc_round(model, prompt_ids: torch.Tensor, n: int, alpha: float, max_new_tok
     cum_lp = torch.zeros(n, dtype=torch.float64)
     roots = torch.arange(n)
     rec_alpha, rec_ess, rec_res, rec_uniq, rec_lin, genealogy = [], [], [], [], [], []
+    rec_tokens, rec_log_w = [], []  # per step: the drawn tokens, the weights ESS is computed from
 
     def policy(t: int, logits: torch.Tensor) -> torch.Tensor:
         a_t = alpha_schedule(alpha, alpha_ramp, t)
@@ -71,11 +72,13 @@ def smc_round(model, prompt_ids: torch.Tensor, n: int, alpha: float, max_new_tok
         state["log_w"] += torch.where(alive, a_t * lp_x - lq_x, 0.0)
         cum_lp.add_(torch.where(alive, lp_x, 0.0))
         rec_alpha.append(a_t)
+        rec_tokens.append(torch.where(alive, x, -1).numpy().astype(np.int64))
         return x
 
     def select(t: int, x: torch.Tensor) -> torch.Tensor | None:
         nonlocal cum_lp, roots
         e = ess(state["log_w"])
+        rec_log_w.append(state["log_w"].numpy().copy())
         last = t == max_new_tokens - 1 or bool(decoder.finished.all())
         parents = torch.arange(n)
         resampled = e < ess_threshold * n and not last
@@ -95,7 +98,8 @@ def smc_round(model, prompt_ids: torch.Tensor, n: int, alpha: float, max_new_tok
     trace = ParticleTrace(n=n, alpha=np.array(rec_alpha), ess=np.array(rec_ess),
                           resampled=np.array(rec_res, dtype=bool), unique_parents=np.array(rec_uniq, dtype=np.int64),
                           lineages=np.array(rec_lin, dtype=np.int64), genealogy=np.stack(genealogy).astype(np.int64),
-                          log_weights=log_w.numpy().copy(), tokens_generated=int(out.lengths.sum()))
+                          log_weights=log_w.numpy().copy(), tokens_generated=int(out.lengths.sum()),
+                          tokens=np.stack(rec_tokens), log_weight_history=np.stack(rec_log_w))
     rows = [out.row(i) for i in range(n)]
     return Round(rows=rows, log_w=log_w, trace=trace, forward_passes=out.forward_passes,
                  decoder=decoder if keep_decoder else None)

@@ -1,0 +1,54 @@
+"""Decoding page drill-down: a clicked step on the ESS chart or particle in the genealogy -> the particle's text
+at that step, its weight history and the particles it replaced at resampling events."""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app.figures.decoding import particle_weights
+from app.ui.drilldown_select import particle_pick
+from app.ui.drilldown_state import remember_pick
+from app.ui.run import NEVER_ASK, run_with_progress
+from backend.decoding.particle import ParticleConfig, particle
+from backend.decoding.run import RunKey
+
+PICK = "dec-particle-pick"  # (run prompt, strategy, round, step, row or None) of the drill-down shown
+
+
+def particle_drilldown(handle, run, events: dict[str, Any]) -> None:
+    """Below the ESS chart / genealogy of `run` (the page's particle run, decoded with the chat template)."""
+    rounds = [(p.genealogy.shape[0], p.n) for p in run.particles]
+    chosen = remember_pick(PICK, events, lambda e: particle_pick(e, rounds))
+    if (not chosen or len(chosen) != 3 or not 0 <= chosen[0] < len(rounds)
+            or not 0 <= chosen[1] < rounds[chosen[0]][0]):  # nothing picked, or a pick of another run
+        st.caption("Click a step on the ESS chart (a resampling event: x) or a particle in the genealogy to see its "
+                   "text at that step, its weight history and the particles it replaced.")
+        return
+    k, step, row = chosen
+    key = RunKey(config=run.config, prompt=run.prompt, expected=run.expected, problem_id=run.problem_id, chat=True)
+    config = ParticleConfig(key, k, step, -1 if row is None else row)
+    done = run_with_progress(f"Particle at token {step + 1}", lambda progress: particle(handle, config, progress),
+                             ask_over_s=NEVER_ASK)
+    if done is None:
+        return
+    d = done.value
+    chosen_how = "" if row is not None else " (a child of the heaviest particle at this step)"
+    st.subheader(f"Round {d.round + 1}, particle {d.row} after token {d.step + 1}{chosen_how}")
+    left, right = st.columns([2, 3])
+    with left:
+        st.caption(f"Its text at this step ({len(d.token_ids)} tokens):")
+        st.text(d.text or "(empty)")
+        st.caption(f"Copies of its parent after this step: rows {', '.join(map(str, d.offspring))}.")
+    right.plotly_chart(particle_weights(d), width="stretch", key="dec-particle-fig")
+    if d.replacements:
+        table = pd.DataFrame([{"token": r.step + 1, "row": r.row, "copied row": r.parent,
+                               "copied weight": r.parent_weight, "replaced row": r.replaced,
+                               "replaced weight": r.replaced_weight, "replaced survived elsewhere": r.replaced_survived}
+                              for r in d.replacements])
+        st.caption("Resampling events on its ancestry: the row its line held, the particle it copied, and the "
+                   "particle it replaced (empty: the row kept its own particle).")
+        st.dataframe(table, hide_index=True, width="stretch")
+    else:
+        st.caption("No resampling event on its ancestry up to this step: it replaced no particle.")

@@ -1,0 +1,86 @@
+"""Disagreement page drill-down: a clicked position on the trace -> both models' top-10 next tokens there, every
+divergence, and whether the guided gate (the Intervention tab's settings) fires there and why."""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app.figures.disagreement import SIGNAL_LABELS, distributions_figure
+from app.ui.drilldown_select import trace_position_pick
+from app.ui.drilldown_state import remember_pick
+from app.ui.run import NEVER_ASK, clicked_for, run_with_progress, stored_result
+from app.ui.text import literal
+from backend.disagreement import CalibrationConfig, GateConfig, InterveneConfig, ProblemSet, TraceConfig
+from backend.disagreement.position import GateAtConfig, PositionConfig, gate_at, position
+from backend.disagreement.scoring import RolloutConfig, rollouts
+from backend.params import default_of
+
+PICK = "dis-position-pick"  # (source, position) of the drill-down shown
+
+
+def gate_settings() -> tuple[GateConfig, float, ProblemSet]:
+    """The Intervention tab's gate, budget and calibration problems (its widgets' values, else their defaults)."""
+    state, gate = st.session_state, GateConfig()
+    cal = default_of(CalibrationConfig, "problems")
+    config = GateConfig(state.get("dis-gate-signal", gate.signal), int(state.get("dis-window", gate.window)),
+                        capped=bool(state.get("dis-capped", gate.capped)),
+                        decisive=bool(state.get("dis-decisive", gate.decisive)))
+    problems = ProblemSet(int(state.get("dis-cal-n", cal.n)), cal.split, cal.seed)
+    return config, float(state.get("dis-budget", default_of(InterveneConfig, "budget"))), problems
+
+
+def position_drilldown(pair, trace_config: TraceConfig, rollout, event: Any) -> None:
+    def pick(e: Any) -> tuple[str, int] | None:
+        i = trace_position_pick(e, rollout.length)
+        return None if i is None else (rollout.source, i)
+
+    picked = remember_pick(PICK, {"trace": event}, pick)
+    if not picked or picked[0] != rollout.source or not 0 <= picked[1] < rollout.length:
+        st.caption("Click a point on the trace to see both models' next-token distributions at that position, "
+                   "every divergence there, and whether the intervention gate fires there.")
+        return
+    i = int(picked[1])
+    config = PositionConfig(trace_config, i, rollout.source, top_k=10)
+    done = run_with_progress(f"Position {i}", lambda progress: position(pair, config, progress), ask_over_s=NEVER_ASK)
+    if done is None:
+        return
+    r = done.value
+    st.subheader(f"Position {i} of the {r.source} rollout")
+    st.caption(f"Prefix: …{literal(r.prefix[-160:])} → written: {literal(r.token)}")
+    st.plotly_chart(distributions_figure(r, pair.base.display_name, pair.reasoning.display_name), width="stretch",
+                    key="dis-position-fig")
+    table = pd.DataFrame([{"signal": SIGNAL_LABELS.get(k, k), "nats": v} for k, v in r.signals.items()])
+    left, right = st.columns([2, 3])
+    left.dataframe(table, hide_index=True, width="stretch")
+    left.caption(f"log p of the written token: base {r.logp_base:.3f}, reasoning {r.logp_reason:.3f}; greedy "
+                 f"tokens {'differ' if r.differs else 'agree'}.")
+    with right:
+        gate_view(pair, trace_config, r)
+
+
+def gate_view(pair, trace_config: TraceConfig, r) -> None:
+    gate, budget, problems = gate_settings()
+    config = GateAtConfig(trace_config, r.position, r.source, gate, budget,
+                          CalibrationConfig(problems, trace_config.max_new_tokens))
+    call = lambda progress: gate_at(pair, config, progress)  # noqa: E731
+    done = stored_result(call)
+    calibrated = done is None and stored_result(lambda progress: rollouts(pair, RolloutConfig(
+        config.calibration.problems, "base", config.calibration.max_new_tokens), progress)) is not None
+    if calibrated:  # the calibration rollouts are stored: the check itself takes a moment
+        done = run_with_progress("Gate at this position", call)
+    elif done is None:
+        st.caption(f"The gate (Intervention tab's settings: {literal(gate.signal)}, W = {gate.window}, r = "
+                   f"{budget:.0%}) is calibrated on {problems.n} base rollouts of training problems; they are "
+                   "computed once and stored.")
+        if clicked_for(config, "Check the gate here", "dis-gate-at"):
+            done = run_with_progress("Gate at this position", call)
+    if done is None:
+        return
+    g = done.value
+    st.markdown(f"**Gate {'fires' if g.fired else 'does not fire'}** at this position "
+                f"(budget r = {g.budget:.0%}, calibrated τ = {g.tau:.4g}, λ = {g.lam:.3g}).")
+    st.caption(f"Rule: {literal(g.rule)}")
+    st.caption(literal(g.reason))
+    st.caption("Replayed along this rollout as if no earlier takeover had changed it.")

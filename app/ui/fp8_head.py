@@ -1,0 +1,40 @@
+"""FP8 page drill-down: a clicked head (or layer) -> its bound beside the histogram of its observed logits."""
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from app.figures.fp8 import head_histogram
+from app.ui.drilldown_select import fp8_head_pick
+from app.ui.drilldown_state import remember_pick
+from app.ui.run import run_with_progress
+from backend.fp8 import BoundsConfig
+from backend.fp8.head import HeadConfig, head
+
+PICK = "fp8-head-pick"  # (layer, head) of the drill-down shown
+
+
+def head_drilldown(handle, config: BoundsConfig, result, events: dict[str, Any]) -> None:
+    """Below the charts: the picked head's numbers and histogram (computed once, then from the store)."""
+    picked = remember_pick(PICK, events, lambda event: fp8_head_pick(event, result.bound))
+    n_layers, n_heads = result.bound.shape
+    if not picked or not (0 <= picked[0] < n_layers and 0 <= picked[1] < n_heads):  # another model's pick
+        st.caption("Click a head on the heatmap (or a layer on the per-layer chart) to see its bound beside the "
+                   "distribution of its observed logits.")
+        return
+    layer, h = int(picked[0]), int(picked[1])
+    st.subheader(f"Layer {layer}, head {h}")
+    done = run_with_progress(f"Head {layer}.{h}", lambda progress: head(handle, HeadConfig(layer, h, config),
+                                                                         progress))
+    if done is None:
+        return
+    r = done.value
+    m = st.columns(4)
+    m[0].metric("Guaranteed bound", f"{r.bound:.4g}", help=f"rank-aware {r.bound_rank_aware:.4g}, rotation-safe "
+                f"{r.bound_rotation_safe:.4g}; sigma {r.sigma:.4g}")
+    m[1].metric("Layer bound (sets the scale)", f"{r.layer_bound:.4g}")
+    m[2].metric("Observed max |S|", f"{r.observed_max:.4g}" if r.n_logits else "—",
+                help=f"99th percentile of |S| {r.q99_abs:.4g}; mean {r.mean:.3g}, std {r.std:.3g}")
+    m[3].metric("Utilisation", f"{100 * r.utilisation:.2f} %" if r.n_logits else "—")
+    st.plotly_chart(head_histogram(r), width="stretch", key="fp8-head-hist")

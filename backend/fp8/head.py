@@ -1,0 +1,123 @@
+"""Drill-down of one attention head: its bounds beside the distribution of its observed logits.
+
+The parent is the cached `bounds` result of the same BoundsConfig; the head's logits S_ij (causal pairs the layer
+computes, every sample text of that config) are recomputed by the same code that gave the parent's observed
+maximum (`layer_logits`), so the histogram's largest |S| is the parent's `observed[layer, head]`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from backend.errors import UserError
+from backend.fp8.bounds import CODE_VERSION, BoundsConfig, bounds
+from backend.fp8.observed import computed_pairs, encode_samples, layer_logits
+from backend.models.hooks import trace
+from backend.params import Config, param
+from backend.progress import Progress, scaled, silent
+from backend.store import Computed, ModelRef, cached
+
+
+@dataclass(frozen=True)
+class HeadConfig(Config):
+    """One (layer, head) of the bounds computed with `bounds`; ranges are checked against the model."""
+
+    layer: int = param(0, "layer of the head")
+    head: int = param(0, "query head (GQA: its kv head is head // group size)")
+    bounds: BoundsConfig = BoundsConfig()
+    bins: int = param(60, "histogram bins over the observed logits", ge=2, le=1000)
+
+
+@dataclass(frozen=True)
+class HeadResult:
+    """One head: bounds (logit units) and the histogram of its observed logits S_ij on the sample texts."""
+
+    model: str
+    layer: int
+    head: int
+    kv_head: int
+    sigma: float
+    bound: float  # the guaranteed bound (rotation-safe with RoPE, else rank-aware)
+    bound_rank_aware: float
+    bound_rotation_safe: float
+    layer_bound: float  # max over the layer's heads: what the layer's FP8 scale is set from
+    fp8_max: float
+    fp8_format: str
+    counts: np.ndarray  # [bins] logits per bin
+    edges: np.ndarray  # [bins + 1] bin edges (logits)
+    n_logits: int  # causal pairs over all sample texts
+    observed_max: float  # max |S_ij| (nan without sample texts)
+    observed_min: float  # min S_ij (signed)
+    observed_top: float  # max S_ij (signed)
+    mean: float
+    std: float
+    q99_abs: float  # 99th percentile of |S_ij|
+
+    @property
+    def utilisation(self) -> float:
+        return self.observed_max / self.bound
+
+    def summary(self) -> dict:
+        num = lambda x: float(x) if np.isfinite(x) else None  # noqa: E731
+        return {"model": self.model, "layer": self.layer, "head": self.head, "kv_head": self.kv_head,
+                "sigma": self.sigma, "bound": self.bound, "bound_rank_aware": self.bound_rank_aware,
+                "bound_rotation_safe": self.bound_rotation_safe, "layer_bound": self.layer_bound,
+                "fp8_format": self.fp8_format, "fp8_max": self.fp8_max, "n_logits": self.n_logits,
+                "observed_max_abs": num(self.observed_max), "observed_min": num(self.observed_min),
+                "observed_max": num(self.observed_top), "mean": num(self.mean), "std": num(self.std),
+                "q99_abs": num(self.q99_abs), "utilisation": num(self.utilisation),
+                "histogram": {"counts": self.counts.astype(int).tolist(), "edges": self.edges.tolist()}}
+
+
+def check_head(n_layers: int, n_heads: int, layer: int, head: int) -> None:
+    if not 0 <= layer < n_layers:
+        raise UserError(f"Layer {layer} is out of range (the model has layers 0 to {n_layers - 1}).")
+    if not 0 <= head < n_heads:
+        raise UserError(f"Head {head} is out of range (the model has heads 0 to {n_heads - 1} per layer).")
+
+
+@torch.no_grad()
+def head_logits(handle, layer: int, head: int, n_texts: int, max_tokens: int) -> np.ndarray:
+    """The head's logits on the causal pairs its layer computes, all sample texts, flattened fp32."""
+    model, out = handle.model, []
+    for ids in encode_samples(handle.tokenizer, n_texts, max_tokens):
+        residual = trace(model, ids.to(next(model.parameters()).device)).residual
+        scores = layer_logits(model, layer, residual[layer])[0, head]
+        out.append(scores[computed_pairs(model, layer, scores.shape[-1], scores.device)].float().cpu().numpy())
+    return np.concatenate(out)
+
+
+def compute_head(handle, config: HeadConfig, progress: Progress = silent) -> HeadResult:
+    info = handle.info
+    check_head(info.n_layers, info.n_heads, config.layer, config.head)
+    parent = bounds(handle, config.bounds, scaled(progress, 0.0, 0.7)).value
+    l, h = config.layer, config.head
+    progress(0.7, f"logits of layer {l}, head {h} on the sample texts")
+    values = (head_logits(handle, l, h, config.bounds.n_texts, config.bounds.max_tokens) if config.bounds.n_texts
+              else np.zeros(0, dtype=np.float32))
+    nan = float("nan")
+    if values.size:
+        counts, edges = np.histogram(values, bins=config.bins)
+        absolute = np.abs(values)
+        stats = (float(absolute.max()), float(values.min()), float(values.max()), float(values.mean()),
+                 float(values.std()), float(np.quantile(absolute, 0.99)))
+    else:
+        counts, edges, stats = np.zeros(0, dtype=np.int64), np.zeros(0), (nan,) * 6
+    progress(1.0, "head done")
+    group = info.n_heads // info.n_kv_heads
+    return HeadResult(model=parent.model, layer=l, head=h, kv_head=h // group, sigma=float(parent.sigma[l, h]),
+                      bound=float(parent.bound[l, h]), bound_rank_aware=float(parent.bound_rank_aware[l, h]),
+                      bound_rotation_safe=float(parent.bound_rotation_safe[l, h]),
+                      layer_bound=float(parent.layer_bound[l]), fp8_max=parent.fp8_max,
+                      fp8_format=parent.fp8_format, counts=counts.astype(np.int64), edges=edges.astype(np.float64),
+                      n_logits=int(values.size), observed_max=stats[0], observed_min=stats[1], observed_top=stats[2],
+                      mean=stats[3], std=stats[4], q99_abs=stats[5])
+
+
+def head(handle, config: HeadConfig, progress: Progress = silent) -> Computed[HeadResult]:
+    """Cached: one head's bounds and the histogram of its observed logits (the FP8 page's drill-down)."""
+    check_head(handle.info.n_layers, handle.info.n_heads, config.layer, config.head)  # before any lookup
+    return cached("fp8", "head", ModelRef.of(handle), config, lambda: compute_head(handle, config, progress),
+                  code_version=CODE_VERSION)
