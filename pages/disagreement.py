@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from app.figures import disagreement as figs
+from app.figures.findings import disagreement_finding
 from app.figures import learnability as learn_figs
 from app.session import selected_model_id
 from app.ui.disagreement_position import position_drilldown
@@ -101,6 +102,7 @@ def trace_tab() -> None:
                                 format_func=figs.SIGNAL_LABELS.get, key="dis-curves", persist_state="page")
         event = st.plotly_chart(figs.trace_figure(rollout, curves, highlight=signal, top_n=top_n), width="stretch",
                                 key="dis-trace-fig", on_select="rerun", selection_mode="points")
+        st.info(disagreement_finding(rollout, signal, figs.SIGNAL_LABELS.get(signal, signal), top_n))
         position_drilldown(pair, TraceConfig(question, answer, max_new, eopd_params), rollout, event)
         table = pd.DataFrame({"position": range(rollout.length), "token": rollout.tokens,
                               **{k: v for k, v in rollout.signals.items()}})

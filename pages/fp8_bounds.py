@@ -2,6 +2,7 @@
 import pandas as pd
 import streamlit as st
 
+from app.figures.findings import fp8_finding
 from app.figures.fp8 import HEATMAP_VIEWS, concentration_figure, head_heatmap, layer_bounds_figure, transient_figure
 from app.ui.downloads import table_downloads
 from app.ui.fp8_head import head_drilldown
@@ -53,6 +54,8 @@ m4.metric("power vs exact", f"{result.check_max_rel_error:.1e}" if pd.notna(resu
           help=f"max relative deviation of sigma from the exact value; {result.iterations} iterations")
 if observed_any and (result.observed > result.bound).any():
     st.warning("An observed score exceeds its bound: this would be a bug, please report it.")
+else:
+    st.info(fp8_finding(result))
 
 view = st.radio("Heatmap", list(HEATMAP_VIEWS), horizontal=True, key="fp8-view")
 heads_event = st.plotly_chart(head_heatmap(result, view), width="stretch", key="fp8-heatmap", on_select="rerun",

@@ -1,6 +1,9 @@
 """NAG: rank a candidate pool by neuron-activated-graph similarity to target examples, and show why."""
+import dataclasses
+
 import streamlit as st
 
+from app.figures.findings import nag_finding
 from app.figures.nag import (deactivation_figure, distance_histogram, graph_figure, precision_figure,
                              profile_concentration, profile_heatmap)
 from app.ui.corpus_jobs import corpus_jobs_panel
@@ -9,15 +12,15 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.nag_drilldown import neuron_drilldown
 from app.ui.params import number_for, select_for, slider_for
-from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
+from app.ui.run import ASK_OVER_S, expected_time, run_with_progress, stored_result
 from app.ui.tabs import lazy_tabs
 from app.ui.inspect_link import inspect_button
 from app.ui.text import literal
 from app.ui.uploads import PASTED_TARGETS_MAX_CHARS, within_caps
 from backend.nag import (FORMATS, IMPACTS, POOL_UPLOAD, SCORERS, TARGET_UPLOAD, DeactivationConfig, GraphConfig,
                          Notices, RankConfig, TargetSet, build_graph, check_upload, compare, deactivation_check,
-                         documents_from_texts, export_selected, feature_job, iter_documents, rank, rank_job, samples,
-                         target_profiles)
+                         documents_from_texts, export_selected, feature_job, iter_documents, precision_curve, rank,
+                         rank_job, relevance, samples, target_profiles)
 
 st.title("NAG: neuron-activated graphs")
 st.caption("Each target example is characterised by its top-K highest-impact MLP neurons per layer; their "
@@ -122,7 +125,20 @@ for message in ranking.notices:
 names = [t.name for t in target_sets]
 
 
+def ranking_finding() -> None:
+    """The first view's finding in words: NAG's precision@10 on the labelled pool against chance and, when it is
+    stored, the embedding baseline (the Baselines tab computes it)."""
+    if config.method != "nag" or not ranking.labelled or not set(ranking.target_names) & set(ranking.domains):
+        return
+    embedding = stored_result(lambda p: rank(handle, pool, target_sets, dataclasses.replace(config, method="embedding"),
+                                             pool_name, p))
+    st.info(nag_finding(precision_curve(ranking, (10,)), int(relevance(ranking).sum()), len(ranking.ids),
+                        precision_curve(embedding.value, (10,)) if embedding is not None else None,
+                        ", ".join(ranking.target_names)))
+
+
 def ranking_tab() -> None:
+    ranking_finding()
     chosen = ranking.selected_by >= 0
     m1, m2, m3 = st.columns(3)
     m1.metric("Selected documents", f"{int(chosen.sum())} / {len(ranking.ids)}")

@@ -11,7 +11,7 @@ from backend.corpus.documents import FORMATS, Document, Notices, documents_from_
 from backend.nag import samples
 from backend.nag.corpus_job import feature_job, rank_job
 from backend.nag.deactivate import Deactivation, DeactivationConfig
-from backend.nag.evaluate import Comparison, compare, deactivation_check, precision_curve
+from backend.nag.evaluate import Comparison, compare, deactivation_check, precision_curve, relevance
 from backend.nag.extract import ExtractConfig
 from backend.nag.graph import GraphConfig, NagGraph, build_graph
 from backend.nag.impact import IMPACTS
@@ -22,5 +22,5 @@ from backend.nag.targets import TargetProfiles, TargetSet, target_profiles
 __all__ = ["FORMATS", "IMPACTS", "POOL_UPLOAD", "SCORERS", "TARGET_UPLOAD", "Comparison", "Deactivation",
            "DeactivationConfig", "Document", "ExtractConfig", "GraphConfig", "NagGraph", "Notices", "RankConfig",
            "Ranking", "TargetProfiles", "TargetSet", "build_graph", "check_upload", "compare", "deactivation_check",
-           "documents_from_texts", "export_selected", "feature_job", "iter_documents", "precision_curve", "rank",
+           "documents_from_texts", "export_selected", "feature_job", "iter_documents", "precision_curve", "rank", "relevance",
            "rank_job", "samples", "target_profiles"]

@@ -10,7 +10,7 @@ from tests.app.helpers import error_texts, open_tab, plotly_charts, run_page
 def test_decoding_page_shows_strategies_side_by_side_and_ess():
     at = run_page("decoding.py")
     assert not at.error, [e.value for e in at.error]
-    assert any("tiny-llama" in c.value or "Tiny" in c.value for c in at.caption)  # model display name
+    assert any("tiny-llama" in html.unescape(c.value) or "Tiny" in c.value for c in at.caption)  # model display name
     keys = {chart.key for chart in plotly_charts(at)}
     assert {"dec-side", "dec-ess-fig"} <= keys, "no figure after the default run"
     assert len(at.metric) == 2  # greedy and ASMC columns

@@ -1,5 +1,7 @@
 """AppTest: the FP8 bounds page renders its heatmap by default; concentration and the transient simulation are
 in tabs that run when opened."""
+import html
+
 from tests.app.helpers import open_tab, plotly_charts, run_page
 
 CONCENTRATION = "Rank-aware vs rank-agnostic concentration"
@@ -10,7 +12,7 @@ def test_fp8_page_shows_bounds_and_scales_first_and_concentration_in_its_tab():
     at = run_page("fp8_bounds.py")
     assert not at.error, [e.value for e in at.error]
     assert len(plotly_charts(at)) == 2, "the heatmap and the per-layer figure (bounds over utilisation) expected"
-    assert any("tiny-llama" in c.value for c in at.caption), "the model's display name is shown"
+    assert any("tiny-llama" in html.unescape(c.value) for c in at.caption), "the model's display name is shown"
     assert len(at.dataframe) == 1, "the scale factors table (the open tab) is missing"
     open_tab(at, "fp8-more", CONCENTRATION)
     assert len(plotly_charts(at)) == 3 and not at.dataframe, "the concentration figure replaces the table"

@@ -1,4 +1,6 @@
 """AppTest of the MT-heads page on tiny-llama (built-in data, demonstrations reduced to fit 256 positions)."""
+import html
+
 from tests.app.helpers import open_tab, plotly_charts, run_page
 
 
@@ -12,7 +14,7 @@ def test_mt_page_shows_head_maps_on_first_render():
     _no_errors(at)
     keys = [chart.proto.id for chart in plotly_charts(at)]
     assert len(keys) == 1 and keys[0].endswith("mt-heat"), keys  # both head maps and the agreement: one figure
-    assert any("tiny-llama" in c.value for c in at.caption)
+    assert any("tiny-llama" in html.unescape(c.value) for c in at.caption)
     assert any("instead of 5" in i.value for i in at.info)  # context-limited k is explained
     assert len(at.dataframe) >= 1
 

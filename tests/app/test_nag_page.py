@@ -1,4 +1,6 @@
 """AppTest: the NAG page ranks the sample pool on first render and shows its figures."""
+import html
+
 from tests.app.helpers import open_tab, plotly_charts, run_page
 
 
@@ -15,7 +17,7 @@ def test_nag_page_ranks_the_sample_pool_by_default():
     assert any(t.startswith("Distance to the target profile") for t in titles), titles
     assert any(m.label == "Selected documents" for m in at.metric)
     assert len(at.dataframe) >= 1
-    assert any("tiny-llama" in c.value for c in at.caption)
+    assert any("tiny-llama" in html.unescape(c.value) for c in at.caption)
     assert any(t.startswith("Profile of") for t in _chart_titles(open_tab(at, "nag-tab", "Profile")))
     assert any("Neuron-activated graph" in t for t in _chart_titles(open_tab(at, "nag-tab", "Graph")))
     assert not at.error, [e.value for e in at.error]
