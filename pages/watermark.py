@@ -7,6 +7,7 @@ from app.ui.corpus_jobs import corpus_jobs_panel
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
+from app.ui.numbers import readable
 from app.ui.params import config_inputs, number_for, select_for
 from app.ui.run import duration, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
@@ -72,6 +73,11 @@ def method_settings(key: str) -> dict:
     return {name: config for name, config in found.items() if config is not None}
 
 
+SCORE_HELP = ("Each method's own statistic, for ranking texts (ROC curves), never for the verdict: IPMark: -log10 p "
+              "of the best identity's total evidence, uncorrected; KGW, transformers' KGW and SynthID: z-score of the "
+              "green tokens or g-values. The verdict is taken on the corrected p.")
+
+
 def verdicts_view(text: str, prompt: str, address: int, handle, configs: dict | None = None):
     """Every method that can judge the text, in one table (backend.watermark.verdicts)."""
     # kept for this text, model, settings and registry: a rerun (any widget) does not judge the same text again
@@ -93,8 +99,11 @@ def verdicts_view(text: str, prompt: str, address: int, handle, configs: dict | 
                            "corrected over": r.corrected_over or "one key tested",
                            "scored": "" if r.scored is None else f"{r.scored:,} {r.scored_unit}",
                            "identity": r.identity} for r in table.rows])
-    if table.rows:
-        st.dataframe(frame, hide_index=True, width="stretch", key="wm-verdicts")
+    if table.rows:  # p as 9.3e-10 / < 1e-300 (a float column printed 1e-39 as a row of zeros); exports keep it
+        st.dataframe(readable(frame), hide_index=True, width="stretch", key="wm-verdicts", column_config={
+            "score": st.column_config.NumberColumn(help=SCORE_HELP),
+            "p (corrected)": st.column_config.TextColumn(help="The p-value the verdict is taken on, corrected for "
+                                                              "the keys compared (see 'corrected over').")})
     if table.skipped:
         st.caption("Not in the table: " + "; ".join(f"{s.label}: {s.reason}" for s in table.skipped))
     return table

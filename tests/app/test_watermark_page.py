@@ -117,3 +117,13 @@ def test_a_pasted_text_and_its_verdicts_stay_when_the_user_comes_back(one_identi
     at.switch_page(str(pages / "watermark.py")).run()
     assert not at.exception and at.text_area(key="wm-text").value == mine
     assert judged == []
+
+
+def test_the_verdict_table_writes_p_values_as_text_a_researcher_reads(one_identity):
+    """p as "9.3e-10" or "< 1e-300", never a float column rounded to a row of zeros; the score says what it is."""
+    import re
+
+    at = run_page("watermark.py")
+    frame = next(df.value for df in at.dataframe if "p (corrected)" in df.value.columns)
+    shown = [p for p in frame["p (corrected)"] if p != "–"]
+    assert shown and all(re.fullmatch(r"(\d\.\d+|0\.\d+|1|\d\.\de-\d+|< 1e-300)", p) for p in shown), shown
