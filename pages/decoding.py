@@ -316,7 +316,7 @@ def stored_view() -> None:
     """The committed benchmark of this model (bench/decoding_accuracy.py), shown before any batch is run."""
     stored = stored_benchmark(handle.fingerprint)
     if stored is None:
-        st.info("No stored benchmark for this model: run a batch above (or `bench/decoding_accuracy.py`).")
+        st.info("No stored benchmark for this model: run a batch above (or `python -m backend decode compare --budgets 2,4,8`).")
         return
     sets = ", ".join(f"{n} {name}" for name, n in stored.sets.items())
     budgets = ", ".join(map(str, stored.budgets))

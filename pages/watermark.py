@@ -304,9 +304,9 @@ def evaluate_tab() -> None:
     by_length = load_result("watermark_length") or {}  # stored results, published by the benchmarks
     st.plotly_chart(figs.length_curve(by_length), width="stretch", key="wm-length")
     if by_length:
-        st.caption("Measured by `bench/watermark_length.py` on the embedded model: each generated text (B = 8, "
-                   "writing continued past the end of answer) is replayed with the keys of every user of its model; "
-                   "see the benchmark's docstring for what a replay is and is not.")
+        st.caption("Measured on the embedded model: the candidate sets sampled for each generated text (B = 8, "
+                   "writing continued past the end of answer) are replayed with the keys of every user of its model, "
+                   "each user's keyed choice picking among the same candidates.")
     bench = load_result("watermark") or {}
     if bench.get("latency"):
         st.plotly_chart(figs.latency_chart(bench["latency"]), width="stretch", key="wm-latency")

@@ -127,3 +127,20 @@ def test_logits_processors_have_transformers_signature():
     offenders = [str(p.relative_to(ROOT)) for p in _files("backend")
                  if "Processor = Callable" in p.read_text() and p != ROOT / "backend" / "models" / "kernel.py"]
     assert not offenders, offenders
+
+
+def test_no_product_text_names_a_benchmark_script():
+    """What the product says to a user names a page or a CLI verb, never a bench/ script: string literals in app/ and
+    pages/ (docstrings and comments aside) do not mention bench/."""
+    import ast
+
+    offenders = []
+    for path in _files("app", "pages"):
+        tree = ast.parse(path.read_text())
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
+                      and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+        offenders += [f"{path.relative_to(ROOT)}:{node.lineno}" for node in ast.walk(tree)
+                      if isinstance(node, ast.Constant) and isinstance(node.value, str) and "bench/" in node.value
+                      and id(node) not in docstrings]
+    assert not offenders, offenders

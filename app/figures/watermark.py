@@ -117,7 +117,7 @@ def length_curve(result: dict) -> go.Figure:
     """Attribution accuracy by the number of sentences (the stored result of bench/watermark_length.py)."""
     rows = result.get("replayed") or []
     if not rows:
-        return _empty("Run bench/watermark_length.py to measure attribution by length")
+        return _empty("No stored measurement of attribution by length for this model")
     frame = pd.DataFrame(rows)
     fig = go.Figure()
     for column, name in (("model_accuracy", "model"), ("user_accuracy", "model + user"),
@@ -135,7 +135,7 @@ def length_curve(result: dict) -> go.Figure:
 def latency_chart(rows: list[dict]) -> go.Figure:
     """Detection latency vs registry size, hierarchical vs flat (rows of the stored result of bench/watermark.py)."""
     if not rows:
-        return _empty("Run bench/watermark.py to measure latency")
+        return _empty("No stored measurement of detection latency")
     frame = pd.DataFrame(rows)
     fig = go.Figure()
     for column, name in (("hierarchical_ms", "hierarchical"), ("flat_ms", "flat scan")):

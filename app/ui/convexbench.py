@@ -23,7 +23,7 @@ def stored_view(handle) -> None:
     """The committed benchmark (bench/convexbench.py): the current model's when it was measured, else the first."""
     stored = load_result(RESULT)
     if not stored or not stored.get("models"):
-        st.info("No stored ConvexBench result: run one below, or `bench/convexbench.py`.")
+        st.info("No stored ConvexBench result: run one below, or `python -m backend decode compare --task convexbench`.")
         return
     models = stored["models"]
     ours = next((m for m in models.values() if m.get("fingerprint") == handle.fingerprint), None)
