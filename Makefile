@@ -26,6 +26,7 @@ test: prepare
 test-seconds: prepare
 	DASH_RECORD_TEST_SECONDS=1 HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup tests
 
-# Screenshots for the README: the browser test on the embedded default model.
+# Screenshots for the README: the browser tests on the embedded default model (every page's first view, and
+# Inspect with a head's drill-down open); each first view's headings are recorded beside its picture.
 screenshots: prepare
-	DASH_SCREENSHOT_DIR=assets/screenshots DASH_E2E_REAL_MODEL=1 HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q tests/e2e/test_browser.py
+	DASH_SCREENSHOT_DIR=assets/screenshots DASH_E2E_REAL_MODEL=1 HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q tests/e2e/test_browser.py tests/e2e/test_inspect.py

@@ -8,6 +8,7 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.numbers import readable
+from app.ui.watermark_sentence import sentence_drilldown, sentence_table
 from app.ui.params import config_inputs, number_for, select_for
 from app.ui.run import duration, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
@@ -183,9 +184,11 @@ def detect_tab() -> None:
                            + "p-values are exact (binomial convolution with the variance of the weighted score) and "
                            "decided one level at a time: the model over the registered models only, then its user "
                            "over that model's users only, so more users never weaken a model verdict.")
-                st.plotly_chart(figs.sentence_contributions(found.units), width="stretch", key="wm-sentences")
+                clicked = st.plotly_chart(figs.sentence_contributions(found.units), width="stretch",
+                                          key="wm-sentences", on_select="rerun", selection_mode="points")
+                sentence_drilldown(found.units, clicked)
             if found.units:
-                table = pd.DataFrame([r.__dict__ for r in found.units])
+                table = sentence_table(found.units)
                 st.dataframe(table, hide_index=True, width="stretch")
                 table_downloads(table, "watermark-sentences", key="wm-sent-export")
 

@@ -54,9 +54,11 @@ def sentence_contributions(rows) -> go.Figure:
     fig = go.Figure(go.Bar(
         x=[r.index + 1 for r in rows], y=[r.contribution for r in rows],
         marker_color=[LEVEL_COLOURS[r.level] for r in rows],
-        customdata=[[r.level or "unusable", r.sem_bit, r.syn_bit, r.text[:80]] for r in rows],
-        hovertemplate="sentence %{x} (%{customdata[0]})<br>semantic bit %{customdata[1]}, syntactic bit "
-                      "%{customdata[2]}<br>%{customdata[3]}<extra></extra>"))
+        # customdata[0]: the row's position, what a click selects (app/ui/selection.py)
+        customdata=[[i, r.level or "unusable", r.sem_bit, r.syn_bit, plot_label(r.text[:80])]
+                    for i, r in enumerate(rows)],
+        hovertemplate="sentence %{x} (%{customdata[1]})<br>semantic bit %{customdata[2]}, syntactic bit "
+                      "%{customdata[3]}<br>%{customdata[4]}<br>click for its details<extra></extra>"))
     return fig.update_layout(height=260, margin=dict(t=30, b=10), xaxis_title="sentence",
                              yaxis_title="contribution", yaxis_range=[0, 1.05], title="Per-sentence contribution")
 

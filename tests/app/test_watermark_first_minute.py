@@ -64,7 +64,8 @@ def test_an_example_loads_with_one_click_and_gets_its_verdict(fresh):
     assert at.text_area(key="wm-text").value == example.text
     rows = verdicts(at)
     assert rows["KGW"]["verdict"] == "watermarked" and "[demo]" in rows["KGW"]["identity"]
-    assert rows["KGW"]["p (corrected)"] < 1e-4 and "tokens" in rows["KGW"]["scored"]
+    shown_p = rows["KGW"]["p (corrected)"]  # written for reading: "9.3e-10", or "< 1e-300" past double range
+    assert (shown_p == "< 1e-300" or float(shown_p) < 1e-4) and "tokens" in rows["KGW"]["scored"]
     assert "IPMark" in rows  # the demo identity is registered: the identity search joins
     assert at.selectbox(key="wm-detect-method").value == "kgw"  # its details and per-token highlight below
     assert any("green tokens" in m.value for m in [*at.info, *at.success])

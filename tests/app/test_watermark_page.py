@@ -127,3 +127,24 @@ def test_the_verdict_table_writes_p_values_as_text_a_researcher_reads(one_identi
     frame = next(df.value for df in at.dataframe if "p (corrected)" in df.value.columns)
     shown = [p for p in frame["p (corrected)"] if p != "–"]
     assert shown and all(re.fullmatch(r"(\d\.\d+|0\.\d+|1|\d\.\de-\d+|< 1e-300)", p) for p in shown), shown
+
+
+def test_a_clicked_sentence_opens_its_evidence_and_numbers_agree(one_identity):
+    """The per-sentence chart numbers sentences from 1 and so does the table; a click (the page keeps it under
+    wm-sentence-pick, as app/ui/selection.remember_click stores it) opens that sentence's bits."""
+    from app.ui.watermark_sentence import PICK
+
+    at = run_page("watermark.py")
+    chart = next(c for c in plotly_charts(at) if c.key == "wm-sentences")
+    import json
+
+    bars = json.loads(chart.proto.spec)["data"][0]
+    table = next(df.value for df in at.dataframe if "sentence" in df.value.columns)
+    assert list(bars["x"]) == list(table["sentence"]), "the chart and the table number sentences alike"
+    assert any("Click a sentence" in c.value for c in at.caption)
+    at.session_state[PICK] = (0,)
+    at.run()
+    assert not at.exception
+    first = table["text"].iloc[0]
+    assert any(m.value.startswith("**Sentence 1**") for m in at.markdown)
+    assert any(m.label == "Semantic bit" for m in at.metric) or any("Too short" in c.value for c in at.caption), first

@@ -1,0 +1,40 @@
+"""The Watermark page's sentence drill-down: a click on a bar of the per-sentence chart opens that sentence's
+evidence (its level, both keyed bits, what it counted for). The click only chooses a row of the detection on screen;
+nothing the browser sends is read as evidence."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.ui.selection import remember_click
+from app.ui.text import literal
+
+PICK = "wm-sentence-pick"
+
+
+def sentence_table(units) -> pd.DataFrame:
+    """The per-sentence rows as the table shows them: numbered from 1, as on the chart."""
+    frame = pd.DataFrame([r.__dict__ for r in units])
+    return frame.assign(index=frame["index"] + 1).rename(columns={"index": "sentence"})
+
+
+def sentence_drilldown(units, event) -> None:
+    chosen = remember_click(st.session_state, PICK, event, (len(units),))
+    if chosen is None:
+        st.caption("Click a sentence's bar to open its evidence.")
+        return
+    row = units[chosen[0]]
+    with st.container(border=True):
+        st.markdown(f"**Sentence {row.index + 1}** · {literal(row.text)}")
+        if not row.usable:
+            st.caption("Too short to carry bits: it counts for nothing either way.")
+            return
+        c = st.columns(4)
+        c[0].metric("Level", row.level, help="Which key its semantic region selects: the model's or the user's.")
+        c[1].metric("Semantic bit", row.sem_bit, help="Keyed bit of its meaning (the sign pattern of its sentence "
+                                                       "embedding on public hyperplanes).")
+        c[2].metric("Syntactic bit", row.syn_bit, help="Keyed bit of its function-word skeleton.")
+        c[3].metric("Counted", f"{row.contribution:.2f}", help="w_sem x semantic + w_syn x syntactic; 0 when its "
+                                                               "messages were already counted at this level.")
+        if row.repeated:
+            st.caption("Its messages repeat an earlier sentence's at this level: counted once, there.")
