@@ -15,7 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.crafted import docx_bomb, docx_empty_paragraphs, docx_many_parts, pdf_pages  # noqa: E402
+from tests.support.crafted import (docx_bomb, docx_empty_paragraphs, docx_header_bomb, docx_many_parts,  # noqa: E402
+                                   docx_redirect, pdf_operator_bomb, pdf_pages)
 
 RESULTS = ROOT / "bench" / "results" / "crafted_uploads.json"
 READER = """
@@ -49,6 +50,10 @@ def measure(name: str, data: bytes) -> dict:
 def main() -> None:
     cases = [("bomb-100mb.docx", docx_bomb(100)), ("5000-parts.docx", docx_many_parts(5000)),
              ("5000-pages.pdf", pdf_pages(5000)), ("1.2m-empty-paragraphs.docx", docx_empty_paragraphs(1_200_000)),
+             # issue 46: the main part behind a relationship redirect, a header bomb, one 900k-operator stream
+             ("8m-paragraphs-redirect.docx", docx_redirect(8_000_000)),
+             ("8m-paragraphs-header.docx", docx_header_bomb(8_000_000)),
+             ("499-pages-900k-operators.pdf", pdf_operator_bomb(499, 900_000)),
              ("normal-20-pages.pdf", pdf_pages(20))]
     rows = [measure(name, data) for name, data in cases]
     crafted = rows[:-1]

@@ -41,7 +41,8 @@ def withhold(found):
         return found
     plain = tuple((text, "", "") for text, _, _ in found.pieces)
     if found.flagged:  # the mark is there: its verdict, the identity and the corrected p, nothing per unit
-        return replace(found, score=math.nan, z=None, p_value=None, guess_model=found.model_address,
+        return replace(found, score=math.nan, z=None, p_value=None, p_corrected=found.p_family,
+                       guess_model=found.model_address,
                        guess_user=found.user_address, levels=(), pieces=plain, units=(), report=None,
                        evidence="flagged; the per-sentence and per-token evidence is shown to the key's holders only")
     return replace(found, score=math.nan, z=None, p_value=None, p_corrected=None, guess_model=0, guess_user=0,

@@ -100,7 +100,7 @@ def docx_redirect(paragraphs: int = 1_200_000) -> bytes:
         if name == "word/document.xml":
             head, body, rest = data.partition(b"<w:body>")
             return {"word/document.xml": head + body + b"<w:p><w:r><w:t>Decoy.</w:t></w:r></w:p>" + rest,
-                    "word/main.xml": head + body + b"<w:p></w:p>" * paragraphs + rest}
+                    "word/main.xml": head + body + b"<w:p/>" * paragraphs + rest}
         if name == "_rels/.rels":
             return {name: data.replace(b"word/document.xml", b"word/main.xml")}
         if name == "[Content_Types].xml":

@@ -70,3 +70,13 @@ def test_keyed_queries_are_budgeted_per_session_and_recorded(handle, monkeypatch
     monkeypatch.setattr("backend.watermark.disclosure.current_scope", lambda: "a-third-session")
     with pytest.raises(UserError, match="this server's budget of 6"):
         query("f")
+
+
+def test_a_flagged_text_shows_a_remote_user_its_verdict_p_and_identity(handle, unlimited):
+    """A text flagged under a registered key (here forged by the key's holder) keeps, for a remote user, the verdict,
+    its corrected p and the identity, and nothing per token."""
+    held = hill_climb(_oracle(handle, 1, key_holder=True), max_queries=1000)
+    assert held.forged
+    found = _oracle(handle, 1, key_holder=False)(held.text)
+    assert found.flagged and found.model_address == 1 and found.p_family is not None and found.p_family < 0.01
+    assert found.z is None and found.levels == () and all(mark == "" for _, mark, _ in found.pieces)
