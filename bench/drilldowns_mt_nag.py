@@ -4,7 +4,7 @@
 - MT head (`backend.mt.head_detail`) on Gemma 3 270M, the page's default map (EN->FR language heads, 8 prompts,
   the demonstrations that fit; computed first, untimed, as the page has it stored when a head is clicked): three
   heads, each opened computed and then cached.
-- NAG neuron (`backend.nag.neuron`) on SmolLM2-135M over the first 64 documents of the sample pool, targets the
+- NAG neuron (`backend.nag.neuron`) on SmolLM2-135M over the first 40 documents of the sample pool, targets the
   sample 'science' domain (their document features warmed first, as the page's ranking leaves them): three neurons
   of an early, a middle and the last layer, computed then cached.
 
@@ -125,6 +125,8 @@ def main() -> None:
     from backend.features import load_all
 
     load_all()
+    from backend.nag.neuron import NeuronConfig
+
     load_start = os.getloadavg()[0]
     mt_model, mt, map_s = mt_rows(pairs(args.heads))
     nag_model, nag, warm_s = nag_rows(pairs(args.neurons))
@@ -134,13 +136,11 @@ def main() -> None:
               "load_average_start": round(load_start, 2), "load_average_end": round(os.getloadavg()[0], 2),
               "targets": {"cached_s": 2.0, "computed_s": 10.0},
               "mt": {"model": mt_model, "map": "en->fr language heads, 8 prompts", "map_computed_s": map_s, "rows": mt},
-              "nag": {"model": nag_model, "pool_docs": NAG_DOCS, "targets": "science",
+              "nag": {"model": nag_model, "pool_docs": NeuronConfig().max_docs, "targets": "science",
                       "target_features_warm_s": warm_s, "rows": nag}}
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 
-
-NAG_DOCS = 64
 
 if __name__ == "__main__":
     main()
