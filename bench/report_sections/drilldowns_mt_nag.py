@@ -17,8 +17,8 @@ def drilldowns(ctx: Ctx) -> Body:
              f"before in that store), then cached. {r['threads']} torch threads on a {r['cpus']}-core machine shared "
              f"with other jobs (load average {r['load_average_start']} at the start, {r['load_average_end']} at the "
              "end), so the wall times of computed opens are inflated; the column \"CPU s / threads\" (the process's "
-             "CPU seconds over its threads) roughly estimates what they would take on idle cores. Targets: cached ≤ {goal['cached_s']:g} s, computed ≤ "
-             f"{goal['computed_s']:g} s.", "",
+             "CPU seconds over its threads) roughly estimates what they would take on idle cores. "
+             f"Targets: cached ≤ {goal['cached_s']:g} s, computed ≤ {goal['computed_s']:g} s.", "",
              f"**MT heads** ({mt['model']}, {mt['map']}): attention row at the answer position, vocabulary projection, "
              "patching on every prompt of the map.", ""]
     lines += table(["head", "computed (wall)", "CPU s / threads", "cached", "prompt tokens", "mean patching (nats)",
