@@ -36,7 +36,7 @@ class NeuronConfig(Config):
 
     layer: int = param(0, "layer of the neuron", ge=0)
     neuron: int = param(0, "index of the MLP intermediate neuron", ge=0)
-    max_docs: int = param(64, "pool documents scanned for its activations (the first ones, file order)", ge=1,
+    max_docs: int = param(40, "pool documents scanned for its activations (the first ones, file order)", ge=1,
                           le=5000)
     contexts: int = param(8, "top-activating contexts listed (one per document)", ge=1, le=50)
     window: int = param(10, "context tokens shown on each side of the strongest token", ge=0, le=64)

@@ -61,11 +61,20 @@ def test_mt_head_drilldown_opens_on_the_chosen_head(mt_page):
     keys = _keys(at)
     assert sum(k.endswith(("mt-drill-attention", "mt-drill-vocab", "mt-drill-patching")) for k in keys) == 3, keys
     assert any("`o_proj` contribution" in c.value for c in at.caption)
+
+
+def test_steer_with_this_head_sets_the_steering_share_and_type(mt_page):
+    at = mt_page
+    best = at.dataframe[0].value.iloc[0]  # the top-heads table: rank 1 is within any head share
+    at.session_state[MT_KEY] = (int(best["layer"]), int(best["head"]))
+    at.run()
     steer = at.button(key="mt-drill-steer")
-    if not steer.disabled:  # the head is among the top 5%: the button sets the steering section's share
-        steer.click().run()
-        assert not at.exception and at.session_state["mt-percent"] <= 5.0
-        assert at.session_state["mt-steer-types"] == [at.session_state["mt-type"]]
+    assert not steer.disabled
+    steer.click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state["mt-percent"] == 0.1  # tiny-llama's 8 heads: any share keeps at least the top head
+    assert at.session_state["mt-steer-types"] == [at.session_state["mt-type"]]
+    assert at.slider(key="mt-percent").value == 0.1
 
 
 def test_nag_neuron_drilldown_opens_from_the_graph_and_the_profile():

@@ -66,3 +66,14 @@ def test_clicking_a_neuron_on_the_graph_opens_its_drilldown(tab):
     _sees(page, f"Neuron L{layer}.N{neuron}")
     assert page.locator("mark").count() >= 1  # a top context with its token marked
     assert page.locator(".st-key-nag-graph-drill-hist .js-plotly-plot").count() == 1
+
+
+def test_clicking_a_profile_cell_opens_that_neuron(tab):
+    tab.show("nag")
+    page = tab.page
+    open_tab(page, "Profile")
+    n_ranks = page.evaluate("document.querySelector('.st-key-nag-heatmap .js-plotly-plot')._fullData[0].z[0].length")
+    layer, neuron = _click_point(page, "nag-heatmap", n_ranks)  # layer 1's heaviest neuron (rank 1)
+    assert layer == 1
+    _sees(page, f"Neuron L{layer}.N{neuron}")
+    assert page.locator(".st-key-nag-heatmap-drill-hist .js-plotly-plot").count() == 1
