@@ -51,13 +51,15 @@ if st.session_state.get("dec-max-new-default") != tokens_default:
 # ---------------------------------------------------------------- input
 with st.container(border=True):
     source = st.radio("Input", ["Arithmetic problem", "Own prompt", "Upload JSONL"], horizontal=True,
-                      key="dec-source")
+                      key="dec-source", persist_state="session")
     problems = None
     expected = None  # a free prompt's expected answer, when the user gives one
     illustrated = False  # the first view's problem of the stored benchmark, on its model: labelled as such
     if source == "Own prompt":
-        task = st.text_area("Prompt", "Write one sentence about the sea.", key="dec-prompt", max_chars=PROMPT_MAX_CHARS)
+        task = st.text_area("Prompt", "Write one sentence about the sea.", key="dec-prompt",
+                            persist_state="session", max_chars=PROMPT_MAX_CHARS)
         expected = st.number_input("Expected answer (optional)", value=None, step=1, key="dec-expected",
+                                   persist_state="session",
                                    placeholder="an integer, e.g. 12",
                                    help="The answer is read from each output as on the problem sets ('Answer: N', "
                                         "else the last integer); with an expected answer, correctness is judged "
@@ -75,13 +77,14 @@ with st.container(border=True):
         problems = guarded(lambda: problems_from_upload(upload.getvalue()))  # capped before it is parsed
         if problems is None:
             st.stop()
-        pick = st.selectbox("Problem", range(len(problems)), key="dec-upload-pick",
+        pick = st.selectbox("Problem", range(len(problems)), key="dec-upload-pick", persist_state="session",
                             format_func=lambda i: f"{i}: {problems[i].question[:80]}")
         task = problems[pick]
     else:
         c1, c2, c3 = st.columns([2, 1, 1])
         # opens on the first view's problem (backend/decoding/first_view.py), chosen from the stored benchmark
         family = c1.selectbox("Problem set", list(PROBLEM_SETS), format_func=PROBLEM_SETS.get, key="dec-family",
+                              persist_state="session",
                               index=list(PROBLEM_SETS).index(FIRST_VIEW.problem_set),
                               help="Held-out problems of the generator (never trained on; the classic templates "
                                    "are the ones the adapter learnt first), or the hand-written set, in wording "
@@ -89,10 +92,12 @@ with st.container(border=True):
         steps = steps_of(family)  # the long chains (RC's setting) have 4-8
         if st.session_state.get("dec-difficulty") not in (None, *steps):
             st.session_state.pop("dec-difficulty")
-        difficulty = c2.selectbox("Steps", steps, index=min(FIRST_VIEW.steps, len(steps)) - 1, key="dec-difficulty")
+        difficulty = c2.selectbox("Steps", steps, index=min(FIRST_VIEW.steps, len(steps)) - 1, key="dec-difficulty",
+                                  persist_state="session")
         available = problem_set_size(family, difficulty)
         opening = FIRST_VIEW.index if (family, difficulty) == (FIRST_VIEW.problem_set, FIRST_VIEW.steps) else 0
-        index = c3.number_input("Problem #", 0, available - 1, opening, key=f"dec-index-{family}-{difficulty}")
+        index = c3.number_input("Problem #", 0, available - 1, opening, key=f"dec-index-{family}-{difficulty}",
+                                persist_state="session")
         illustrated = FIRST_VIEW.shows(handle.id, family, difficulty, int(index))
         task = problem_set(family, int(index) + 1, difficulty)[-1]
     if not isinstance(task, str):
@@ -107,7 +112,7 @@ with st.container(border=True):
 
 # ---------------------------------------------------------------- strategies and parameters
 picked = st.multiselect("Strategies", list(label_of), default=list(FIRST_VIEW.strategies), format_func=label_of.get,
-                        key="dec-strategies")
+                        key="dec-strategies", persist_state="session")
 with st.expander("Parameters and budgets", expanded=False):  # ranges and help from DecodeConfig's fields
     c1, c2, c3, c4 = st.columns(4)
     values = {
@@ -142,6 +147,7 @@ with st.expander("Parameters and budgets", expanded=False):  # ranges and help f
         spec = STRATEGIES.get(name)
         for option, default in spec.extra_defaults.items():
             raw = st.text_input(f"{label_of[name]}: {option} (JSON)", json.dumps(default), key=f"dec-x-{name}-{option}",
+                                persist_state="session",
                                 help=help_of(spec.options, option))
             try:
                 extra[(name, option)] = json.loads(raw)
@@ -170,7 +176,7 @@ def genealogy_view(results: list) -> None:
     particle = next((r for r in results if r.particles), None)
     rounds = len(particle.particles) if particle else 1
     which = st.number_input("SMC round", 1, rounds, rounds, key="dec-round",
-                            persist_state="page") if rounds > 1 else rounds
+                            persist_state="session") if rounds > 1 else rounds
     event = st.plotly_chart(figs.genealogy(particle or results[0], int(which) - 1), width="stretch",
                             key="dec-genealogy", on_select="rerun", selection_mode="points")
     if particle:
@@ -271,16 +277,16 @@ def batch() -> None:
              "generated-token budget (best-of-n: n; ASMC: particles or token budget; MH: steps per block).")
     c0, c1, c2, c3 = st.columns(4)
     batch_family = c0.selectbox("Problem set", list(PROBLEM_SETS), format_func=PROBLEM_SETS.get,
-                                key="dec-batch-family", disabled=problems is not None, persist_state="page")
+                                key="dec-batch-family", disabled=problems is not None, persist_state="session")
     count = c1.number_input("Problems", 1, MAX_BATCH_PROBLEMS, 5, key="dec-batch-n", disabled=problems is not None,
-                            persist_state="page")
+                            persist_state="session")
     batch_steps = ["mixed", *steps_of(batch_family)]
     if st.session_state.get("dec-batch-difficulty") not in (None, *batch_steps):
         st.session_state.pop("dec-batch-difficulty")
     batch_difficulty = c2.selectbox("Steps", batch_steps, key="dec-batch-difficulty",
-                                    disabled=problems is not None, persist_state="page")
+                                    disabled=problems is not None, persist_state="session")
     budgets = c3.multiselect("Budgets (x max new tokens)", [2, 4, 8, 16, 32], default=[4], key="dec-budgets",
-                             persist_state="page")
+                             persist_state="session")
     if problems is not None:
         st.caption(f"Using the {len(problems)} uploaded problems.")
     if st.button("Run batch", key="dec-batch-run"):

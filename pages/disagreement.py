@@ -37,11 +37,11 @@ names = {s.id: s.display_name for s in list_models()}
 c1, c2 = st.columns(2)
 sidebar_id = selected_model_id()
 base_id = c1.selectbox("Base model (student)", ids, index=ids.index(sidebar_id) if sidebar_id in ids else 0,
-                       format_func=names.get, key="dis-base")
+                       format_func=names.get, key="dis-base", persist_state="session")
 reason_default = default_reasoning_id(base_id)
 reason_id = c2.selectbox("Reasoning model (teacher)", ids,
                          index=ids.index(reason_default) if reason_default in ids else 0,
-                         format_func=names.get, key=f"dis-reason-{base_id}")
+                         format_func=names.get, key=f"dis-reason-{base_id}", persist_state="session")
 with st.spinner("Loading the pair …"):
     pair = guarded(lambda: load_pair(base_id, reason_id))
 if pair is None:
@@ -51,11 +51,13 @@ if base_id == reason_id:
 
 # ---------------------------------------------------------------- problem
 with st.container(border=True):
-    mode = st.radio("Problem", ["Generated (held-out)", "Typed"], horizontal=True, key="dis-mode")
+    mode = st.radio("Problem", ["Generated (held-out)", "Typed"], horizontal=True, key="dis-mode",
+                    persist_state="session")
     if mode == "Typed":
         question = st.text_area("Question", "Maya buys 3 pens at $4 each and pays with a $20 bill. "
-                                "How many dollars of change does she get?", key="dis-question")
-        answer_text = st.text_input("Answer (optional, integer)", "8", key="dis-answer").strip()
+                                "How many dollars of change does she get?", key="dis-question", persist_state="session")
+        answer_text = st.text_input("Answer (optional, integer)", "8", key="dis-answer",
+                                    persist_state="session").strip()
         answer = int(answer_text) if answer_text.lstrip("-").isdigit() else None
         if answer_text and answer is None:
             st.warning("The answer must be an integer; the rollouts are not scored.")
@@ -63,12 +65,13 @@ with st.container(border=True):
             st.caption("No answer given: a typed problem has no checker, so the rollouts are shown but not scored.")
     else:
         p1, p2 = st.columns(2)
-        difficulty = p1.selectbox("Steps", [1, 2, 3], index=1, key="dis-difficulty")
-        index = p2.number_input("Problem #", 0, 999, 0, key="dis-index")
+        difficulty = p1.selectbox("Steps", [1, 2, 3], index=1, key="dis-difficulty", persist_state="session")
+        index = p2.number_input("Problem #", 0, 999, 0, key="dis-index", persist_state="session")
         problem = generate_problems(int(index) + 1, "heldout", seed=0, difficulty=difficulty)[-1]
         question, answer = problem.question, problem.answer
         st.markdown(f"**{literal(question)}** (answer: {answer})")
     max_new = st.slider("Max new tokens", 16, 160, default_of(TraceConfig, "max_new_tokens"), 16, key="dis-max-new",
+                        persist_state="session",
                         help=help_of(TraceConfig, "max_new_tokens"))
     inspect_button(question, key="dis-inspect")  # opens the Inspect page on this question
 
@@ -89,17 +92,18 @@ def trace_tab() -> None:
         t = traced.value
         st.caption(pair.label)
         signal = st.selectbox("Highlight", list(DIVERGENCES), format_func=figs.SIGNAL_LABELS.get, key="dis-signal",
-                              persist_state="page")
-        top_n = st.slider("Top tokens", 1, 20, 5, key="dis-top", persist_state="page")
+                              persist_state="session")
+        top_n = st.slider("Top tokens", 1, 20, 5, key="dis-top", persist_state="session")
         left, right = st.columns(2)
         for col, r, who in ((left, t.base, pair.base.display_name), (right, t.reasoning, pair.reasoning.display_name)):
             verdict = "" if r.correct is None else (" · :green[correct]" if r.correct else " · :red[wrong]")
             col.markdown(f"**{r.source.capitalize()} rollout** · {who}{verdict}")
             col.markdown(figs.rollout_html(r, signal, top_n), unsafe_allow_html=True)
-        which = st.radio("Trace along", ["base", "reasoning"], horizontal=True, key="dis-which", persist_state="page")
+        which = st.radio("Trace along", ["base", "reasoning"], horizontal=True, key="dis-which",
+                         persist_state="session")
         rollout = t.base if which == "base" else t.reasoning
         curves = st.multiselect("Curves", list(SIGNALS.names()), ["ce", "kl_base_reason", "kl_reason_base", "js"],
-                                format_func=figs.SIGNAL_LABELS.get, key="dis-curves", persist_state="page")
+                                format_func=figs.SIGNAL_LABELS.get, key="dis-curves", persist_state="session")
         event = st.plotly_chart(figs.trace_figure(rollout, curves, highlight=signal, top_n=top_n), width="stretch",
                                 key="dis-trace-fig", on_select="rerun", selection_mode="points")
         st.info(disagreement_finding(rollout, signal, figs.SIGNAL_LABELS.get(signal, signal), top_n))
@@ -118,10 +122,10 @@ def batch_tab() -> None:
     st.caption(f"Greedy rollouts of both models on generated held-out problems · {literal(pair.label)}")
     b1, b2, b3 = st.columns(3)
     n_batch = number_for(ProblemSet, "n", "Problems", container=b1, min_value=2, max_value=500, value=20,
-                         key="dis-batch-n", persist_state="page")
+                         key="dis-batch-n", persist_state="session")
     batch_signal = b2.selectbox("Divergence", list(DIVERGENCES), format_func=figs.SIGNAL_LABELS.get,
-                                key="dis-batch-signal", persist_state="page")
-    batch_difficulty = b3.selectbox("Steps", ["mixed", 1, 2, 3], key="dis-batch-difficulty", persist_state="page")
+                                key="dis-batch-signal", persist_state="session")
+    batch_difficulty = b3.selectbox("Steps", ["mixed", 1, 2, 3], key="dis-batch-difficulty", persist_state="session")
     config = AnalysisConfig(ProblemSet(int(n_batch), "heldout", 0,
                                        None if batch_difficulty == "mixed" else int(batch_difficulty)),
                             max_new, batch_signal)
@@ -132,7 +136,7 @@ def batch_tab() -> None:
             result = done.value
             st.plotly_chart(figs.lorenz_figure(result), width="stretch", key="dis-lorenz")
             source = st.radio("Rollouts of", [p.source for p in result.per_source], horizontal=True,
-                              key="dis-batch-source", persist_state="page")
+                              key="dis-batch-source", persist_state="session")
             part = result.source(source)
             c = part.concentration
             m = st.columns(5)
@@ -162,25 +166,25 @@ def intervene_tab() -> None:
     preset_choice("Gate", presets, key="dis-gate-preset", scope=f"{base_id}|{reason_id}")
     i1, i2, i3, i4 = st.columns(4)
     policy = select_for(InterveneConfig, "policy", "Policy", labels=POLICIES.labels(), container=i1,
-                        key="dis-policy", persist_state="page")
+                        key="dis-policy", persist_state="session")
     budget = i2.select_slider("Budget r", [0.0, 0.02, 0.05, 0.10, 0.20, 0.30], default_of(InterveneConfig, "budget"),
                               format_func=lambda r: f"{r:.0%}", key="dis-budget",
-                              help=help_of(InterveneConfig, "budget"), persist_state="page")
+                              help=help_of(InterveneConfig, "budget"), persist_state="session")
     gate_signal = select_for(GateConfig, "signal", "Gate signal", container=i3, labels=figs.SIGNAL_LABELS,
                              options=[s for s in SIGNALS.names() if s != "entropy_reason"], key="dis-gate-signal",
-                             persist_state="page")
+                             persist_state="session")
     window = number_for(GateConfig, "window", "Window W (0: threshold only)", container=i4, max_value=64,
-                        key="dis-window", persist_state="page")
+                        key="dis-window", persist_state="session")
     c1, c2 = st.columns(2)
     capped = checkbox_for(GateConfig, "capped", "Online budget cap (realised rate ≈ r)", key="dis-capped",
-                          container=c1, persist_state="page")
+                          container=c1, persist_state="session")
     decisive = checkbox_for(GateConfig, "decisive", "Only where the greedy tokens differ", key="dis-decisive",
-                            container=c2, persist_state="page")
+                            container=c2, persist_state="session")
     st.caption(f"**{POLICIES.get(policy).label}**: {POLICIES.get(policy).help}")
     cal_set = default_of(CalibrationConfig, "problems")
     cal_n = number_for(ProblemSet, "n", "Calibration problems (train split)", min_value=2, max_value=500,
                        value=cal_set.n, help=help_of(CalibrationConfig, "problems"), key="dis-cal-n",
-                       persist_state="page")
+                       persist_state="session")
     gate_config = GateConfig(gate_signal, int(window), capped=bool(capped), decisive=bool(decisive))
     calibration = CalibrationConfig(ProblemSet(int(cal_n), cal_set.split, cal_set.seed), max_new)
     one = InterveneConfig(question, answer, policy, budget, gate_config, calibration, max_new)
@@ -199,10 +203,10 @@ def intervene_tab() -> None:
     st.subheader("Budget sweep")
     s1, s2 = st.columns(2)
     n_sweep = number_for(ProblemSet, "n", "Held-out problems", container=s1, min_value=2, max_value=500, value=20,
-                         key="dis-sweep-n", persist_state="page")
+                         key="dis-sweep-n", persist_state="session")
     default_rates = list(default_of(SweepConfig, "rates"))
     rates = s2.multiselect("Budgets r", default_rates, default_rates, format_func=lambda r: f"{r:.0%}",
-                           key="dis-sweep-rates", help=help_of(SweepConfig, "rates"), persist_state="page")
+                           key="dis-sweep-rates", help=help_of(SweepConfig, "rates"), persist_state="session")
     sweep_config = SweepConfig(ProblemSet(int(n_sweep)), tuple(sorted(rates)), sweep_policies(), gate_config,
                                calibration, max_new)
     expected_time("disagreement", "sweep", pair.ref.fingerprint)
@@ -243,15 +247,15 @@ def eopd_tab() -> None:
                    "rollout's tokens are gated.")
     e1, e2, e3, e4, e5 = st.columns(5)
     tau = number_for(EopdParams, "tau", "τ (nats)", container=e1, max_value=10.0, step=0.1, key="dis-eopd-tau",
-                     persist_state="page")
+                     persist_state="session")
     top_k = number_for(EopdParams, "top_k", "top-k", container=e2, max_value=256, key="dis-eopd-k",
-                       persist_state="page")
+                       persist_state="session")
     alpha = number_for(EopdParams, "alpha", "α", container=e3, max_value=10.0, step=0.1, key="dis-eopd-alpha",
-                       persist_state="page")
+                       persist_state="session")
     temperature = number_for(EopdConfig, "temperature", "Rollout temperature", container=e4, max_value=2.0, step=0.1,
-                             key="dis-eopd-temp", persist_state="page")
+                             key="dis-eopd-temp", persist_state="session")
     n_eopd = number_for(ProblemSet, "n", "Problems", container=e5, max_value=500,
-                        value=default_of(EopdConfig, "problems").n, key="dis-eopd-n", persist_state="page")
+                        value=default_of(EopdConfig, "problems").n, key="dis-eopd-n", persist_state="session")
     eopd_config = EopdConfig(ProblemSet(int(n_eopd)), EopdParams(tau, int(top_k), alpha), max_new, temperature)
     expected_time("disagreement", "eopd", pair.ref.fingerprint)
     if clicked_for(eopd_config, "Summarise over a batch", "dis-eopd"):
@@ -277,10 +281,11 @@ def learnability_tab() -> None:
                "a fixed random dimension; do unlearnable examples point away from the rest?")
     l1, l2, l3 = st.columns(3)
     n_learn = number_for(LearnabilityConfig, "n", "Training problems", container=l1, max_value=500,
-                         key="dis-learn-n", persist_state="page")
+                         key="dis-learn-n", persist_state="session")
     sketch_dim = number_for(LearnabilityConfig, "sketch_dim", "Projection size", container=l2, key="dis-learn-dim",
-                            persist_state="page")
+                            persist_state="session")
     layers_text = l3.text_input("Layers (a model without an adapter)", "", key="dis-learn-layers",
+                                persist_state="session",
                                 help=help_of(LearnabilityConfig, "layers"))
     layers = guarded(lambda: LearnabilityConfig.parse_layers(layers_text))
     if layers is None:

@@ -57,7 +57,7 @@ if observed_any and (result.observed > result.bound).any():
 else:
     st.info(fp8_finding(result))
 
-view = st.radio("Heatmap", list(HEATMAP_VIEWS), horizontal=True, key="fp8-view")
+view = st.radio("Heatmap", list(HEATMAP_VIEWS), horizontal=True, key="fp8-view", persist_state="session")
 heads_event = st.plotly_chart(head_heatmap(result, view), width="stretch", key="fp8-heatmap", on_select="rerun",
                               selection_mode="points")
 layers_event = st.plotly_chart(layer_bounds_figure(result), width="stretch", key="fp8-bounds", on_select="rerun",
@@ -76,7 +76,7 @@ def scales_tab() -> None:
 
 def concentration_tab() -> None:
     gamma = st.slider("γ (rank-aware constant, > 1)", 1.05, 8.0, 2.0, 0.05, key="fp8-gamma",
-                      persist_state="page")
+                      persist_state="session")
     curves = guarded(lambda: concentration_curves(info.hidden_size, info.head_dim, gamma))
     if curves is not None:
         st.plotly_chart(concentration_figure(curves, handle.display_name), width="stretch",
@@ -91,16 +91,16 @@ def transient_tab() -> None:
         s1, s2, s3, s4 = st.columns(4)
         layer = number_for(SimulateConfig, "layer", "layer", container=s1, min_value=0,
                            max_value=info.n_layers - 1, key="fp8-sim-layer",
-                           persist_state="page")
+                           persist_state="session")
         spike = number_for(SimulateConfig, "spike_factor", "spike factor (q, k)", container=s2, min_value=1.0,
                            max_value=64.0, step=0.5, key="fp8-sim-spike",
-                           persist_state="page")
+                           persist_state="session")
         spike_step = number_for(SimulateConfig, "spike_step", "spike step", container=s3, min_value=1,
                                 max_value=79, key="fp8-sim-step",
-                                persist_state="page")
+                                persist_state="session")
         history = number_for(SimulateConfig, "history_len", "amax history", container=s4, max_value=1024,
                              key="fp8-sim-history",
-                             persist_state="page")
+                             persist_state="session")
         if st.form_submit_button("Run simulation", type="primary"):
             st.session_state["fp8-sim-config"] = handle.id, SimulateConfig(
                 layer=int(layer), spike_factor=float(spike), spike_step=int(spike_step),

@@ -65,13 +65,13 @@ st.caption(f"Data: {literal(data.name)} · {len(data.rows('heads'))} head-findin
 preset_choice("Steering preset", [(p.label, {f"mt-{name.replace('_', '-')}": value for name, value in p.settings().items()},
                                    p.evidence) for p in steering_presets(handle.id)], key="mt-preset", scope=handle.id)
 c1, c2, c3, c4 = st.columns(4)
-src = c1.selectbox("Source", data.languages, index=0, format_func=language_name, key="mt-src")
+src = c1.selectbox("Source", data.languages, index=0, format_func=language_name, key="mt-src", persist_state="session")
 targets = [lang for lang in data.languages if lang != src]
 tgt = c2.selectbox("Target", targets, index=targets.index("fr") if "fr" in targets else 0,
-                   format_func=language_name, key="mt-tgt")
+                   format_func=language_name, key="mt-tgt", persist_state="session")
 head_types = list(HEAD_TYPES.names())
 head_type = c3.radio("Head type", head_types, index=head_types.index(default_of(HeadsConfig, "head_type")),
-                     horizontal=True, key="mt-type", help=HEAD_TYPES.help_text())
+                     horizontal=True, key="mt-type", persist_state="session", help=HEAD_TYPES.help_text())
 percent = slider_for(ExperimentConfig, "percent", "Heads selected (% of L×H)", container=c4, step=0.1,
                      key="mt-percent")
 with st.expander("Head-finding settings"):
@@ -119,7 +119,7 @@ steer_mode = select_for(ExperimentConfig, "steer_mode", "Steering mode", labels=
 strength = slider_for(ExperimentConfig, "strength", "Steering strength", container=g2, max_value=10.0, step=0.5,
                       key="mt-strength", disabled=not STEER_MODES.get(steer_mode).uses_strength)
 steer_types = g3.multiselect("Steering vectors", head_types, default=list(default_of(ExperimentConfig, "steer_types")),
-                             key="mt-steer-types", help=HEAD_TYPES.help_text())
+                             key="mt-steer-types", persist_state="session", help=HEAD_TYPES.help_text())
 n_random = slider_for(ExperimentConfig, "n_random", "Random-head draws (control)", container=g4, min_value=1,
                       key="mt-random")
 h1, h2 = st.columns(2)
@@ -133,7 +133,7 @@ st.caption("If the add mode garbles the output, lower the strength or raise the 
            "these with the head share.")
 held_out = data.rows("evaluate")
 chosen_rows = st.multiselect("Held-out sentences for the side-by-side view", held_out, default=held_out[:3],
-                             format_func=lambda r: data.text(src, r), key="mt-rows")
+                             format_func=lambda r: data.text(src, r), key="mt-rows", persist_state="session")
 inspect_button(f"Translate the following sentence from {language_name(src)} to {language_name(tgt)}: "  # Inspect page,
                f"{data.text(src, (chosen_rows or held_out)[0])}", key="mt-inspect")  # the instruction prompt's wording
 base = ExperimentConfig(src=src, tgt=tgt, percent=percent, strength=strength, steer_types=tuple(steer_types),
@@ -203,7 +203,7 @@ def steer_tab() -> None:
 
 def ablate_tab() -> None:
     n_abl = st.slider("Held-out sentences", 1, len(held_out), min(10, len(held_out)), key="mt-abl-n",
-                      persist_state="page")
+                      persist_state="session")
     if remembered("ablate", f"Ablate the selected {head_type} heads vs random heads"):
         config = dataclasses.replace(base, n_sentences=n_abl)
         out = run_with_progress("Ablation", lambda p: run_experiment(handle, "ablate", config, data, progress=p))
@@ -220,7 +220,7 @@ def ablate_tab() -> None:
 
 def eval_tab() -> None:
     n_eval = st.slider("Held-out sentences", 1, len(held_out), min(10, len(held_out)), key="mt-eval-n",
-                       persist_state="page")
+                       persist_state="session")
     st.caption("Instruction prompt, few-shot, instruction-free, instruction-free + steering, few-shot with the "
                "language / translation heads zeroed, and few-shot with random heads zeroed. Uses both head maps.")
     if remembered("eval", "Run the evaluation"):

@@ -38,17 +38,17 @@ left, right = st.columns(2)
 with left:
     st.subheader("Targets")
     target_mode = st.radio("Target examples", ["Sample domains", "Upload", "Paste"], horizontal=True,
-                           key="nag-target-mode")
+                           key="nag-target-mode", persist_state="session")
     target_sets: list[TargetSet] = []
     if target_mode == "Sample domains":
         chosen = st.multiselect("Domains (several = multi-target, each gets a budget share)", samples.domains(),
-                                default=samples.domains()[:1], key="nag-domains")
+                                default=samples.domains()[:1], key="nag-domains", persist_state="session")
         target_sets = [TargetSet(d, tuple(samples.sample_targets(d))) for d in chosen]
     elif target_mode == "Upload":
         upload = st.file_uploader("Target examples (JSONL/CSV/Parquet/TXT)", type=UPLOAD_TYPES, key="nag-tgt-up",
                                   max_upload_size=TARGET_UPLOAD.upload_mb,
                                   help=f"{TARGET_UPLOAD.describe().capitalize()}.")
-        split = st.checkbox("One target set per 'domain' label", value=True, key="nag-split")
+        split = st.checkbox("One target set per 'domain' label", value=True, key="nag-split", persist_state="session")
         if upload is not None and within_caps(upload, lambda data, name: check_upload(data, name, TARGET_UPLOAD)):
             notices = Notices()
             docs = guarded(lambda: list(iter_documents(upload, name=upload.name, notices=notices)))
@@ -61,14 +61,15 @@ with left:
                                       []).append(doc)
                 target_sets = [TargetSet(name, tuple(group)) for name, group in groups.items()]
     else:
-        pasted = st.text_area("One target example per line", key="nag-paste", max_chars=PASTED_TARGETS_MAX_CHARS,
+        pasted = st.text_area("One target example per line", key="nag-paste",
+                              persist_state="session", max_chars=PASTED_TARGETS_MAX_CHARS,
                               value="The enzyme was measured with a spectrophotometer at three temperatures.")
         docs = documents_from_texts(pasted.splitlines(), prefix="pasted")
         target_sets = [TargetSet("pasted", tuple(docs))] if docs else []
 with right:
     st.subheader("Candidate pool")
     pool_mode = st.radio("Pool", ["Sample pool (250 docs, 5 domains)", "Upload"], horizontal=True,
-                         key="nag-pool-mode")
+                         key="nag-pool-mode", persist_state="session")
     pool, pool_name = samples.pool_path(), None
     if pool_mode == "Upload":
         pool_upload = st.file_uploader("Candidate corpus (JSONL/CSV/Parquet/TXT; streamed)", type=UPLOAD_TYPES,
@@ -167,7 +168,7 @@ def profile_tab() -> None:
     profiles = profiles_of_targets()
     if profiles is not None:
         which = st.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-prof-t",
-                             persist_state="page")
+                             persist_state="session")
         clicked = st.plotly_chart(profile_heatmap(profiles, which), width="stretch", key="nag-heatmap",
                                   on_select="rerun", selection_mode="points")
         neuron_drilldown(handle, clicked, pool, pool_name, target_sets, config, key="nag-heatmap-drill")
@@ -180,17 +181,17 @@ def graph_tab() -> None:
         n_layers = handle.info.n_layers
         g1, g2 = st.columns(2)
         which = g1.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-graph-t",
-                             persist_state="page")
+                             persist_state="session")
         layers = g2.slider("Layers", 0, n_layers - 1, (0, n_layers - 1), key="nag-graph-layers",
-                           persist_state="page")
+                           persist_state="session")
         g3, g4, g5 = st.columns(3)
         # sparser than the CLI's defaults: a readable graph at first sight
         per_layer = slider_for(GraphConfig, "max_nodes_per_layer", "Neurons per layer", container=g3, max_value=40,
-                               value=8, key="nag-graph-n", persist_state="page")
+                               value=8, key="nag-graph-n", persist_state="session")
         min_weight = slider_for(GraphConfig, "min_weight", "Min node weight", container=g4, max_value=0.2,
-                                step=0.005, key="nag-graph-w", persist_state="page")
+                                step=0.005, key="nag-graph-w", persist_state="session")
         min_edge = slider_for(GraphConfig, "min_edge_weight", "Min co-activation (share of targets)", container=g5,
-                              value=0.25, step=0.05, key="nag-graph-e", persist_state="page")
+                              value=0.25, step=0.05, key="nag-graph-e", persist_state="session")
         graph = guarded(lambda: build_graph(profiles, which, GraphConfig(layers[0], layers[1], min_weight,
                                                                           per_layer, min_edge)))
         if graph is not None:
@@ -217,11 +218,11 @@ def deactivation_tab() -> None:
                "(5 labelled domains).")
     d1, d2, d3 = st.columns(3)
     which = d1.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-deact-t",
-                        persist_state="page")
+                        persist_state="session")
     share = number_for(DeactivationConfig, "share", "Share of all MLP neurons", container=d2, min_value=0.0001,
-                       max_value=0.05, step=0.0005, format="%.4f", key="nag-share", persist_state="page")
+                       max_value=0.05, step=0.0005, format="%.4f", key="nag-share", persist_state="session")
     n_random = number_for(DeactivationConfig, "n_random", "Random draws", container=d3, min_value=1, max_value=10,
-                          key="nag-nrand", persist_state="page")
+                          key="nag-nrand", persist_state="session")
     expected_time("nag", "deactivate", handle.fingerprint)
     if st.button("Run deactivation check", key="nag-deact"):
         result = run_with_progress("Deactivation", lambda progress: deactivation_check(

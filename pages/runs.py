@@ -19,7 +19,7 @@ def delete_section(own, rights) -> None:
     if plan is not None:  # exactly what the button removes: shipped, imported and others' results stay
         st.info(literal(f"Deletes {plan.describe()}"))
     sure = st.checkbox(f"Yes, delete {len(doomed)} run(s) and the stored results listed above", value=False,
-                       disabled=plan is None, key="runs-confirm")
+                       disabled=plan is None, key="runs-confirm", persist_state="session")
     if st.button("Delete selected", type="primary", disabled=not (plan is not None and sure)):
         done = guarded(lambda: delete_runs(list(doomed), rights.session))
         if done is not None:
@@ -70,7 +70,7 @@ if not runs.empty:
     # Nothing is reopened until a run is picked: reading and drawing a full result on every visit of the page
     # cost every user's view of it.
     run_id = st.selectbox("Run", runs["run_id"], index=None, placeholder="Pick a run to see its settings and result",
-                          key="runs-reopen",
+                          key="runs-reopen", persist_state="session",
                           format_func=lambda r: f"{r} · {by_id.loc[r, 'feature']} · {by_id.loc[r, 'created']}")
     opened = guarded(lambda: reopen(run_id)) if run_id is not None else None
     if opened is not None:

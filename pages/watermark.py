@@ -231,17 +231,18 @@ def generate_tab() -> None:
         ranks_candidates = chosen.config is not None and "n_candidates" in chosen.config.__dataclass_fields__
         with st.form("wm-generate"):
             gprompt = st.text_area("Prompt", "Describe a rainy day in a big city.", key="wm-prompt",
+                                   persist_state="session",
                                    max_chars=PROMPT_MAX_CHARS)
             c1, c2, c3, c4 = st.columns(4)
             pick = c1.selectbox("Identity", range(len(identity_choices)), format_func=lambda i: identity_choices[i][2],
-                                key="wm-gen-identity")
+                                key="wm-gen-identity", persist_state="session")
             n_sent = number_for(SamplingConfig, "max_sentences", "Sentences", container=c2, max_value=50,
                                 value=chosen.sentences_to_flag, key=f"wm-gen-sentences-{gmethod}",
                                 help=f"{chosen.label} is flagged by its own detector at about "
                                      f"{chosen.sentences_to_flag} sentences on the embedded model; fewer may not be.")
             b = number_for(IPMarkConfig, "n_candidates", "B (candidates)", container=c3, max_value=32,
                            key="wm-gen-candidates") if ranks_candidates else 1
-            with_plain = c4.checkbox("Also unwatermarked", value=False, key="wm-gen-plain",
+            with_plain = c4.checkbox("Also unwatermarked", value=False, key="wm-gen-plain", persist_state="session",
                                      help="Write the same prompt without a watermark beside it (doubles the time).")
             gsettings = method_settings("wm-gen")
             go_button = st.form_submit_button("Generate", type="primary")
@@ -334,9 +335,10 @@ def identity_forms() -> None:
     with c3.form("wm-bulk"):  # capped and confirmed: each user is one more key every detection scores
         bulk_owner = st.number_input("Model address ", 1, 2**31 - 1, 1)
         cap = identities.PAGE_MAX_BULK
-        count = st.number_input(f"Users to create (at most {cap:,} at a time)", 1, cap, 1000, key="wm-bulk-count")
+        count = st.number_input(f"Users to create (at most {cap:,} at a time)", 1, cap, 1000, key="wm-bulk-count",
+                                persist_state="session")
         sure = st.checkbox("Add them: every detection of this model will search these users too",
-                           key="wm-bulk-confirm")
+                           key="wm-bulk-confirm", persist_state="session")
         if st.form_submit_button("Bulk-create users"):
             if not sure:
                 st.warning("Tick the confirmation to add the users.")

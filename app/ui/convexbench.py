@@ -44,7 +44,7 @@ def stored_view(handle) -> None:
 
 def _typed(handle, strategies: list[str]) -> None:
     expression = st.text_input("Expression in x, y, z (numbers, + - * / ** ( ), exp)", "exp(2*x - 1) - y**2",
-                               key="cvx-expression", max_chars=20_000)
+                               key="cvx-expression", persist_state="session", max_chars=20_000)
     if not st.button("Ask", key="cvx-ask", type="primary"):
         return
     problem = guarded(lambda: typed_problem(expression))
@@ -71,8 +71,10 @@ def convexbench_tab(handle) -> None:
     stored_view(handle)
     st.divider()
     strategies = st.multiselect("Strategies", list(CONVEX_STRATEGIES.names()), default=list(CONVEX_STRATEGIES.names()),
-                                format_func=CONVEX_STRATEGIES.labels().get, key="cvx-strategies")
-    source = st.radio("Expressions", ["Generated", "Own expression"], horizontal=True, key="cvx-source")
+                                format_func=CONVEX_STRATEGIES.labels().get, key="cvx-strategies",
+                                persist_state="session")
+    source = st.radio("Expressions", ["Generated", "Own expression"], horizontal=True, key="cvx-source",
+                      persist_state="session")
     if source == "Own expression":
         _typed(handle, strategies)
         return

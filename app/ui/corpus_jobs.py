@@ -82,9 +82,11 @@ def corpus_jobs_panel(kind: str, launch: Callable, key: str, open_job: Callable[
     with panel:
         st.caption("A corpus is a file, a folder or a glob of JSONL / Parquet / TXT shards, streamed shard by shard; "
                    "a re-run skips the shards already done. Large corpora: `python -m backend ... --engine ray`.")
-        source = st.radio("Corpus", ["Server path", "Upload"], horizontal=True, key=f"{key}-source")
+        source = st.radio("Corpus", ["Server path", "Upload"], horizontal=True, key=f"{key}-source",
+                          persist_state="session")
         if source == "Server path":
-            corpus = st.text_input("File, folder or glob on the server", key=f"{key}-path").strip()
+            corpus = st.text_input("File, folder or glob on the server", key=f"{key}-path",
+                                   persist_state="session").strip()
         else:
             files = st.file_uploader("Shards", type=[s.lstrip(".") for s in SHARD_SUFFIXES],
                                      accept_multiple_files=True, key=f"{key}-upload",
@@ -129,7 +131,7 @@ def _jobs_table(kind: str, key: str, open_job: Callable[[str], None] | None) -> 
     shown = frame[["job_id", "corpus", "status", "done_shards", "failed_shards", "shards", "rows", "engine",
                    "seconds", "updated"]].astype({"updated": str})
     st.dataframe(shown, hide_index=True, width="stretch")
-    chosen = st.selectbox("Open a job", list(frame["job_id"]), key=f"{key}-open")
+    chosen = st.selectbox("Open a job", list(frame["job_id"]), key=f"{key}-open", persist_state="session")
     if not chosen:
         return
     shards = guarded(lambda: jobs.job_shards(chosen))

@@ -42,7 +42,7 @@ def head_drilldown(handle, head_map, data, event) -> None:
     st.markdown(f"#### Head L{layer}.H{head}")
     c1, c2 = st.columns([2, 1])
     example = c1.selectbox("Prompt the pattern and the vocabulary projection are read on",
-                           range(len(head_map.rows)), key="mt-drill-example",
+                           range(len(head_map.rows)), key="mt-drill-example", persist_state="session",
                            format_func=lambda i: f"prompt {i + 1} (data row {head_map.rows[i]})")
     share = steering_share(head_map.patching, layer, head)
     c2.button("Steer with this head", key="mt-drill-steer", disabled=share is None, on_click=_steer_with,

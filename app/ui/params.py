@@ -13,7 +13,10 @@ from backend.params import declared, default_of
 
 def _state_wins(kwargs: dict[str, Any]) -> dict[str, Any]:
     """A widget whose key already holds a value (set by a preset or an earlier run) starts from it: passing a
-    default as well makes Streamlit warn."""
+    default as well makes Streamlit warn. A keyed setting keeps its value for the browser session, across pages and
+    tabs (Streamlit drops an unrendered widget's value otherwise)."""
+    if kwargs.get("key") is not None:
+        kwargs.setdefault("persist_state", "session")
     if kwargs.get("key") in st.session_state:
         kwargs.pop("value", None)
         kwargs.pop("index", None)
@@ -85,7 +88,8 @@ def config_inputs(cls: type, *, key: str, container: Any = st) -> Any:
         elif isinstance(default, bool):
             values[f.name] = checkbox_for(cls, f.name, label, container=container, key=widget_key)
         elif isinstance(default, tuple):
-            typed = container.text_input(label, ",".join(map(str, default)), help=spec.help, key=widget_key)
+            typed = container.text_input(label, ",".join(map(str, default)), help=spec.help, key=widget_key,
+                                         persist_state="session")
             values[f.name] = int_list(typed, label)
         else:
             values[f.name] = number_for(cls, f.name, label, container=container, key=widget_key)

@@ -24,6 +24,6 @@ def preset_choice(label: str, presets: Sequence[tuple[str, Mapping[str, Any], st
         st.session_state[key] = names[0]
         _apply(by_name[names[0]][0])
     container.radio(label, names, horizontal=True, key=key,  # kept while hidden (in a tab), not re-applied
-                    on_change=lambda: _apply(by_name[st.session_state[key]][0]), persist_state="page",
+                    on_change=lambda: _apply(by_name[st.session_state[key]][0]), persist_state="session",
                     help="Fills the settings below; change any of them afterwards.")
     container.caption(by_name[st.session_state[key]][1])

@@ -5,7 +5,7 @@ tabs spent most of their reopen time drawing Plotly charts nobody was looking at
 another tab is clicked, and only the open tab's body runs.
 
 A widget in a tab body is not rendered while its tab is hidden, and Streamlit forgets the value of a widget that is
-not rendered: give such widgets `persist_state="page"` (and a key) so a value survives a look at another tab.
+not rendered: give such widgets `persist_state="session"` (and a key) so a value survives a look at another tab.
 Under AppTest, open a tab with `at.session_state[key] = label`.
 """
 from __future__ import annotations
