@@ -119,10 +119,11 @@ def decoding_rows() -> list[dict]:
     key = run_key(task, config)
     events = [int(t) for t in p.resampled.nonzero()[0]] or [0]
     last = p.genealogy.shape[0] - 1
-    selections = [(f"resampling event at token {events[0] + 1} (reference run: decoded again once)",
+    rebuilt = "" if p.has_history else " (a run stored without the history: decoded again once)"
+    selections = [(f"resampling event at token {events[0] + 1}{rebuilt}",
                    lambda: particle(handle, ParticleConfig(key, 0, events[0], -1))),
-                  (f"particle 1 at token {last + 1} (same run, history kept)",
-                   lambda: particle(handle, ParticleConfig(key, 0, last, 1)))]
+                  (f"particle 1 at token {last + 1}", lambda: particle(handle, ParticleConfig(key, 0, last, 1))),
+                  (f"particle 2 at token {events[-1] + 1}", lambda: particle(handle, ParticleConfig(key, 0, events[-1], 2)))]
     out = measure("Decoding particle", handle.display_name, selections)
     out["parent"] = (f"ASMC run ({'reference' if parent.cached else 'computed'}, {parent_s:.1f} s; stored before "
                      "the particle history was recorded)" if not p.has_history else
