@@ -7,6 +7,7 @@ shipped reference artifacts, as `make run` prepares it; torch on 2 threads (the 
 Targets (issue 44 §2): cached <= 2 s, computed <= 10 s. Writes bench/results/drilldowns_dis_dec_fp8.json.
 
     .venv/bin/python bench/drilldowns_dis_dec_fp8.py
+    DRILL_BENCH_STORE=/tmp/store.duckdb .venv/bin/python bench/drilldowns_dis_dec_fp8.py  # reuse a store
 """
 from __future__ import annotations
 
@@ -20,7 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ["DASH_STORE"] = str(Path(tempfile.mkdtemp(prefix="drill-bench-")) / "store.duckdb")
+# DRILL_BENCH_STORE: a store to reuse (e.g. one holding the gate's calibration rollouts from an earlier run, which
+# take minutes to compute once per pair); by default a fresh one
+REUSED = os.environ.get("DRILL_BENCH_STORE")
+os.environ["DASH_STORE"] = REUSED or str(Path(tempfile.mkdtemp(prefix="drill-bench-")) / "store.duckdb")
 
 import torch  # noqa: E402
 
@@ -104,7 +108,7 @@ def disagreement_rows() -> list[dict]:
     rows.append(measure("Disagreement gate at a position", pair.label,
                         [(f"position {i}", lambda i=i: gate_at(pair, GateAtConfig(traced, i, "base", gate, 0.1, cal)))
                          for i in picks]))
-    rows[-1]["parent"] = (f"calibration rollouts computed first ({cal_s:.0f} s, once per pair and setting; the page "
+    rows[-1]["parent"] = (f"calibration rollouts ({cal_s:.0f} s here; computed once per pair and setting, the page "
                           "asks before it)")
     return rows
 
@@ -119,10 +123,11 @@ def decoding_rows() -> list[dict]:
     key = run_key(task, config)
     events = [int(t) for t in p.resampled.nonzero()[0]] or [0]
     last = p.genealogy.shape[0] - 1
-    selections = [(f"resampling event at token {events[0] + 1} (reference run: decoded again once)",
+    rebuilt = "" if p.has_history else " (a run stored without the history: decoded again once)"
+    selections = [(f"resampling event at token {events[0] + 1}{rebuilt}",
                    lambda: particle(handle, ParticleConfig(key, 0, events[0], -1))),
-                  (f"particle 1 at token {last + 1} (same run, history kept)",
-                   lambda: particle(handle, ParticleConfig(key, 0, last, 1)))]
+                  (f"particle 1 at token {last + 1}", lambda: particle(handle, ParticleConfig(key, 0, last, 1))),
+                  (f"particle 2 at token {events[-1] + 1}", lambda: particle(handle, ParticleConfig(key, 0, events[-1], 2)))]
     out = measure("Decoding particle", handle.display_name, selections)
     out["parent"] = (f"ASMC run ({'reference' if parent.cached else 'computed'}, {parent_s:.1f} s; stored before "
                      "the particle history was recorded)" if not p.has_history else
@@ -138,8 +143,11 @@ def main() -> dict:
     cores = len(os.sched_getaffinity(0))
     rows = [*disagreement_rows(), *decoding_rows(), *fp8_rows()]
     return write_result(OUT, {
-        "command": ".venv/bin/python bench/drilldowns_dis_dec_fp8.py", "torch_threads": THREADS,
-        "reference_artifacts": imported.imported, "cores": cores, "load_average_start": round(load_before, 2),
+        "command": ("DRILL_BENCH_STORE=<a store with the gate's calibration rollouts> " if REUSED else "")
+        + ".venv/bin/python bench/drilldowns_dis_dec_fp8.py", "torch_threads": THREADS,
+        "reference_artifacts": imported.imported, "cores": cores,
+        "store": "reused from an earlier run (its calibration rollouts kept; drill-down artifacts removed)" if REUSED
+        else "fresh", "load_average_start": round(load_before, 2),
         "load_average_end": round(os.getloadavg()[0], 2), "targets": {"cached_s": CACHED_TARGET_S,
                                                                       "computed_s": COMPUTED_TARGET_S},
         "drilldowns": rows,

@@ -9,10 +9,13 @@ def drilldowns(ctx: Ctx) -> Body:
     t = r["targets"]
     lines = [f"Each click's backend verb, timed with its parent result already stored (the page shows it before "
              f"anything can be clicked): computed (first click on that selection) and cached (the same click again). "
-             f"A fresh store with the shipped reference artifacts, torch on {r['torch_threads']} threads on a "
+             f"Store: {r.get('store', 'fresh')}, with the shipped reference artifacts; torch on {r['torch_threads']} threads on a "
              f"{r['cores']}-core machine shared with other jobs (load average {r['load_average_start']} at the start, "
              f"{r['load_average_end']} at the end): the CPU seconds column bounds what two free cores take. "
-             f"Targets: cached ≤ {t['cached_s']:g} s, computed ≤ {t['computed_s']:g} s on 2 cores.", ""]
+             f"Targets: cached ≤ {t['cached_s']:g} s, computed ≤ {t['computed_s']:g} s on 2 cores. The first click on "
+             "a Disagreement rollout computes both models' top-k at every position of it (one forward per model), so "
+             "later clicks on that rollout only read; the gate needs its calibration rollouts once per pair and "
+             "setting (minutes; the page asks before computing them).", ""]
     rows = []
     for d in r["drilldowns"]:
         for x in d["rows"]:
