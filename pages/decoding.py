@@ -223,7 +223,9 @@ def illustration() -> None:
     (every problem, the same model) beside it."""
     rows = aggregate(handle.fingerprint)
     left, right = st.columns([2, 3]) if rows else (st.container(), None)
-    left.info(f"**Chosen for illustration.** {literal(FIRST_VIEW.evidence)}")
+    left.info(f"**Chosen for illustration.** {literal(FIRST_VIEW.evidence)} The latencies under each run are the "
+              "stored run's own, measured when it was computed (on the machine and load of that moment); the "
+              "benchmark's p95 beside it is over its own runs, so the two need not agree.")
     if right is not None:
         right.markdown(f"**The stored benchmark, every problem** ({rows[0].problems} problems, this model)")
         right.dataframe(figs.aggregate_table(rows), hide_index=True, width="stretch", key="dec-aggregate")

@@ -55,9 +55,11 @@ def examples_row() -> dict:
     if shipped:
         st.caption("**Examples**: one click loads a text to check. The marked ones carry the **demo** identity's "
                    "keys (a public demo secret: anyone can write these marks, so they prove nothing about a person).")
-        for col, example in zip(st.columns(len(shipped)), shipped):
-            col.button(example.title, key=f"wm-example-{example.name}", on_click=_load_example, args=(example,),
-                       help=example.note)
+        per_row = 2  # six buttons in one row cut their titles short ("IPMark, demo us…") at 1400 px
+        for start in range(0, len(shipped), per_row):
+            for col, example in zip(st.columns(per_row), shipped[start:start + per_row]):
+                col.button(example.title, key=f"wm-example-{example.name}", on_click=_load_example, args=(example,),
+                           help=example.note, width="stretch")
     return {e.name: e for e in shipped}
 
 

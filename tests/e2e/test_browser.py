@@ -7,6 +7,7 @@ would load and compile Streamlit's and Plotly's code again each time (the hostil
 """
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -30,6 +31,17 @@ def tab(app_url, browser):
     page.close()
 
 
+SHOTS = Path(__file__).resolve().parents[2] / "assets" / "screenshots"
+# What a page's first view is made of, whatever the model: its headings and tab labels, in order.
+OUTLINE_JS = ("() => [...document.querySelectorAll('[data-testid=\"stMain\"] :is(h1, h2, h3, [role=\"tab\"])')]"
+              ".map(e => (e.getAttribute('role') === 'tab' ? 'tab' : e.tagName.toLowerCase()) + ': ' + "
+              "e.innerText.trim()).filter(line => !line.endsWith(': '))")
+
+
+def outline_file(view) -> Path:
+    return SHOTS / f"{view.script.removesuffix('.py')}.outline.json"
+
+
 @pytest.mark.parametrize("view", [HOME, *FEATURES, *TOOLS], ids=lambda v: v.title)
 def test_page_renders_without_exception(tab, view):
     tab.show("" if view is HOME else view.url_path)
@@ -38,10 +50,17 @@ def test_page_renders_without_exception(tab, view):
     time.sleep(1.0)
     assert page.locator('[data-testid="stException"]').count() == 0, page.inner_text("body")[:2000]
     assert view.title.split()[0].lower() in page.inner_text("h1").lower() or view is HOME
+    outline = page.evaluate(OUTLINE_JS)
     if os.environ.get("DASH_SCREENSHOT_DIR"):  # `make screenshots`: a PNG encode of a tall page costs the suite CPU
         shots = Path(os.environ["DASH_SCREENSHOT_DIR"])
         shots.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(shots / f"{view.script.removesuffix('.py')}.png"), full_page=True)
+        (shots / outline_file(view).name).write_text(json.dumps(outline, indent=1, ensure_ascii=False) + "\n")
+    else:  # the README's picture of this page shows what the page shows now, or `make screenshots` is due
+        recorded = json.loads(outline_file(view).read_text()) if outline_file(view).exists() else None
+        assert outline == recorded, (f"{view.title}: the page's headings and tabs differ from those recorded with its "
+                                     f"README screenshot ({outline_file(view).name}); retake the pictures with "
+                                     f"`make screenshots`. Now: {outline}; recorded: {recorded}")
 
 
 @pytest.mark.skipif(os.environ.get("DASH_E2E_REAL_MODEL") != "1",
@@ -53,6 +72,7 @@ def test_decoding_first_view_is_labelled_beside_the_stored_aggregate(app_url, br
     page = browser.new_page(viewport={"width": 1400, "height": 2400})
     page.goto(f"{app_url}/{view.url_path}")
     wait_until_idle(page)
+    server.wait_for_charts(page, 60)  # tables and charts load their code after the script has run
     body = page.inner_text("body")
     assert "Chosen for illustration" in body, body[:2000]
     assert "The stored benchmark, every problem (160 problems" in body  # its table is drawn on a canvas
