@@ -11,6 +11,7 @@ import importlib
 import io
 import os
 import pkgutil
+import typing
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -64,8 +65,14 @@ def _value_for(field: dataclasses.Field, default):
     return st.just(default)  # nested configs and containers keep their (valid) default
 
 
-def _required_value(field: dataclasses.Field):
+def _required_value(field: dataclasses.Field, resolved=None):
+    """A required field's values: hostile ones of its type, or valid-or-refused instances of a nested dataclass (a
+    drill-down's config holds its parent's, e.g. a trace or a run key)."""
+    if dataclasses.is_dataclass(resolved):
+        return _instances(resolved)
     hint = str(field.type)
+    if hint == "bool":
+        return st.booleans()
     if "int" in hint and "str" not in hint:
         return NUMBERS
     if "float" in hint:
@@ -75,16 +82,34 @@ def _required_value(field: dataclasses.Field):
     return None
 
 
-def _kwargs(cls: type):
+def _instances(cls: type):
+    """Instances of a nested dataclass: its defaults kept (its own fields are fuzzed as its own config), its required
+    fields fuzzed; a combination it refuses (UserError) is skipped."""
+    inner = _kwargs(cls, vary_defaults=False)
+    if inner is None:
+        return None
+
+    def build(kwargs):
+        try:
+            return cls(**kwargs)
+        except UserError:
+            return None
+
+    return inner.map(build).filter(lambda value: value is not None)
+
+
+def _kwargs(cls: type, vary_defaults: bool = True):
     fields = {}
+    hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         if not f.init:
             continue
         if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
             default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-            fields[f.name] = st.one_of(st.just(default), _value_for(f, default))
+            fields[f.name] = (st.one_of(st.just(default), _value_for(f, default)) if vary_defaults
+                              else st.just(default))
         else:
-            value = _required_value(f)
+            value = _required_value(f, hints.get(f.name))
             if value is None:
                 return None
             fields[f.name] = value

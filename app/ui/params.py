@@ -35,7 +35,9 @@ def number_for(cls: type, name: str, label: str, *, container: Any = st, **overr
         if high is not None:
             kwargs["max_value"] = type(default)(high)
     kwargs.update(overrides)
-    return container.number_input(label, **_state_wins(kwargs))
+    value = container.number_input(label, **_state_wins(kwargs))
+    # a value restored after a visit elsewhere (persist_state) can come back as a float: keep the field's type
+    return int(value) if isinstance(default, int) and not isinstance(default, bool) and value is not None else value
 
 
 def slider_for(cls: type, name: str, label: str, *, container: Any = st, **overrides: Any):
@@ -46,7 +48,8 @@ def slider_for(cls: type, name: str, label: str, *, container: Any = st, **overr
     kwargs: dict[str, Any] = {"min_value": type(default)(low), "max_value": type(default)(high), "value": default,
                               "help": spec.help}
     kwargs.update(overrides)
-    return container.slider(label, **_state_wins(kwargs))
+    value = container.slider(label, **_state_wins(kwargs))
+    return int(value) if isinstance(default, int) and not isinstance(default, bool) and value is not None else value
 
 
 def select_for(cls: type, name: str, label: str, *, labels: dict[str, str] | None = None, container: Any = st,

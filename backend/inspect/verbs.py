@@ -15,26 +15,24 @@ from backend.store import Computed, ModelRef, cached
 FEATURE = "inspect"
 
 
+def _cached(handle, action: str, config, compute, version: str, progress: Progress):
+    """One verb: the computation on the handle's model and tokenizer, through the store."""
+    return cached(FEATURE, action, ModelRef.of(handle), config,
+                  lambda: compute(handle.model, handle.tokenizer, config, progress), code_version=version)
+
+
 def lens(handle, config: LensConfig = LensConfig(), progress: Progress = silent) -> Computed[LensResult]:
-    return cached(FEATURE, "lens", ModelRef.of(handle), config,
-                  lambda: compute_lens(handle.model, handle.tokenizer, config, progress),
-                  code_version=LENS_VERSION)
+    return _cached(handle, "lens", config, compute_lens, LENS_VERSION, progress)
 
 
 def dla(handle, config: DlaConfig = DlaConfig(), progress: Progress = silent) -> Computed[DlaResult]:
-    return cached(FEATURE, "dla", ModelRef.of(handle), config,
-                  lambda: compute_dla(handle.model, handle.tokenizer, config, progress),
-                  code_version=DLA_VERSION)
+    return _cached(handle, "dla", config, compute_dla, DLA_VERSION, progress)
 
 
-def attention(handle, config: AttentionConfig = AttentionConfig(), progress: Progress = silent
-              ) -> Computed[AttentionResult]:
-    return cached(FEATURE, "attention", ModelRef.of(handle), config,
-                  lambda: compute_attention(handle.model, handle.tokenizer, config, progress),
-                  code_version=ATTENTION_VERSION)
+def attention(handle, config: AttentionConfig = AttentionConfig(),
+              progress: Progress = silent) -> Computed[AttentionResult]:
+    return _cached(handle, "attention", config, compute_attention, ATTENTION_VERSION, progress)
 
 
 def head(handle, config: HeadConfig = HeadConfig(), progress: Progress = silent) -> Computed[HeadResult]:
-    return cached(FEATURE, "head", ModelRef.of(handle), config,
-                  lambda: compute_head(handle.model, handle.tokenizer, config, progress),
-                  code_version=ATTENTION_VERSION)
+    return _cached(handle, "head", config, compute_head, ATTENTION_VERSION, progress)

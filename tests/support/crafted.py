@@ -58,21 +58,7 @@ def docx_many_parts(parts: int = 5000) -> bytes:
 def pdf_pages(pages: int = 5000, text: str = "One line of text on every page.") -> bytes:
     """A PDF of `pages` pages that all share one small content stream."""
     stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-    kids = " ".join(f"{5 + i} 0 R" for i in range(pages)).encode()
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % pages,
-               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
-    objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
-                b"/Resources << /Font << /F1 4 0 R >> >> >>"] * pages
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for i, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return _shared_stream_pdf(pages, stream)
 
 
 _W_NS = b'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
@@ -138,9 +124,15 @@ def pdf_operator_bomb(pages: int = 499, operators: int = 900_000) -> bytes:
 
     # one text operator at the end: pypdf parses only a stream that can give text
     stream = zlib.compress(b"q Q\n" * (operators // 2) + b"BT /F1 12 Tf 72 720 Td (x) Tj ET\n", 9)
+    return _shared_stream_pdf(pages, stream, flate=True)
+
+
+def _shared_stream_pdf(pages: int, stream: bytes, flate: bool = False) -> bytes:
+    """A PDF of `pages` pages that all draw the one content stream `stream` (Flate-compressed when `flate`)."""
     kids = " ".join(f"{5 + i} 0 R" for i in range(pages)).encode()
+    header = b"<< /Length %d /Filter /FlateDecode >>" if flate else b"<< /Length %d >>"
     objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % pages,
-               b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+               header % len(stream) + b"\nstream\n" + stream + b"\nendstream",
                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
     objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
                 b"/Resources << /Font << /F1 4 0 R >> >> >>"] * pages
