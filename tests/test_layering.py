@@ -144,3 +144,17 @@ def test_no_product_text_names_a_benchmark_script():
                       if isinstance(node, ast.Constant) and isinstance(node.value, str) and "bench/" in node.value
                       and id(node) not in docstrings]
     assert not offenders, offenders
+
+
+# The watermark methods that are transformers' own (its WatermarkingConfig / SynthIDTextWatermarkingConfig and their
+# detectors): their adapters are the only modules outside backend/models that may import transformers.
+TRANSFORMERS_ADAPTERS = {"backend/watermark/hf_kgw/config.py", "backend/watermark/hf_kgw/detect.py",
+                         "backend/watermark/synthid/config.py"}
+
+
+def test_only_the_models_package_and_the_library_watermark_adapters_import_transformers():
+    offenders = sorted({str(p.relative_to(ROOT)) for p in _files("backend") for e in imports_of(p)
+                        if e.imported.split(".")[0] == "transformers"
+                        and not str(p.relative_to(ROOT)).startswith("backend/models/")
+                        and str(p.relative_to(ROOT)) not in TRANSFORMERS_ADAPTERS})
+    assert not offenders, offenders
