@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from backend.errors import UserError
+from backend.models.locks import model_lock
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,11 @@ def attention_qk_states(model: nn.Module, layer: int, residual: torch.Tensor) ->
     """Queries `[batch, heads, seq, head_dim]` and keys `[batch, kv_heads, seq, head_dim]` of a layer, computed with
     the model's own modules (input norm, projections, QK-norm, rotary) from the layer's input `[batch, seq, hidden]`.
     Keys are not expanded to the query heads; positions are 0..seq-1 (no padding)."""
+    with model_lock(model):  # the model's own modules run here: under its lock, like every forward
+        return _qk_states(model, layer, residual)
+
+
+def _qk_states(model: nn.Module, layer: int, residual: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     import sys
 
     attn, info = attention_module(model, layer), arch_info(model)
