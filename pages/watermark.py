@@ -8,7 +8,7 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.numbers import readable
-from app.ui.watermark_sentence import sentence_drilldown, sentence_table
+from app.ui.watermark_sentence import sentence_drilldown, sentence_table, token_drilldown
 from app.ui.params import config_inputs, number_for, select_for
 from app.ui.run import duration, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
@@ -179,6 +179,10 @@ def detect_tab() -> None:
                                    delta_color="off")
             st.plotly_chart(figs.level_evidence(found), width="stretch", key="wm-levels")
             st.markdown(figs.highlighted(found.pieces), unsafe_allow_html=True)
+            if not method.identifies_users and found.pieces:  # token-level methods: each token opens on a click
+                clicked_token = st.plotly_chart(figs.token_strip(found.pieces), width="stretch", key="wm-tokens",
+                                                on_select="rerun", selection_mode="points")
+                token_drilldown(found.pieces, clicked_token)
             if method.identifies_users:  # sentences carry the model or the user key: show which, and their bits
                 st.caption(("Green: both bits 1 · pale green: one bit · red: none · grey: too short to carry bits. "
                             if found.flagged else "Not flagged: no sentence is coloured as evidence (the bits under "

@@ -64,6 +64,26 @@ def sentence_contributions(rows) -> go.Figure:
                              yaxis_title="contribution", yaxis_range=[0, 1.05], title="Per-sentence contribution")
 
 
+MARK_WORDS = {"strong": "evidence (green / most keys' g-value 1)", "weak": "some evidence", "miss": "no evidence",
+              "unscored": "not scored (context too short, or a repeat)", "neutral": "scored; the text is not flagged"}
+
+
+def token_strip(pieces) -> go.Figure:
+    """One cell per scored piece of a token-level method (KGW, transformers' KGW, SynthID), coloured by its mark;
+    customdata[0] is the piece's position, what a click selects."""
+    scored = [(i, text, mark, tip) for i, (text, mark, tip) in enumerate(pieces) if mark]
+    if not scored:
+        return _empty("No scored tokens", height=120)
+    fig = go.Figure(go.Bar(
+        x=list(range(1, len(scored) + 1)), y=[1] * len(scored),
+        marker_color=[MARK_COLOURS[m] if m != "neutral" else "#dddddd" for _, _, m, _ in scored],
+        customdata=[[i, plot_label(text), MARK_WORDS.get(m, m), plot_label(tip)] for i, text, m, tip in scored],
+        hovertemplate="token %{x}: %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}<br>click for its "
+                      "details<extra></extra>"))
+    return fig.update_layout(height=140, margin=dict(t=30, b=10), bargap=0.05, yaxis_visible=False,
+                             xaxis_title="scored token", title="Per-token evidence · click a token")
+
+
 def highlighted(pieces) -> str:
     """HTML: the detected text, each scored piece (sentence or token) shaded by its mark: green strong,
     pale one bit, red none, grey unscored. The text is user data: no tag, no markdown, no blank line that

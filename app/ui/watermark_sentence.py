@@ -10,6 +10,7 @@ from app.ui.selection import remember_click
 from app.ui.text import literal
 
 PICK = "wm-sentence-pick"
+TOKEN_PICK = "wm-token-pick"
 
 
 def sentence_table(units) -> pd.DataFrame:
@@ -38,3 +39,22 @@ def sentence_drilldown(units, event) -> None:
                                                                "messages were already counted at this level.")
         if row.repeated:
             st.caption("Its messages repeat an earlier sentence's at this level: counted once, there.")
+
+
+def token_drilldown(pieces, event) -> None:
+    """A click on the token strip opens that token: its text, its mark in words, what the method says of it (the
+    g-values over the keys, or green / not green) and the token before it, which seeds its green list."""
+    from app.figures.watermark import MARK_WORDS
+
+    chosen = remember_click(st.session_state, TOKEN_PICK, event, (len(pieces),))
+    if chosen is None:
+        return
+    i = chosen[0]
+    text, mark, tip = pieces[i]
+    before = next((pieces[j][0] for j in range(i - 1, -1, -1) if pieces[j][0].strip()), "")
+    with st.container(border=True):
+        st.markdown(f"**Token** “{literal(text.strip() or repr(text))}” · {MARK_WORDS.get(mark, mark)}")
+        if tip:
+            st.caption(literal(tip))
+        st.caption("Seeded by the text before it (its green list, or its g-values' context): "
+                   f"“{literal(before.strip()[-40:] or '(start of the text)')}”")

@@ -148,3 +148,19 @@ def test_a_clicked_sentence_opens_its_evidence_and_numbers_agree(one_identity):
     first = table["text"].iloc[0]
     assert any(m.value.startswith("**Sentence 1**") for m in at.markdown)
     assert any(m.label == "Semantic bit" for m in at.metric) or any("Too short" in c.value for c in at.caption), first
+
+
+def test_a_clicked_token_of_a_token_level_method_opens_its_evidence(one_identity):
+    """KGW-type methods: a strip of the scored tokens; a click (kept under wm-token-pick) opens the token, its mark
+    in words and the text that seeds it."""
+    from app.ui.watermark_sentence import TOKEN_PICK
+
+    at = run_page("watermark.py")
+    at.selectbox(key="wm-detect-method").set_value("hf-kgw").run()
+    assert not at.exception
+    assert "wm-tokens" in {c.key for c in plotly_charts(at)}
+    at.session_state[TOKEN_PICK] = (3,)
+    at.run()
+    assert not at.exception
+    assert any(m.value.startswith("**Token**") for m in at.markdown)
+    assert any(c.value.startswith("Seeded by the text before it") for c in at.caption)
