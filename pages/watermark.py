@@ -8,7 +8,7 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.numbers import readable
-from app.ui.watermark_sentence import sentence_drilldown, sentence_table, token_drilldown
+from app.ui.watermark_sentence import candidates_view, sentence_drilldown, sentence_table, token_drilldown
 from app.ui.params import config_inputs, number_for, select_for
 from app.ui.run import duration, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
@@ -281,6 +281,8 @@ def generate_tab() -> None:
                 if done is not None:
                     box.markdown(done.value.text)
                     if meth != BASELINE:  # the Detect tab opens on this text, its method and its key
+                        with column:
+                            candidates_view(done.value)
                         st.session_state.update({"wm-text": done.value.text, "wm-source": "Paste",
                                                  "wm-detect-method": meth})
                         if chosen.needs_identity_to_detect:

@@ -58,3 +58,20 @@ def token_drilldown(pieces, event) -> None:
             st.caption(literal(tip))
         st.caption("Seeded by the text before it (its green list, or its g-values' context): "
                    f"“{literal(before.strip()[-40:] or '(start of the text)')}”")
+
+
+def candidates_table(sentences) -> pd.DataFrame:
+    """Every candidate each generated sentence was chosen among (IPMark's B), the chosen one marked."""
+    rows = [{"sentence": sent.index + 1, "candidate": k + 1, "chosen": text == sent.text,
+             "level": sent.level if text == sent.text else "", "text": text}
+            for sent in sentences for k, text in enumerate(sent.candidates)]
+    return pd.DataFrame(rows, columns=["sentence", "candidate", "chosen", "level", "text"])
+
+
+def candidates_view(generation) -> None:
+    """For text generated here: what each sentence was chosen among (kept with the generation)."""
+    table = candidates_table(generation.sentences)
+    if table.empty:
+        return
+    with st.expander(f"The candidates each sentence was chosen among ({len(generation.sentences)} sentences)"):
+        st.dataframe(table, hide_index=True, width="stretch")

@@ -233,6 +233,7 @@ class ChosenSentence:
     n_candidates: int
     quality: float
     ended: str
+    candidates: tuple[str, ...] = ()  # the sentences it was chosen among, when there were several (IPMark's B)
 
 
 @dataclass(frozen=True)
@@ -265,7 +266,8 @@ def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
         if not cand.raw.strip():  # the model chose to stop (EOS right away): nothing to add
             break
         sentence = ChosenSentence(index=i, text=cand.text, level=pick.level, sem_bit=pick.sem_bit, syn_bit=pick.syn_bit,
-                                  tier=pick.tier, n_candidates=n, quality=round(cand.quality(), 4), ended=cand.ended)
+                                  tier=pick.tier, n_candidates=n, quality=round(cand.quality(), 4), ended=cand.ended,
+                                  candidates=tuple(c.text for c in candidates) if n > 1 else ())
         chosen.append(sentence)
         text += cand.raw
         tail = cand.raw

@@ -164,3 +164,15 @@ def test_a_clicked_token_of_a_token_level_method_opens_its_evidence(one_identity
     assert not at.exception
     assert any(m.value.startswith("**Token**") for m in at.markdown)
     assert any(c.value.startswith("Seeded by the text before it") for c in at.caption)
+
+
+def test_a_generated_ipmark_text_shows_the_candidates_each_sentence_was_chosen_among(one_identity):
+    at = open_tab(run_page("watermark.py"), "wm-tab", "Generate")
+    at.selectbox(key="wm-gen-method").set_value("ipmark").run()
+    at.number_input(key="wm-gen-sentences-ipmark").set_value(1)
+    at.number_input(key="wm-gen-candidates").set_value(2)
+    next(b for b in at.button if "Generate" in b.label).click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = next(df.value for df in at.dataframe if "candidate" in df.value.columns)
+    assert len(table) == 2 and table["chosen"].sum() == 1
