@@ -18,3 +18,14 @@ def never_ask_unless_marked(request, monkeypatch):
 
     if request.node.get_closest_marker("asks_before_computing") is None:
         monkeypatch.setattr(run, "ASK_OVER_S", run.NEVER_ASK)  # pages read it from the module at each run
+
+
+@pytest.fixture
+def exposed():
+    """The server listens on every interface (make run DASH_ADDRESS=0.0.0.0): the page treats its user as remote."""
+    from streamlit import config
+
+    before = config.get_option("server.address")
+    config.set_option("server.address", "0.0.0.0")
+    yield
+    config.set_option("server.address", before)

@@ -5,7 +5,6 @@ import html
 import json
 
 import pytest
-from streamlit import config
 
 from tests.app.helpers import open_tab, run_page
 
@@ -19,15 +18,6 @@ def registry(tmp_path, monkeypatch):
 
     model = identities.add_model("evil-model\u202eko")
     return identities, model.address
-
-
-@pytest.fixture
-def exposed():
-    """The server listens on every interface (make run DASH_ADDRESS=0.0.0.0)."""
-    before = config.get_option("server.address")
-    config.set_option("server.address", "0.0.0.0")
-    yield
-    config.set_option("server.address", before)
 
 
 def _users(identities, model: int) -> int:

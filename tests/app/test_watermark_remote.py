@@ -3,7 +3,6 @@ verdict under a registered identity's key, and generates only with the demo iden
 import html
 
 import pytest
-from streamlit import config
 
 from tests.app.helpers import open_tab, run_page
 
@@ -21,14 +20,6 @@ def registry(tmp_path, monkeypatch):
     identities.add_user(model.address, "alice")
     demo.add_demo()
     return model.address
-
-
-@pytest.fixture
-def exposed():
-    before = config.get_option("server.address")
-    config.set_option("server.address", "0.0.0.0")
-    yield
-    config.set_option("server.address", before)
 
 
 def _detect(address: int):
