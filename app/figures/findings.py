@@ -61,6 +61,7 @@ def fp8_finding(result) -> str:
         return (f"An observed logit exceeds its bound (layer {layer}, head {head}: {peak:.0%} of it): the bound is "
                 "violated, which would be a bug.")
     headroom = float(np.log2(1 / peak)) if peak > 0 else float("inf")
-    return (f"Real logits use at most {peak:.1%} of their guaranteed bound (layer {layer}, head {head}); no observed "
-            f"logit exceeds its bound, and a scale taken from the bound leaves about {headroom:.1f} bits of the "
-            "FP8 range unused at that head.")
+    return (f"Per head, real logits reach at most {peak:.1%} of that head's guaranteed bound (layer {layer}, head "
+            f"{head}; the utilisation above is per layer, against the layer's bound); no observed logit exceeds its "
+            f"bound, and a scale taken from the head's bound would leave about {headroom:.1f} bits of the FP8 range "
+            "unused there.")

@@ -39,5 +39,5 @@ def test_fp8_finding_names_the_peak_and_where():
     bound = np.full((2, 3), 10.0)
     observed = np.array([[1.0, 2.0, 1.0], [5.0, 1.0, 1.0]])
     text = fp8_finding(SimpleNamespace(observed=observed, bound=bound))
-    assert "at most 50.0% of their guaranteed bound (layer 1, head 0)" in text and "1.0 bits" in text
+    assert "at most 50.0% of that head's guaranteed bound (layer 1, head 0;" in text and "1.0 bits" in text
     assert "No sample text" in fp8_finding(SimpleNamespace(observed=np.full((2, 3), np.nan), bound=bound))
