@@ -207,10 +207,14 @@ WITHHELD_NOTE = ("This server is reachable from other machines and you do not ho
 
 
 # ---------------------------------------------------------------- generate
+def ranks_candidates(method) -> bool:
+    """Whether a method chooses among several sampled candidates (its config declares how many: IPMark's B)."""
+    return method.config is not None and "n_candidates" in method.config.__dataclass_fields__
+
+
 def _expected_text(handle, method: str, candidates: int, sentences: int) -> str:
     """'expected about N s (basis)': a measured estimate is taken once per model, method and candidate count."""
-    config = METHODS.get(method).config  # methods that choose among candidates declare how many in their config
-    rows = candidates if config is not None and "n_candidates" in config.__dataclass_fields__ else 1
+    rows = candidates if ranks_candidates(METHODS.get(method)) else 1
     key = ("wm-estimate", handle.fingerprint, method, rows)
     if key not in st.session_state:
         st.session_state[key] = guarded(lambda: expected_seconds(handle, method, rows, 1))
@@ -234,7 +238,6 @@ def generate_tab() -> None:
         gmethod = select_for(GenerateRequest, "method", "Method", labels=METHODS.labels(), options=watermark_names(),
                              key="wm-gen-method")
         chosen = METHODS.get(gmethod)
-        ranks_candidates = chosen.config is not None and "n_candidates" in chosen.config.__dataclass_fields__
         with st.form("wm-generate"):
             gprompt = st.text_area("Prompt", "Describe a rainy day in a big city.", key="wm-prompt",
                                    persist_state="session",
@@ -247,7 +250,7 @@ def generate_tab() -> None:
                                 help=f"{chosen.label} is flagged by its own detector at about "
                                      f"{chosen.sentences_to_flag} sentences on the embedded model; fewer may not be.")
             b = number_for(IPMarkConfig, "n_candidates", "B (candidates)", container=c3, max_value=32,
-                           key="wm-gen-candidates") if ranks_candidates else 1
+                           key="wm-gen-candidates") if ranks_candidates(chosen) else 1
             with_plain = c4.checkbox("Also unwatermarked", value=False, key="wm-gen-plain", persist_state="session",
                                      help="Write the same prompt without a watermark beside it (doubles the time).")
             gsettings = method_settings("wm-gen")
