@@ -40,11 +40,11 @@ def eligible(decoder: IncrementalDecoder) -> bool:
 
 @torch.no_grad()
 def greedy_in_chunks(decoder: IncrementalDecoder, max_new_tokens: int, stops: Sequence[int],
-                     lookahead: int = LOOKAHEAD, on_step: Callable[[int], None] | None = None
+                     lookahead: int | None = None, on_step: Callable[[int], None] | None = None
                      ) -> tuple[list[int], int]:
     """Greedy tokens (up to and including a stop id) from an eligible prefilled decoder, and the number of
     checking forwards. The decoder is spent afterwards (its cache may hold a guess past a stop)."""
-    stop = set(stops)
+    stop, lookahead = set(stops), lookahead or LOOKAHEAD
     draft = IncrementalDecoder(reduced_copy(decoder.model, "int8", round_head=True), lock_model=decoder.lock_model)
     draft.prefill(decoder.tokens)
     pending: list[int] = []  # tokens written that the draft has not read yet
