@@ -38,52 +38,73 @@ def eligible(decoder: IncrementalDecoder) -> bool:
             and bool(layers) and all(type(layer) is DynamicLayer for layer in layers))
 
 
+def repeated(history: Sequence[int], k: int, longest: int = 3) -> list[int]:
+    """Up to k tokens that followed the latest earlier occurrence of the last n tokens of `history` (n = longest
+    down to 2): text often repeats its prompt or itself, and such guesses cost no forward at all."""
+    for n in range(longest, 1, -1):
+        if len(history) <= n:
+            continue
+        tail = list(history[-n:])
+        for j in range(len(history) - n - 1, -1, -1):
+            if list(history[j:j + n]) == tail:
+                return list(history[j + n:j + n + k])
+    return []
+
+
+def _guess_with_draft(draft: IncrementalDecoder, unread: list[int], k: int) -> list[int]:
+    """k greedy guesses of the draft after reading `unread`; the draft reads every guess but the last."""
+    guesses, feed = [], unread
+    for _ in range(k):
+        guesses.append(int(draft.extend(torch.tensor([feed]))[0].argmax()))
+        feed = guesses[-1:]
+    return guesses
+
+
 @torch.no_grad()
 def greedy_in_chunks(decoder: IncrementalDecoder, max_new_tokens: int, stops: Sequence[int],
                      lookahead: int | None = None, on_step: Callable[[int], None] | None = None
                      ) -> tuple[list[int], int]:
     """Greedy tokens (up to and including a stop id) from an eligible prefilled decoder, and the number of
-    checking forwards. The decoder is spent afterwards (its cache may hold a guess past a stop)."""
+    checking forwards. The decoder is spent afterwards (its cache may hold a guess past a stop).
+
+    Guesses come from the text itself when its last tokens occurred before (`repeated`), else from the draft."""
     stop, lookahead = set(stops), lookahead or LOOKAHEAD
     draft = IncrementalDecoder(reduced_copy(decoder.model, "int8", round_head=True), lock_model=decoder.lock_model)
     draft.prefill(decoder.tokens)
-    pending: list[int] = []  # tokens written that the draft has not read yet
+    history = decoder.tokens[0].tolist()
+    unread: list[int] = []  # tokens written that the draft has not read yet
     out: list[int] = []
     passes = 0
-    while True:
-        x = int(decoder.logits[0].argmax())
-        out.append(x)
+
+    def write(token: int) -> bool:  # True when the row ends here
+        out.append(token)
+        history.append(token)
         if on_step is not None:
             on_step(len(out) - 1)
-        if x in stop or len(out) >= max_new_tokens:
-            break
-        guesses: list[int] = []
-        feed = pending + [x]
-        for _ in range(min(lookahead, max_new_tokens - len(out))):
-            logits = draft.extend(torch.tensor([feed]))
-            guess = int(logits[0].argmax())
-            guesses.append(guess)
-            feed = [guess]
-        pending = feed  # the last guess was never read by the draft
+        return token in stop or len(out) >= max_new_tokens
+
+    while not write(int(decoder.logits[0].argmax())):
+        x, k = out[-1], min(lookahead, max_new_tokens - len(out))
+        unread.append(x)
+        guesses = repeated(history, k)
+        from_draft = not guesses
+        if from_draft:
+            guesses = _guess_with_draft(draft, unread, k)
+            unread = []
         checked = decoder.extend_all(torch.tensor([[x, *guesses]]))
         passes += 1
         choice = checked.argmax(-1).tolist()  # the reference model's token after x, after guess 1, ...
         kept = 0
         while kept < len(guesses) and guesses[kept] == choice[kept]:
             kept += 1
-        for token in guesses[:kept]:
-            out.append(token)
-            if on_step is not None:
-                on_step(len(out) - 1)
-            if token in stop:
-                break
-        if out[-1] in stop:
+        if any(write(token) for token in guesses[:kept]):
             break
         rejected = len(guesses) - kept
         decoder.drop_last(rejected, checked[kept:kept + 1].clone())
-        if rejected:  # the draft read every guess but the last: forget those not kept
+        if not from_draft:
+            unread += guesses[:kept]
+        elif rejected:  # the draft read every guess but the last: forget those not kept
             draft.drop_last(rejected - 1)
-            pending = []
-        if len(out) >= max_new_tokens:
-            break
+        else:
+            unread = guesses[-1:]
     return out, passes

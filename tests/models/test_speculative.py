@@ -40,6 +40,7 @@ def test_fewer_checking_forwards_when_the_draft_agrees(tiny_handle, monkeypatch)
     if not speculative.eligible(kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 1)):
         return
     monkeypatch.setattr(speculative, "reduced_copy", lambda model, precision, round_head=False: model)
+    monkeypatch.setattr(speculative, "repeated", lambda history, k: [])  # every guess from the draft
     fast = _greedy(tiny_handle, 21, (), True, 4, monkeypatch)
     assert torch.equal(fast.tokens, _greedy(tiny_handle, 21).tokens)
     assert fast.forward_passes == 1 + 4  # prefill, then 4 checks of x + 4 guesses = 20 tokens, and the 21st
@@ -52,3 +53,11 @@ def test_hooked_model_takes_the_step_by_step_loop(tiny_handle):
         assert not speculative.eligible(decoder)
         steered = kernel.decode(decoder, kernel.greedy_policy, 8, speculate=True)
         assert steered.forward_passes == 8  # one forward a token: the hook saw every step alone
+
+
+def test_repeated_text_guesses_what_followed_its_last_tokens():
+    assert speculative.repeated([5, 6, 7, 8, 9, 1, 6, 7], 3) == [8, 9, 1]  # "6 7" seen before: what came next
+    assert speculative.repeated([1, 2, 3, 9, 2, 3, 4, 1, 2, 3], 2) == [9, 2]  # the longest tail first
+    assert speculative.repeated([7, 1, 2, 5, 1, 2, 6, 3, 1, 2], 2) == [6, 3]  # then the latest occurrence
+    assert speculative.repeated([1, 2, 3, 4], 3) == []
+    assert speculative.repeated([1, 2, 1, 2], 5) == [1, 2]  # never past the end of the history
