@@ -24,7 +24,8 @@ from backend.watermark.evaluation import EvalConfig, evaluate
 from backend.watermark.sampling import SamplingConfig
 from tests.mt.conftest import TINY_TSV
 
-MODELS = ("tiny-llama", "tiny-qwen2", "tiny-qwen3")  # qwen3: the q/k norms the FP8 observed logits run
+# qwen3 and gemma3: the q/k norms the FP8 observed logits run; gemma3: the post-norms DLA runs the MLP for
+MODELS = ("tiny-llama", "tiny-qwen2", "tiny-qwen3", "tiny-gemma3")
 PAIR = ["--base", "tiny-llama", "--reasoning", "tiny-qwen2"]
 QUESTION = "Ava has 3 apples and gets 4 more. How many now?"
 PROMPT = "The cat sat on the mat"
@@ -44,7 +45,10 @@ CLI = {  # verb -> its command line ({file} names a file of FILES, {identity} th
     "inspect dla": ["inspect", "dla", "--prompt", PROMPT, "--model", "tiny-llama", "--target", "a"],
     "inspect attention": ["inspect", "attention", "--prompt", PROMPT, "--model", "tiny-llama", "--layer", "1"],
     "inspect head": ["inspect", "head", "--prompt", PROMPT, "--model", "tiny-llama", "--layer", "0", "--top-k", "3"],
+    "inspect dla gemma3": ["inspect", "dla", "--prompt", PROMPT, "--model", "tiny-gemma3"],
+    "inspect head gemma3": ["inspect", "head", "--prompt", PROMPT, "--model", "tiny-gemma3", "--layer", "1"],
     "fp8 bounds": ["fp8", "bounds", "--model", "tiny-qwen3", "--texts", "1", "--max-tokens", "16"],
+    "fp8 bounds gemma3": ["fp8", "bounds", "--model", "tiny-gemma3", "--texts", "1", "--max-tokens", "16"],
     "fp8 head": ["fp8", "head", "--model", "tiny-llama", "--layer", "1", "--head", "2", "--texts", "1",
                  "--max-tokens", "16"],
     "fp8 simulate": ["fp8", "simulate", "--model", "tiny-llama", "--steps", "4", "--spike-step", "2", "--texts", "1",
@@ -101,7 +105,7 @@ PAGE = {  # verbs only a page calls (or the CLI calls with settings too large fo
     "watermark estimate (page)": lambda: expected_seconds(load("tiny-llama"), "kgw", 3, 1),
     "watermark evaluate": lambda: evaluate(load("tiny-llama"), EvalConfig(
         n_prompts=1, n_users=1, sampling=SamplingConfig(max_sentences=1, max_sentence_tokens=8),
-        attacks=(("lm_paraphrase", 1.0),))),
+        attacks=(("lm_paraphrase", 1.0),), methods=("kgw",))),  # IPMark's detection: its own verb above
 }
 # verbs that read weights or text only: no forward at all (kept true here, so a forward they gain is checked)
 NO_FORWARD = {"fp8 concentration", "watermark detect kgw", "watermark detect hf-kgw", "watermark detect synthid"}
