@@ -21,6 +21,8 @@ from backend.models.locks import model_lock
 from backend.watermark import demo
 from backend.watermark.estimate import expected_seconds
 from backend.watermark.evaluation import EvalConfig, evaluate
+from backend.watermark.generation import generate, make_request
+from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.sampling import SamplingConfig
 from tests.mt.conftest import TINY_TSV
 
@@ -90,9 +92,8 @@ CLI = {  # verb -> its command line ({file} names a file of FILES, {identity} th
     "disagree eopd": ["disagree", "eopd", "--n", "1", "--difficulty", "1", *PAIR, "--max-new-tokens", "4"],
     "disagree learnability": ["disagree", "learnability", *PAIR, "--n", "2", "--max-new-tokens", "4",
                               "--sketch-dim", "0", "--layers", "1"],
-    **{f"watermark generate {method}": ["watermark", "generate", "Say hi.", "--method", method, "--identity",
-                                        "{identity}", "--model-id", "tiny-llama", "--sentences", "1",
-                                        "--candidates", "2"] for method in WATERMARKS},
+    "watermark generate": ["watermark", "generate", "Say hi.", "--method", "none", "--model-id", "tiny-llama",
+                           "--sentences", "1"],
     **{f"watermark detect {method}": ["watermark", "detect", "--method", method, "--text", TEXT, "--identity",
                                       "{identity}", "--model-id", "tiny-llama"] for method in WATERMARKS[:-1]},
     "watermark detect (every method)": ["watermark", "detect", "--text", OTHER_TEXT, "--model-id", "tiny-llama"],
@@ -102,6 +103,9 @@ CLI = {  # verb -> its command line ({file} names a file of FILES, {identity} th
                        "tiny-llama"],
 }
 PAGE = {  # verbs only a page calls (or the CLI calls with settings too large for this test), called as it does
+    **{f"watermark generate {method} (page)": lambda method=method: generate(load("tiny-llama"), make_request(
+        "Say hi.", method, *demo.first_try_identity(), SamplingConfig(max_sentences=1, max_sentence_tokens=8),
+        IPMarkConfig(n_candidates=2))) for method in WATERMARKS},
     "watermark estimate (page)": lambda: expected_seconds(load("tiny-llama"), "kgw", 3, 1),
     "watermark evaluate": lambda: evaluate(load("tiny-llama"), EvalConfig(
         n_prompts=1, n_users=1, sampling=SamplingConfig(max_sentences=1, max_sentence_tokens=8),
@@ -112,7 +116,7 @@ NO_FORWARD = {"fp8 concentration", "watermark detect kgw", "watermark detect hf-
 
 
 class Forwards:
-    """Every module forward of the instrumented models: counts per (verb, model), and those run without the lock."""
+    """Every module forward of the instrumented models: a count per verb, and the modules run without the lock."""
 
     def __init__(self) -> None:
         self.owners: dict[int, tuple] = {}  # id(module) -> (model id, module name, whether this thread holds the lock)
@@ -161,15 +165,18 @@ def forwards(tmp_path_factory):
             hook.remove()
 
 
-def test_the_record_sees_a_forward_outside_the_lock(forwards):
+def test_the_record_tells_a_forward_outside_the_lock_from_one_inside(forwards):
     record, _ = forwards
+    model, ids = load("tiny-llama").model, torch.tensor([[1, 2, 3]])
+    record.verb = "a forward under the lock"
+    with model_lock(model):
+        model(input_ids=ids)
+    assert record.ran.pop(record.verb) > 0 and record.verb not in record.unlocked
     record.verb = "a bare forward"
-    load("tiny-llama").model(input_ids=torch.tensor([[1, 2, 3]]))
-    with model_lock(load("tiny-llama").model):
-        load("tiny-llama").model(input_ids=torch.tensor([[1, 2, 3]]))
+    model(input_ids=ids)
+    assert record.ran.pop(record.verb) > 0
     assert {"tiny-llama: (the whole model)", "tiny-llama: lm_head", "tiny-llama: model.norm"} <= \
-        record.unlocked.pop("a bare forward")
-    assert record.ran.pop("a bare forward") > 0
+        record.unlocked.pop(record.verb)
 
 
 @pytest.mark.parametrize("verb", [*CLI, *PAGE])
