@@ -76,7 +76,8 @@ CLI = {  # verb -> its command line ({file} names a file of FILES, {identity} th
     "mt ablate": ["mt", "ablate", *MT, "--sentences", "1", "--random", "1"],
     "mt evaluate": ["mt", "evaluate", *MT, "--sentences", "1", "--random", "1"],
     "nag extract": ["nag", "extract", *NAG, "--corpus", "{pool.txt}"],
-    "nag rank": ["nag", "rank", *NAG, "--pool", "{pool.txt}", "--target-domain", "science"],
+    "nag rank": ["nag", "rank", *NAG, "--pool", "{pool.txt}", "--target-domain", "science", "--out",
+                 "{scores.parquet}"],
     "nag graph": ["nag", "graph", *NAG, "--target-domain", "maths"],
     "nag neuron": ["nag", "neuron", *NAG, "--pool", "{pool.txt}", "--layer", "0", "--neuron", "2", "--contexts", "2"],
     "nag deactivate": ["nag", "deactivate", *NAG, "--target-domain", "maths", "--n-random", "1", "--heldout",
@@ -150,6 +151,7 @@ def forwards(tmp_path_factory):
             (folder / name).write_text(text)
         model_address, user_address = demo.first_try_identity()
         names = {**{name: folder / name for name in FILES}, "scan.parquet": folder / "scan.parquet",
+                 "scores.parquet": folder / "scores.parquet",
                  "identity": f"{model_address}.{user_address}"}
         record = Forwards()
         for model_id in MODELS:
