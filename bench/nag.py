@@ -95,12 +95,12 @@ def main() -> None:
     rerank = []
     for domain in domains:
         start = time.perf_counter()
-        nag = rank(handle, samples.pool_path(), [targets[domain]], RankConfig("nag")).value
+        nag = rank(handle, samples.pool_path(), [targets[domain]], RankConfig(method="nag")).value
         rerank.append({"target": domain, "seconds": round(time.perf_counter() - start, 2),
                        "pool_cache_hits": nag.cache_hits, "pool_documents": len(nag.ids)})
-        emb = rank(handle, samples.pool_path(), [targets[domain]], RankConfig("embedding")).value
+        emb = rank(handle, samples.pool_path(), [targets[domain]], RankConfig(method="embedding")).value
         rnd = [precision_curve(rank(handle, samples.pool_path(), [targets[domain]],
-                                    RankConfig("random", seed=s)).value) for s in range(RANDOM_SEEDS)]
+                                    RankConfig(method="random", seed=s)).value) for s in range(RANDOM_SEEDS)]
         precision[domain] = {"nag": precision_curve(nag), "embedding": precision_curve(emb),
                              "random": {k: round(float(np.mean([r[k] for r in rnd])), 4) for k in DEFAULT_KS}}
     out["rerank_new_target"] = rerank

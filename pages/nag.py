@@ -101,7 +101,8 @@ if not target_sets or pool is None:
     st.info("Choose target examples and a candidate pool.")
     st.stop()
 
-config = RankConfig(method, impact, int(top_k), int(max_length), float(budget), float(quality))
+config = RankConfig(method=method, impact=impact, top_k=int(top_k), max_length=int(max_length), budget=float(budget),
+                    quality_weight=float(quality))
 
 
 def _open_nag_job(job_id: str) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import streamlit as st
 
 from app.ui.drilldown_select import selected_points
+from app.ui.selection import remember_click
 
 
 def remember_pick(key: str, events: Mapping[str, Any], pick: Callable[[Any], Any]) -> Any:
@@ -25,3 +26,12 @@ def remember_pick(key: str, events: Mapping[str, Any], pick: Callable[[Any], Any
         if chosen is not None:
             st.session_state[key] = chosen
     return st.session_state.get(key)
+
+
+def clicked_or_hint(key: str, event: Any, bounds: tuple[int, ...], hint: str) -> tuple[int, ...] | None:
+    """The chart cell chosen by the last click (`remember_click` under `key`), or None after a caption `hint`
+    saying what to click."""
+    chosen = remember_click(st.session_state, key, event, bounds)
+    if chosen is None:
+        st.caption(hint)
+    return chosen

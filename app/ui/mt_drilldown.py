@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from app.figures.mt_head import attention_row, patching_per_prompt, vocab_effects
+from app.ui.drilldown_state import clicked_or_hint
 from app.ui.run import run_with_progress
-from app.ui.selection import remember_click
 from backend.mt.head_detail import HeadDetailConfig, head_detail
 from backend.mt.selection import MAX_PERCENT, head_count, top_heads
 
@@ -33,10 +33,10 @@ def _steer_with(share: float, head_type: str) -> None:
 
 
 def head_drilldown(handle, head_map, data, event) -> None:
-    chosen = remember_click(st.session_state, DRILL_KEY, event, head_map.patching.shape)
+    chosen = clicked_or_hint(DRILL_KEY, event, head_map.patching.shape,
+                             "Click a head on either map (or a point of the scatter) to open it: its attention, what "
+                             "it writes to the vocabulary and its patching effect on each prompt.")
     if chosen is None:
-        st.caption("Click a head on either map (or a point of the scatter) to open it: its attention, what it "
-                   "writes to the vocabulary and its patching effect on each prompt.")
         return
     layer, head = chosen
     st.markdown(f"#### Head L{layer}.H{head}")

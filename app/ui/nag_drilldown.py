@@ -8,9 +8,9 @@ import pandas as pd
 import streamlit as st
 
 from app.figures.nag_neuron import activation_histogram, contexts_html, logit_effects
+from app.ui.drilldown_state import clicked_or_hint
 from app.ui.guarded import guarded
 from app.ui.run import run_with_progress
-from app.ui.selection import remember_click
 from backend.corpus.documents import iter_documents
 from backend.nag.neuron import NeuronConfig, neuron_detail
 
@@ -19,11 +19,10 @@ DRILL_KEY = "nag-drill-neuron"  # (layer, neuron) chosen by the last click
 
 def neuron_drilldown(handle, event, pool, pool_name, target_sets, rank_config, key: str) -> None:
     """`key` names this chart's widgets (the graph and the profile tabs each have one)."""
-    chosen = remember_click(st.session_state, DRILL_KEY, event,
-                            (handle.info.n_layers, handle.info.intermediate_size))
+    chosen = clicked_or_hint(DRILL_KEY, event, (handle.info.n_layers, handle.info.intermediate_size),
+                             "Click a neuron to open it: its top-activating contexts in the pool, its activation "
+                             "histogram, the tokens its output promotes and the targets where it fires.")
     if chosen is None:
-        st.caption("Click a neuron to open it: its top-activating contexts in the pool, its activation histogram, "
-                   "the tokens its output promotes and the targets where it fires.")
         return
     layer, neuron = chosen
     st.markdown(f"#### Neuron L{layer}.N{neuron}")

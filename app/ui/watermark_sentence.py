@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app.ui.drilldown_state import clicked_or_hint
 from app.ui.selection import remember_click
 from app.ui.text import literal
 
@@ -20,9 +21,8 @@ def sentence_table(units) -> pd.DataFrame:
 
 
 def sentence_drilldown(units, event) -> None:
-    chosen = remember_click(st.session_state, PICK, event, (len(units),))
+    chosen = clicked_or_hint(PICK, event, (len(units),), "Click a sentence's bar to open its evidence.")
     if chosen is None:
-        st.caption("Click a sentence's bar to open its evidence.")
         return
     row = units[chosen[0]]
     with st.container(border=True):

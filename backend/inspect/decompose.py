@@ -20,6 +20,7 @@ import torch
 
 from backend.models.architecture import arch_info, mlp_input_norm
 from backend.models.hooks import Trace, trace
+from backend.models.locks import model_lock
 from backend.models.readout import (NormParts, capture_final_residual, down_bias, final_norm, mlp_module, norm_parts,
                                     out_proj, post_attention_norm, post_mlp_norm, unembedding)
 
@@ -90,7 +91,8 @@ def decompose(model, traced: Trace, final: torch.Tensor, position: int) -> Decom
             mlps[layer] = residual[layer + 1] - middle - b_mlp
             biases += b_mlp
         else:  # its raw output (for the post-norm's scale) from the model's own modules
-            out = mlp_module(model, layer)(mlp_input_norm(model, layer)(middle[None, None]))[0, 0].float()
+            with model_lock(model):  # the model's own modules run here
+                out = mlp_module(model, layer)(mlp_input_norm(model, layer)(middle[None, None]))[0, 0].float()
             mlps[layer] = _through(post, out - b_mlp, out)
             biases += _through(post, b_mlp, out) + norm_parts(post).offset()
     return Decomposition(embed=residual[0], heads=heads, mlps=mlps, biases=biases, final=residual[-1],

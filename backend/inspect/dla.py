@@ -12,7 +12,7 @@ import torch
 from backend.inspect.config import DlaConfig
 from backend.inspect.decompose import decompose, direction_of, run
 from backend.inspect.prompt import encode, position_index, single_token, token_text
-from backend.models.readout import capped, final_norm, softcap
+from backend.models.readout import capped, readout_logits, softcap
 from backend.progress import Progress, silent
 
 CODE_VERSION = "1"
@@ -60,7 +60,7 @@ def compute_dla(model, tokenizer, config: DlaConfig, progress: Progress = silent
     direct = parts.direct(direction, bias)
     heads, mlps = direct["heads"].cpu().numpy(), direct["mlps"].cpu().numpy()
     total = direct["embed"] + float(heads.sum(dtype=np.float64)) + float(mlps.sum(dtype=np.float64)) + direct["biases"]
-    own = model.get_output_embeddings()(final_norm(model)(final[0, position])).float()  # the model's own read-out
+    own = readout_logits(model, final[0, position], softcapped=False)  # the model's own read-out
     pick = lambda v: float(v[target] - (v[contrast] if contrast is not None else 0.0))  # noqa: E731
     progress(1.0, "attribution done")
     return DlaResult(tokens=encoded.tokens, position=position, target_id=target,

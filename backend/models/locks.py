@@ -16,20 +16,25 @@ from torch import nn
 
 
 class ModelLock:
-    """A re-entrant lock that knows whether anyone holds it (`held`)."""
+    """A re-entrant lock that knows whether anyone holds it (`held`) and whether the calling thread does
+    (`held_here`: what a forward checks, tests/models/test_every_forward_locked.py)."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._depth = 0  # changed only by the holder, so no lock of its own
+        self._owner: int | None = None  # the holder's thread id, likewise
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         got = self._lock.acquire(blocking, timeout)
         if got:
             self._depth += 1
+            self._owner = threading.get_ident()
         return got
 
     def release(self) -> None:
         self._depth -= 1
+        if self._depth == 0:
+            self._owner = None
         self._lock.release()
 
     def __enter__(self) -> bool:
@@ -41,6 +46,10 @@ class ModelLock:
     @property
     def held(self) -> bool:
         return self._depth > 0
+
+    @property
+    def held_here(self) -> bool:
+        return self._owner == threading.get_ident()
 
 
 _locks: "weakref.WeakKeyDictionary[nn.Module, ModelLock]" = weakref.WeakKeyDictionary()

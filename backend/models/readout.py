@@ -83,9 +83,12 @@ def capped(model: nn.Module, logits: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def readout_logits(model: nn.Module, residual: torch.Tensor) -> torch.Tensor:
-    """What the model would output if `residual [..., d]` were its last residual: final norm, lm_head, soft-cap."""
-    return capped(model, model.get_output_embeddings()(final_norm(model)(residual)).float())
+def readout_logits(model: nn.Module, residual: torch.Tensor, softcapped: bool = True) -> torch.Tensor:
+    """What the model would output if `residual [..., d]` were its last residual: final norm, lm_head, soft-cap
+    (`softcapped=False`: the logits before it). The model's own modules run here: under its lock."""
+    with model_lock(model):
+        logits = model.get_output_embeddings()(final_norm(model)(residual)).float()
+    return capped(model, logits) if softcapped else logits
 
 
 def _block(model: nn.Module, layer: int) -> nn.Module:

@@ -23,6 +23,7 @@ import torch
 
 from backend.models.architecture import attention_out_proj
 from backend.models.kernel import decode, greedy_policy, start
+from backend.models.locks import model_lock
 from backend.models.rules import check_room, model_stop_ids
 from backend.models.hooks import HeadEdit, Hooks, OutputAdd
 from backend.mt.selection import Head
@@ -41,7 +42,8 @@ def steering_vectors(model, mean_clean: np.ndarray, heads: tuple[Head, ...]) -> 
         proj = attention_out_proj(model, layer)
         dtype = next(proj.parameters()).dtype
         flat = z.reshape(1, -1).to(device=device, dtype=dtype)
-        vectors[layer] = (proj(flat) - proj(torch.zeros_like(flat)))[0].float()
+        with model_lock(model):  # the model's own o_proj runs here
+            vectors[layer] = (proj(flat) - proj(torch.zeros_like(flat)))[0].float()
     return vectors
 
 

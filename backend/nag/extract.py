@@ -20,7 +20,7 @@ from backend.models.decoding import context_limit
 from backend.models.hooks import trace
 from backend.models.loading import ModelHandle
 from backend.nag.impact import IMPACTS
-from backend.params import Config, param
+from backend.params import Config, param, same_as
 from backend.progress import Progress, silent
 
 STORE_K = 32  # neurons kept per layer in the cache: any top_k up to this reuses the stored features
@@ -40,6 +40,20 @@ class ExtractConfig(Config):
     @property
     def stored_k(self) -> int:
         return max(self.top_k, STORE_K)
+
+
+@dataclass(frozen=True)
+class ReadsFeatures(Config):
+    """Base of a config that reads documents' NAG features: ExtractConfig's fields as declared there (its batch
+    size aside) and the ExtractConfig they make."""
+
+    impact: str = same_as(ExtractConfig, "impact")
+    top_k: int = same_as(ExtractConfig, "top_k")
+    max_length: int = same_as(ExtractConfig, "max_length")
+
+    @property
+    def extract(self) -> ExtractConfig:
+        return ExtractConfig(self.impact, self.top_k, self.max_length)
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from backend.corpus.documents import Document
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
 from backend.models.mlp_readout import mlp_up_at, neuron_logit_effects
-from backend.nag.extract import ExtractConfig, effective_max_length, length_batches, pad_batch, pad_id, tokenize
+from backend.nag.extract import ReadsFeatures, effective_max_length, length_batches, pad_batch, pad_id, tokenize
 from backend.nag.targets import TargetSet, target_profiles
-from backend.params import Config, param, same_as
+from backend.params import param
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
 
@@ -31,7 +31,7 @@ CODE_VERSION = "1"
 
 
 @dataclass(frozen=True)
-class NeuronConfig(Config):
+class NeuronConfig(ReadsFeatures):
     """One neuron and how much of the pool is read for it."""
 
     layer: int = param(0, "layer of the neuron", ge=0)
@@ -42,13 +42,6 @@ class NeuronConfig(Config):
     window: int = param(10, "context tokens shown on each side of the strongest token", ge=0, le=64)
     top_tokens: int = param(10, "promoted and suppressed tokens listed", ge=1, le=100)
     bins: int = param(40, "histogram bins", ge=5, le=200)
-    impact: str = same_as(ExtractConfig, "impact")
-    top_k: int = same_as(ExtractConfig, "top_k")
-    max_length: int = same_as(ExtractConfig, "max_length")
-
-    @property
-    def extract(self) -> ExtractConfig:
-        return ExtractConfig(self.impact, self.top_k, self.max_length)
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ import pandas as pd
 from backend.corpus.documents import Document, Notices, Source, chunks, iter_documents, source_digest
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
-from backend.nag.extract import ExtractConfig
+from backend.nag.extract import ReadsFeatures
 from backend.nag.scorers import SCORERS
 from backend.nag.select import select
 from backend.nag.targets import TargetSet
-from backend.params import Config, param, same_as
+from backend.params import param
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
 
@@ -28,21 +28,14 @@ PREVIEW_CHARS = 160
 
 
 @dataclass(frozen=True)
-class RankConfig(Config):
+class RankConfig(ReadsFeatures):
     """A ranking: the scorer, the NAG features it reads (as ExtractConfig) and the budgeted selection."""
 
     method: str = param("nag", "ranking method; " + SCORERS.help_text(), choices=SCORERS)
-    impact: str = same_as(ExtractConfig, "impact")
-    top_k: int = same_as(ExtractConfig, "top_k")
-    max_length: int = same_as(ExtractConfig, "max_length")
     budget: float = param(0.2, "fraction of the pool's tokens to select", gt=0, le=1)
     quality_weight: float = param(0.0, "score = (1 − w) · similarity + w · quality (needs a 'quality' field)",
                                   ge=0, le=1)
     seed: int = param(0, "seed of the random baseline")
-
-    @property
-    def extract(self) -> ExtractConfig:
-        return ExtractConfig(self.impact, self.top_k, self.max_length)
 
 
 @dataclass(frozen=True)

@@ -68,12 +68,11 @@ def _tally(d: Draft, n_steps: int) -> str:
                      "what is the total number of {u}?", **v)
     if d.r.random() < 0.5 and unit != "dollars":
         k = d.r.randint(2, 8)
-        d.calc(total, "*", k)
-        d.say("{p} did the same every week for {k} weeks.", k=d.num(k), **v)
+        d.step(total, "*", k, "{p} did the same every week for {k} weeks.", shown_as="k", **v)
         return d.ask("how many {u} did {n} {plain} in those {k} weeks?", k=str(k), **v)
     c = d.r.randint(1, total)
-    d.calc(total, "-", c)
-    d.say("{c} of the {u} did not count.", "later, {c} of them were taken off the total.", c=d.num(c), **v)
+    d.step(total, "-", c, "{c} of the {u} did not count.", "later, {c} of them were taken off the total.",
+           shown_as="c", **v)
     return d.ask("how many {u} are left?", "how many {u} count in the end?", **v)
 
 
@@ -88,14 +87,12 @@ def _level(d: Draft, n_steps: int) -> str:
         moment = moments[i + 1]
         if op == "+":
             b = d.r.randint(1, most)
-            value = d.calc(value, "+", b)
-            d.say("{m} it {up} by {b} {u}.", "then, {m}, it {up} by {b}.", m=moment, up=d.r.choice(ups), b=d.num(b),
-                  u=short)
+            value = d.step(value, "+", b, "{m} it {up} by {b} {u}.", "then, {m}, it {up} by {b}.", m=moment,
+                           up=d.r.choice(ups), u=short)
         elif op == "-":
             b = d.r.randint(1, max(1, min(most, value - 1)))
-            value = d.calc(value, "-", b)
-            d.say("{m} it {down} by {b} {u}.", "then, {m}, it {down} by {b}.", m=moment, down=d.r.choice(downs),
-                  b=d.num(b), u=short)
+            value = d.step(value, "-", b, "{m} it {down} by {b} {u}.", "then, {m}, it {down} by {b}.", m=moment,
+                           down=d.r.choice(downs), u=short)
         elif op == "*":
             value = d.calc(value, "*", 2)
             d.shown.append(2)
@@ -123,12 +120,12 @@ def _share(d: Draft, n_steps: int) -> str:
         for _ in range(n_steps - 1):
             if d.r.random() < 0.5:
                 m = d.r.randint(1, max(1, value - 1))
-                value = d.calc(value, "-", m)
-                d.say("each {one} then {take} {m} of them.", "after that every {one} {take} {m}.", m=d.num(m), **v)
+                value = d.step(value, "-", m, "each {one} then {take} {m} of them.",
+                               "after that every {one} {take} {m}.", shown_as="m", **v)
             else:
                 m = d.r.randint(1, 30)
-                value = d.calc(value, "+", m)
-                d.say("each {one} then {add} {m} more.", "after that every {one} {add} another {m}.", m=d.num(m), **v)
+                value = d.step(value, "+", m, "each {one} then {add} {m} more.",
+                               "after that every {one} {add} another {m}.", shown_as="m", **v)
         return d.ask("how many {t} does each {one} have now?", "how many {t} does each {one} end up with?", **v)
     k, each = d.r.randint(2, 12), d.r.randint(2, 30)
     value = d.calc(k, "*", each)
@@ -137,12 +134,11 @@ def _share(d: Draft, n_steps: int) -> str:
     if n_steps == 1:
         return d.ask("how many {t} are there in all?", "how many {t} are brought altogether?", **v)
     m = d.r.randint(1, value - 1)
-    value = d.calc(value, "-", m)
-    d.say("{m} of them are used on the first day.", "then {m} of the {t} are lost.", m=d.num(m), **v)
+    value = d.step(value, "-", m, "{m} of them are used on the first day.", "then {m} of the {t} are lost.",
+                   shown_as="m", **v)
     if n_steps == 3:
         j = d.divisor(value, 2, 9)
-        d.calc(value, "/", j)
-        d.say("the rest are put into {j} equal piles.", j=d.num(j), **v)
+        d.step(value, "/", j, "the rest are put into {j} equal piles.", shown_as="j", **v)
         return d.ask("how many {t} are in each pile?", **v)
     return d.ask("how many {t} are left?", **v)
 
@@ -167,8 +163,8 @@ def _portion(d: Draft, n_steps: int) -> str:
         start = d.r.randint(2, max(2, value // 2))
         d.say("{n} has {a} {t}.", "{n} owns {a} {t}.", a=d.num(start), **v)
         b = value - start
-        value = d.calc(start, "+", b)
-        d.say("{o} gives {obj} {b} more.", "{p} {buys} {b} more.", b=d.num(b), buys=verb_form(pron, "buys"), **v)
+        value = d.step(start, "+", b, "{o} gives {obj} {b} more.", "{p} {buys} {b} more.",
+                       buys=verb_form(pron, "buys"), **v)
     else:
         d.say("{n} has {a} {t}.", "{n} owns {a} {t}.", a=d.num(value), **v)
     part = d.calc(value, "/", k)

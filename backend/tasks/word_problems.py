@@ -86,6 +86,12 @@ class Draft:
         self.ok &= bool(options)
         return self.r.choice(options) if options else lo
 
+    def step(self, a: int, op: str, b: int, /, *templates: str, shown_as: str = "b", **fields: str) -> int:
+        """`a op b` as one worked step, told by one of the templates, where the field `shown_as` shows b."""
+        c = self.calc(a, op, b)
+        self.say(*templates, **{shown_as: self.num(b)}, **fields)
+        return c
+
     def say(self, *templates: str, **fields: str) -> None:
         """One of the templates, filled in: numbers are rendered once, before the choice, so every
         option shows the same text for them."""
@@ -134,14 +140,12 @@ def _collection(d: Draft, n_steps: int) -> str:
     for op in ops:
         if op == "+":
             b = d.r.randint(2, 99)
-            value = d.calc(value, "+", b)
-            d.say("{p} {finds} {b} more.", "{o} gives {obj} {b} more {t}.", "then {p} {buys} another {b}.",
-                  "later, {b} more {t} are added.", b=d.num(b), **v)
+            value = d.step(value, "+", b, "{p} {finds} {b} more.", "{o} gives {obj} {b} more {t}.",
+                           "then {p} {buys} another {b}.", "later, {b} more {t} are added.", **v)
         elif op == "-":
             b = d.r.randint(1, max(1, value))
-            value = d.calc(value, "-", b)
-            d.say("{p} {gives} {b} of them to {o}.", "{p} {loses} {b} {t}.", "then {b} of the {t} are sold.",
-                  "{p} {uses} up {b} of them.", b=d.num(b), **v)
+            value = d.step(value, "-", b, "{p} {gives} {b} of them to {o}.", "{p} {loses} {b} {t}.",
+                           "then {b} of the {t} are sold.", "{p} {uses} up {b} of them.", **v)
         elif op == "*":
             k = d.r.choice((2, 2, 3, d.r.randint(4, 6)))
             value = d.calc(value, "*", k)
@@ -177,8 +181,8 @@ def _shopping(d: Draft, n_steps: int) -> str:
     second = n_steps == 3 and d.r.random() < 0.5 or n_steps == 2 and d.r.random() < 0.4
     if second:  # one more step: a fixed-price item
         c = d.r.randint(3, 60)
-        total = d.calc(total, "+", c)
-        d.say("{p} also {buys} a {one2} for ${c}.", "delivery costs {c} dollars more.", c=d.num(c), **v)
+        total = d.step(total, "+", c, "{p} also {buys} a {one2} for ${c}.", "delivery costs {c} dollars more.",
+                       shown_as="c", **v)
     elif n_steps == 3 and d.r.random() < 0.5:  # two more steps: another quantity at a price, then the sum
         q2, p2 = d.r.randint(2, 9), d.r.randint(2, 40)
         total = d.calc(total, "+", d.calc(q2, "*", p2))
@@ -230,16 +234,15 @@ def _rate(d: Draft, n_steps: int) -> str:
         if d.r.random() < 0.5:
             ask_total = ("how many {u} are left?", "how many {u} count in the end?")
             b = d.r.randint(1, done)
-            done = d.calc(done, "-", b)
-            d.say("then {b} of the {u} are thrown away.", "{b} {u} turn out to be faulty and do not count.", b=d.num(b), **v)
+            done = d.step(done, "-", b, "then {b} of the {u} are thrown away.",
+                          "{b} {u} turn out to be faulty and do not count.", **v)
         else:
             b = d.r.randint(2, 99)
-            done = d.calc(done, "+", b)
-            d.say("after that, {b} more {u} are done.", "in a final burst, {b} extra {u} are added.", b=d.num(b), **v)
+            done = d.step(done, "+", b, "after that, {b} more {u} are done.",
+                          "in a final burst, {b} extra {u} are added.", **v)
     if n_steps == 3:
         k = d.divisor(done, 2, 10)
-        d.calc(done, "/", k)
-        d.say("they are split equally into {k} groups.", k=d.num(k))
+        d.step(done, "/", k, "they are split equally into {k} groups.", shown_as="k")
         return d.ask("how many {u} are in each group?", **v)
     return d.ask(*ask_total, **v)
 
@@ -258,8 +261,7 @@ def _comparison(d: Draft, n_steps: int) -> str:
         d.say("{o} has half as many {t} as {n}.", **v)
     elif how in ("times", "half"):
         k = d.r.randint(2, 5)
-        b = d.calc(a, "*", k)
-        d.say("{o} has {k} times as many {t} as {n}.", "{o} has {k} times as many.", k=d.num(k), **v)
+        b = d.step(a, "*", k, "{o} has {k} times as many {t} as {n}.", "{o} has {k} times as many.", shown_as="k", **v)
     else:
         k = d.r.randint(1, 40 if how == "more" else a)
         b = d.calc(a, "+" if how == "more" else "-", k)
@@ -270,8 +272,7 @@ def _comparison(d: Draft, n_steps: int) -> str:
     if n_steps == 2:
         return d.ask("how many {t} do they have together?", "how many {t} do {n} and {o} have in all?", **v)
     c = d.r.randint(1, total)
-    d.calc(total, "-", c)
-    d.say("together they give {c} {t} to a school.", c=d.num(c), **v)
+    d.step(total, "-", c, "together they give {c} {t} to a school.", shown_as="c", **v)
     return d.ask("how many {t} do they have left between them?", **v)
 
 
@@ -288,16 +289,15 @@ def _measure(d: Draft, n_steps: int) -> str:
     for op, day in zip(ops, ("on Monday", "on Tuesday", "on Wednesday")):
         if op == "-":
             b = d.r.randint(1, max(1, amount // 2))
-            amount = d.calc(amount, "-", b)
-            d.say("{day}, {b} {short} are used.", "{b} {short} are taken out {day}.", b=d.num(b), day=day, **v)
+            amount = d.step(amount, "-", b, "{day}, {b} {short} are used.", "{b} {short} are taken out {day}.",
+                            day=day, **v)
         elif op == "+":
             b = d.r.randint(5, 300)
-            amount = d.calc(amount, "+", b)
-            d.say("{day}, {b} {short} are added.", "{day} the {box} is topped up with {b} {short}.", b=d.num(b), day=day, **v)
+            amount = d.step(amount, "+", b, "{day}, {b} {short} are added.",
+                            "{day} the {box} is topped up with {b} {short}.", day=day, **v)
         else:
             k = d.divisor(amount, 2, 12)
-            amount = d.calc(amount, "/", k)
-            d.say("what is left is divided equally into {k} parts.", k=d.num(k))
+            amount = d.step(amount, "/", k, "what is left is divided equally into {k} parts.", shown_as="k")
             return d.ask("how many {short} are in each part?", **v)
     return d.ask("how many {short} are left?", "how many {short} does the {box} hold now?", **v)
 
@@ -310,8 +310,7 @@ def _ages(d: Draft, n_steps: int) -> str:
     d.say("{n} is {a} years old.", a=d.num(a), **v)
     if d.r.random() < 0.4:
         k = d.r.randint(2, 4)
-        b = d.calc(a, "*", k)
-        d.say("{o} is {k} times as old as {n}.", k=d.num(k), **v)
+        b = d.step(a, "*", k, "{o} is {k} times as old as {n}.", shown_as="k", **v)
     else:
         k = d.r.randint(1, 30)
         older = d.r.random() < 0.6 or k >= a
@@ -321,8 +320,7 @@ def _ages(d: Draft, n_steps: int) -> str:
         return d.ask("how old is {o}?", **v)
     if n_steps == 3:
         m = d.r.randint(1, max(1, b - 1))
-        b = d.calc(b, "-", m)
-        d.say("{x} is {m} years younger than {o}.", m=d.num(m), **v)
+        b = d.step(b, "-", m, "{x} is {m} years younger than {o}.", shown_as="m", **v)
         v["o"] = third
     c = d.r.randint(1, 20)
     later = d.r.random() < 0.6 or c > b

@@ -26,6 +26,17 @@ def run_page(script: str | None = None, timeout: float = 120, state: dict | None
     return at
 
 
+def private_identities(tmp_path, monkeypatch):
+    """A watermark secret and a store of the test's own, on a server that grants no admin rights (no DASH_ADMIN):
+    the identity registry as a fresh install has it, empty. Returns backend.watermark.identities."""
+    monkeypatch.setenv("DASH_WATERMARK_SECRET_FILE", str(tmp_path / "secret.key"))
+    monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
+    monkeypatch.delenv("DASH_ADMIN", raising=False)
+    from backend.watermark import identities
+
+    return identities
+
+
 def open_tab(at: AppTest, key: str, label: str) -> AppTest:
     """Click the tab `label` of the tabs `key` (app/ui/tabs.py: only the open tab's body runs)."""
     at.session_state[key] = label

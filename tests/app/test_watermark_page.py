@@ -1,16 +1,13 @@
 """The Watermark page under AppTest: the default detection runs and shows its figures without errors."""
 import pytest
 
-from tests.app.helpers import open_tab, plotly_charts, run_page
+from tests.app.helpers import open_tab, plotly_charts, private_identities, run_page
 
 
 @pytest.fixture
 def one_identity(tmp_path, monkeypatch):
     """A private secret and store holding one model identity with one user."""
-    monkeypatch.setenv("DASH_WATERMARK_SECRET_FILE", str(tmp_path / "secret.key"))
-    monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
-    from backend.watermark import identities
-
+    identities = private_identities(tmp_path, monkeypatch)
     model = identities.add_model("page-model")
     identities.add_user(model.address, "page-user")
 
@@ -58,10 +55,7 @@ def test_picking_ipmark_sets_its_first_try_length_and_candidates(one_identity):
 @pytest.fixture
 def crowd(tmp_path, monkeypatch):
     """A private secret and store with two models of 60 users each (120 identities)."""
-    monkeypatch.setenv("DASH_WATERMARK_SECRET_FILE", str(tmp_path / "secret.key"))
-    monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
-    from backend.watermark import identities
-
+    identities = private_identities(tmp_path, monkeypatch)
     for name in ("model-a", "model-b"):
         identities.bulk_add_users(identities.add_model(name).address, 60)
 

@@ -6,16 +6,12 @@ import json
 
 import pytest
 
-from tests.app.helpers import open_tab, run_page
+from tests.app.helpers import open_tab, private_identities, run_page
 
 
 @pytest.fixture
 def registry(tmp_path, monkeypatch):
-    monkeypatch.setenv("DASH_WATERMARK_SECRET_FILE", str(tmp_path / "secret.key"))
-    monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
-    monkeypatch.delenv("DASH_ADMIN", raising=False)
-    from backend.watermark import identities
-
+    identities = private_identities(tmp_path, monkeypatch)
     model = identities.add_model("evil-model\u202eko")
     return identities, model.address
 

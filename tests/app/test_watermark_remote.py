@@ -4,17 +4,15 @@ import html
 
 import pytest
 
-from tests.app.helpers import open_tab, run_page
+from tests.app.helpers import open_tab, private_identities, run_page
 
 TEXT = "The sea was calm that morning. Boats went out early and came back late. Nobody spoke of the storm."
 
 
 @pytest.fixture
 def registry(tmp_path, monkeypatch):
-    monkeypatch.setenv("DASH_WATERMARK_SECRET_FILE", str(tmp_path / "secret.key"))
-    monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
-    monkeypatch.delenv("DASH_ADMIN", raising=False)
-    from backend.watermark import demo, identities
+    identities = private_identities(tmp_path, monkeypatch)
+    from backend.watermark import demo
 
     model = identities.add_model("acme-llm")
     identities.add_user(model.address, "alice")

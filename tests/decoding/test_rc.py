@@ -2,6 +2,7 @@
 every cycle, the plain reference of a batch, and bad input. The tiny models have 256 positions and a byte
 tokenizer, so the questions and the summary instruction are short."""
 import json
+import re
 
 import pytest
 
@@ -134,9 +135,8 @@ def test_a_batch_runs_plain_decoding_at_the_same_budget_beside_it(handle):
     (dict(rounds=2), "Unknown option(s) for rc: rounds"),
 ])
 def test_bad_options_are_refused_naming_the_field(options, message):
-    with pytest.raises(UserError) as err:
+    with pytest.raises(UserError, match=re.escape(message)):
         rc(**options)
-    assert message in str(err.value)
 
 
 def test_a_cycle_over_the_context_is_refused_before_any_forward(handle, calls):

@@ -1,4 +1,6 @@
 """Guided intervention registered as a strategy of the decoding feature; its options are one Config."""
+import re
+
 import pytest
 
 from backend.decoding import STRATEGIES, DecodeConfig, decode
@@ -37,6 +39,5 @@ def test_options_default_to_the_gate_config_and_keep_their_cache_order():
     ({"gate": 1}, "Unknown option(s) for guided: gate"),
 ])
 def test_bad_options_are_user_errors(extra, message):
-    with pytest.raises(UserError) as err:
+    with pytest.raises(UserError, match=re.escape(message)):
         DecodeConfig(strategy="guided", max_new_tokens=4, extra={**OPTIONS, **extra})
-    assert message in str(err.value)

@@ -81,6 +81,14 @@ class GuardedPage:
                                     timeout=PAGE_TIMEOUT_S * 1000)
         wait_until_idle(self.page)
 
+    def type_in(self, label: str, text: str, submit: str = "Control+Enter") -> None:
+        """Fill the field labelled `label` and submit it (Control+Enter in a text area, Enter in a text input)."""
+        box = self.page.get_by_label(label)
+        box.fill(text)
+        box.press(submit)
+        time.sleep(1.0)
+        wait_until_idle(self.page)
+
     def choose(self, radio_label: str, option: str) -> None:
         self.page.locator('[data-testid="stRadio"]').filter(has_text=radio_label).get_by_text(
             option, exact=True).click()
@@ -129,11 +137,7 @@ def test_pasted_text_on_the_watermark_page(guarded):
     g = guarded("watermark")
     open_tab(g.page, "Detect")
     g.choose("Paste", "Paste")
-    area = g.page.get_by_label("Paste text to check")
-    area.fill(PAYLOAD)
-    area.press("Control+Enter")
-    time.sleep(1.0)
-    wait_until_idle(g.page)
+    g.type_in("Paste text to check", PAYLOAD)
     g.assert_clean()
     assert MD_IMAGE in g.body() and HTML_IMG in g.body()
 
@@ -208,16 +212,8 @@ def test_uploaded_parallel_sentences_on_the_mt_page(guarded):
 def test_typed_question_on_the_disagreement_page(guarded):
     g = guarded("disagreement")
     g.choose("Generated (held-out)", "Typed")
-    area = g.page.get_by_label("Question")
-    area.fill(PAYLOAD)
-    area.press("Control+Enter")
-    time.sleep(1.0)
-    wait_until_idle(g.page)
-    answer = g.page.get_by_label("Answer (optional, integer)")
-    answer.fill(MD_IMAGE)
-    answer.press("Enter")
-    time.sleep(1.0)
-    wait_until_idle(g.page)
+    g.type_in("Question", PAYLOAD)
+    g.type_in("Answer (optional, integer)", MD_IMAGE, submit="Enter")
     g.assert_clean()
     assert "The answer must be an integer" in g.body()
 
@@ -225,9 +221,5 @@ def test_typed_question_on_the_disagreement_page(guarded):
 def test_pasted_targets_on_the_nag_page(guarded):
     g = guarded("nag")
     g.choose("Sample domains", "Paste")
-    area = g.page.get_by_label("One target example per line")
-    area.fill(f"{ONE_LINE}\n{HTML_LINK} {SCRIPT}")
-    area.press("Control+Enter")
-    time.sleep(1.0)
-    wait_until_idle(g.page)
+    g.type_in("One target example per line", f"{ONE_LINE}\n{HTML_LINK} {SCRIPT}")
     g.assert_clean()
