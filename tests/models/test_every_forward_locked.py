@@ -18,6 +18,7 @@ from torch import nn
 from backend.__main__ import main
 from backend.models import load, sentence_embedder
 from backend.models.locks import model_lock
+from backend.models.reduced import _copies
 from backend.watermark import demo
 from backend.watermark.estimate import expected_seconds
 from backend.watermark.evaluation import EvalConfig, evaluate
@@ -58,6 +59,8 @@ CLI = {  # verb -> its command line ({file} names a file of FILES, {identity} th
     "fp8 concentration": ["fp8", "concentration", "--model", "tiny-llama"],
     "decode run": ["decode", "run", "--model", "tiny-llama", "--strategy", "asmc", "--n", "2", "--max-new-tokens",
                    "3"],
+    "decode run int8": ["decode", "run", "--model", "tiny-llama", "--strategy", "best_of_n", "--n", "2",
+                        "--max-new-tokens", "3", "--precision", "int8"],
     "decode particle": ["decode", "particle", "--model", "tiny-llama", "--prompt", "Hi", "--n", "2",
                         "--max-new-tokens", "3", "--block-size", "1", "--step", "1", "--particle", "1"],
     "decode compare": ["decode", "compare", "--model", "tiny-llama", "--strategies",
@@ -125,13 +128,26 @@ class Forwards:
         self.ran: Counter = Counter()
         self.unlocked: dict[str, set[str]] = {}
         self.unknown: dict[str, set[str]] = {}
+        self.models: dict[str, tuple[nn.Module, object]] = {}
 
     def own(self, model_id: str, model: nn.Module, held_here) -> None:
+        self.models[model_id] = (model, held_here)
         for name, module in model.named_modules():
             self.owners[id(module)] = (model_id, name or "(the whole model)", held_here)
 
+    def own_reduced_copies(self) -> None:
+        """A reduced-precision copy (backend/models/reduced.py, built when a verb first asks) runs under its source
+        model's lock: its modules are the source's, for this record."""
+        for model_id, (model, held_here) in self.models.items():
+            for kind, copy in _copies.get(model, {}).items():
+                for name, module in copy.named_modules():
+                    self.owners.setdefault(id(module), (model_id, f"{kind} copy: {name}", held_here))
+
     def __call__(self, module: nn.Module, args) -> None:
         owner = self.owners.get(id(module))
+        if owner is None:
+            self.own_reduced_copies()
+            owner = self.owners.get(id(module))
         if owner is None:  # a model (or a module) the test did not instrument
             self.unknown.setdefault(self.verb, set()).add(type(module).__name__)
             return
