@@ -7,6 +7,7 @@
 - a page imports only app/, its own feature's public face (the package `backend.<feature>`: what its __init__
   exports, submodules listed in its __all__ included) and the shared faces.
 """
+import re
 from pathlib import Path
 
 from backend.features import FEATURES, PLUG_INS
@@ -119,6 +120,20 @@ def test_tokens_are_drawn_only_by_the_kernel():
     offenders = [str(p.relative_to(ROOT)) for p in _files("backend") if p not in allowed
                  and "multinomial(" in p.read_text()]
     assert not offenders, offenders
+
+
+def test_reduced_precision_reaches_only_generation():
+    """Interpretability (hooks, patching, attribution, lens) always runs in the model's reference precision: the
+    reduced-precision copies are built only inside the kernel (a decoder's `precision=`, the checked chunks' draft),
+    and only the generation-only features (decoding strategies, watermark sampling) pass a precision to it."""
+    models = ROOT / "backend" / "models"
+    builders = [str(p.relative_to(ROOT)) for p in _files("backend") if "reduced_copy(" in p.read_text()
+                and p.parent != models]
+    assert not builders, builders
+    passes = re.compile(r"PRECISIONS|\bprecision=(\w+\.)?precision\b")  # a config's field, or passing it on
+    passing = {p.relative_to(ROOT).parts[1] for p in _files("backend") if p.parent != models
+               and passes.search(p.read_text())}
+    assert passing <= {"decoding", "watermark"}, passing
 
 
 def test_logits_processors_have_transformers_signature():
