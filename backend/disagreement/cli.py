@@ -17,7 +17,7 @@ from backend.disagreement.scoring import RolloutConfig
 from backend.disagreement.policies import sweep_policies
 from backend.disagreement.sweep import SweepConfig, sweep
 from backend.errors import UserError
-from backend.models import default_model_id
+from backend.models import default_model_id, skipped_line
 from backend.params import default_of, help_of
 
 
@@ -82,6 +82,7 @@ def cmd_analyze(args) -> dict:
                       "category_enrichment": {k: _num(v) for k, v in c.category_enrichment().items()},
                       "failure_auroc": None if s.failure is None else
                       {k: _num(v) for k, v in s.failure.auroc.items()}})
+    _say_skipped(out.value.skipped)
     return {"pair": pair.label, "signal": out.value.signal, "provenance": out.provenance, "sources": parts,
             "skipped": list(out.value.skipped)}
 
@@ -116,6 +117,12 @@ def cmd_intervene(args) -> dict:
             "provenance": out.provenance}
 
 
+def _say_skipped(skipped) -> None:
+    """The context rule for batches: problems skipped are counted on stderr (and listed in the JSON)."""
+    if skipped:
+        print(skipped_line(skipped), file=sys.stderr)
+
+
 def cmd_sweep(args) -> dict:
     pair = _pair(args)
     policies = tuple(p.strip() for p in args.policies.split(",") if p.strip())
@@ -123,11 +130,12 @@ def cmd_sweep(args) -> dict:
                          args.max_new_tokens, args.seed)
     out = sweep(pair, config, _progress)
     v = out.value
+    _say_skipped(v.skipped)
     return {"pair": pair.label, "problems": v.n_problems, "base_accuracy": _num(v.base_accuracy),
             "reasoning_accuracy": _num(v.reasoning_accuracy), "provenance": out.provenance,
             "points": [{"policy": p.policy, "budget": p.budget, "accuracy": _num(p.accuracy), "rate": _num(p.rate),
                         "mean_length": _num(p.mean_length), "tau": _num(p.tau), "lambda": _num(p.lam)}
-                       for p in v.points]}
+                       for p in v.points], "skipped": list(v.skipped)}
 
 
 def cmd_eopd(args) -> dict:
