@@ -264,6 +264,8 @@ def eopd_tab() -> None:
         done = run_with_progress("EOPD signals", lambda progress: eopd(pair, eopd_config, progress))
         if done is not None:
             s = done.value.summary
+            if done.value.skipped:  # the context rule for batches: skipped, counted and said
+                st.caption(literal(skipped_line(done.value.skipped)))
             m = st.columns(4)
             m[0].metric("Gated tokens", f"{s.gated_share:.1%}")
             m[1].metric("Mean teacher entropy", f"{s.mean_teacher_entropy:.2f}")
@@ -311,6 +313,8 @@ def learnability_tab() -> None:
         return
     result, test = done.value, done.value.test
     st.caption(f"{literal(result.data)}; gradients of {literal(result.gradient_of)}.")
+    if result.skipped:  # the context rule for batches: skipped, counted and said
+        st.caption(literal(skipped_line(result.skipped)))
     m = st.columns(4)
     m[0].metric("Unlearnable / learned", f"{test.n_unlearnable} / {test.n_learned}")
     m[1].metric("Median similarity: unlearnable vs learned",

@@ -144,11 +144,12 @@ def cmd_eopd(args) -> dict:
                         args.temperature, args.seed)
     out = eopd(pair, config, _progress)
     s = out.value.summary
+    _say_skipped(out.value.skipped)
     return {"pair": pair.label, "provenance": out.provenance, "rollouts": len(out.value.problem_ids),
             "tokens": s.n_tokens, "gated_share": _num(s.gated_share),
             "mean_teacher_entropy": _num(s.mean_teacher_entropy), "mean_reverse_kl": _num(s.mean_reverse_kl),
             "mean_forward_kl_topk_gated": _num(s.mean_forward_kl_topk_gated), "loss_eopd": _num(s.loss_eopd),
-            "loss_plain_reverse_kl": _num(s.loss_plain)}
+            "loss_plain_reverse_kl": _num(s.loss_plain), "skipped": list(out.value.skipped)}
 
 
 def cmd_learnability(args) -> dict:
@@ -158,6 +159,7 @@ def cmd_learnability(args) -> dict:
     pair = _pair(args)
     out = learnability(pair, config, _progress)
     v, t = out.value, out.value.test
+    _say_skipped(v.skipped)
     return {"pair": pair.label, "data": v.data, "gradient_of": v.gradient_of, "provenance": out.provenance,
             "examples": [{"problem_id": r.problem_id, "category": r.category, "base_answer": r.base_answer,
                           "reasoning_answer": r.reasoning_answer, "answer": r.answer, "loss": _num(r.loss),
@@ -165,7 +167,8 @@ def cmd_learnability(args) -> dict:
             "unlearnable_vs_learned": {"unlearnable": t.n_unlearnable, "learned": t.n_learned,
                                        "median_similarity_unlearnable": _num(t.median_unlearnable),
                                        "median_similarity_learned": _num(t.median_learned),
-                                       "mann_whitney_p": _num(t.p_value), "auroc_low_similarity": _num(t.auroc)}}
+                                       "mann_whitney_p": _num(t.p_value), "auroc_low_similarity": _num(t.auroc)},
+            "skipped": list(v.skipped)}
 
 
 def _common(sub, batch: bool = True) -> None:

@@ -49,3 +49,20 @@ def test_rollouts_sweep_and_analysis_skip_name_and_count_what_does_not_fit(pair,
     captured = capsys.readouterr()
     assert json.loads(captured.out)["skipped"] == list(too_long)
     assert f"{len(too_long)} problem{'s' if len(too_long) > 1 else ''} skipped: the prompt leaves no room" in captured.err
+
+
+def test_eopd_and_learnability_skip_and_count_too(pair, fresh_store):
+    from backend.disagreement.eopd import EopdConfig, eopd
+    from backend.disagreement.learnability import LearnabilityConfig, _solution_ids, learnability, training_problems
+
+    new, too_long = _split(pair)
+    result = eopd(pair, EopdConfig(PROBLEMS, max_new_tokens=new, temperature=0.0)).value
+    assert result.skipped == too_long and len(result.problem_ids) == 3 - len(too_long)
+
+    problems, _ = training_problems(pair, 4)
+    lengths = {p.id: prompt_ids(pair.base, p).shape[1] for p in problems}
+    new = 256 - sorted(lengths.values())[-2]
+    expected = {p.id for p in problems if lengths[p.id] + new > 256 or _solution_ids(pair, p)[0].shape[1] > 256}
+    assert 0 < len(expected) < 4
+    out = learnability(pair, LearnabilityConfig(n=4, max_new_tokens=new, sketch_dim=0, layers=(1,))).value
+    assert set(out.skipped) == expected and {r.problem_id for r in out.records} == {p.id for p in problems} - expected
