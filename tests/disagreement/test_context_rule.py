@@ -13,6 +13,7 @@ from backend.disagreement.rollout import ProblemSet, prompt_ids
 from backend.disagreement.scoring import RolloutConfig, rollouts
 from backend.disagreement.sweep import SweepConfig, sweep
 from backend.errors import UserError
+from backend.models import skipped_line
 
 PROBLEMS = ProblemSet(n=3, split="heldout", seed=0)  # prompts of 174-209 tokens: few new tokens fit
 CAL = CalibrationConfig(ProblemSet(n=2, split="train", seed=1, difficulty=1), max_new_tokens=8)
@@ -48,7 +49,7 @@ def test_rollouts_sweep_and_analysis_skip_name_and_count_what_does_not_fit(pair,
                  "heldout", "--seed", "0", "--max-new-tokens", str(new), "--json"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["skipped"] == list(too_long)
-    assert f"{len(too_long)} problem{'s' if len(too_long) > 1 else ''} skipped: the prompt leaves no room" in captured.err
+    assert skipped_line(too_long) in captured.err
 
 
 def test_eopd_and_learnability_skip_and_count_too(pair, fresh_store):

@@ -18,7 +18,8 @@ def test_an_example_over_the_context_is_refused_naming_its_row_before_any_forwar
     hook = handle.model.register_forward_pre_hook(lambda *a: calls.append(1))
     try:
         with pytest.raises(UserError, match=r"^Row 7: the few-shot prompt has \d+ tokens, which is over the model's "
-                                            r"context of 256 tokens\. Use fewer demonstrations or shorter sentences\.$"):
+                                            r"context of 256 tokens\. Use fewer demonstrations or shorter "
+                                            r"sentences\.$"):
             build_example(handle, pair, 16)
     finally:
         hook.remove()
