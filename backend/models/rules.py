@@ -89,7 +89,7 @@ def model_stop_ids(model: nn.Module, tokenizer) -> frozenset[int]:
 
 def context_limit(model: nn.Module) -> int | None:
     """Positions the model can attend over (None: no limit in its config). The only reader of the config's
-    length fields (tests/test_layering.py checks); features ask `room` or `fits`."""
+    length fields (tests/test_context_rule.py checks); features ask `room` or `fits`."""
     cfg = model.config
     return getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
 
