@@ -66,6 +66,7 @@ def main() -> None:
                                                                                    flush=True))
         path = done.value
         paths.append({"text": i, "model": model, "user": user, "sentences": len(path.chosen),
+                      "context_full": path.context_full,
                       "generation_seconds": round(path.seconds, 1), "provenance": done.provenance,
                       "load_average": round(os.getloadavg()[0], 2)})
         print(json.dumps(paths[-1]), file=sys.stderr, flush=True)

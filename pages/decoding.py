@@ -20,7 +20,7 @@ from app.ui.text import literal
 from app.ui.uploads import PROMPT_MAX_CHARS
 from backend.decoding import (FIRST_VIEW, STRATEGIES, DecodeConfig, aggregate, decode, run_batch, settings_for,
                               stored_benchmark)
-from backend.models import arithmetic_reasoner
+from backend.models import arithmetic_reasoner, skipped_line
 from backend.params import help_of
 from backend.tasks import (MAX_BATCH_PROBLEMS, PROBLEM_SETS, PROBLEM_UPLOAD, format_prompt, problem_set,
                            problem_set_size, problems_from_upload, steps_of)
@@ -307,6 +307,8 @@ def batch() -> None:
     if batch is None or batch[0] != handle.id:
         stored_view()
     else:
+        if batch[1].skipped:  # the context rule for batches: skipped, counted and said
+            st.warning(literal(skipped_line(batch[1].skipped)))
         summary = figs.batch_table(batch[1])
         st.plotly_chart(figs.batch_summary(batch[1]), width="stretch", key="dec-batch-fig")
         st.dataframe(summary, hide_index=True, width="stretch")

@@ -22,7 +22,7 @@ from backend.disagreement import (DIVERGENCES, POLICIES, SIGNALS, AnalysisConfig
                                   SweepConfig, TraceConfig, learnability,
                                   analyze, default_reasoning_id, eopd, gate_presets, intervene, latest_sweep,
                                   load_pair, sweep, sweep_policies, trace)
-from backend.models import list_models
+from backend.models import list_models, skipped_line
 from backend.params import default_of, help_of
 from backend.tasks import generate_problems
 
@@ -154,7 +154,7 @@ def batch_tab() -> None:
             g2.plotly_chart(figs.category_figure(part), width="stretch", key="dis-categories")
             st.plotly_chart(figs.roc_figure(part), width="stretch", key="dis-roc")
             if result.skipped:
-                st.caption(f"{len(result.skipped)} problems skipped: their prompt does not fit the context.")
+                st.caption(literal(skipped_line(result.skipped)))
 
 
 # ---------------------------------------------------------------- intervention
@@ -224,6 +224,8 @@ def intervene_tab() -> None:
                        f"{', decisive' if stored.params['gate'].get('decisive') else ''}, computed in "
                        f"{stored.compute_seconds / 60:.0f} min. Run the sweep for the settings above.")
     if shown is not None:
+        if shown.skipped:  # the context rule for batches: skipped, counted and said
+            st.caption(literal(skipped_line(shown.skipped)))
         st.plotly_chart(figs.sweep_figure(shown), width="stretch", key="dis-sweep-fig")
         points = figs.sweep_table(shown)
         st.dataframe(points, hide_index=True, width="stretch")
@@ -262,6 +264,8 @@ def eopd_tab() -> None:
         done = run_with_progress("EOPD signals", lambda progress: eopd(pair, eopd_config, progress))
         if done is not None:
             s = done.value.summary
+            if done.value.skipped:  # the context rule for batches: skipped, counted and said
+                st.caption(literal(skipped_line(done.value.skipped)))
             m = st.columns(4)
             m[0].metric("Gated tokens", f"{s.gated_share:.1%}")
             m[1].metric("Mean teacher entropy", f"{s.mean_teacher_entropy:.2f}")
@@ -309,6 +313,8 @@ def learnability_tab() -> None:
         return
     result, test = done.value, done.value.test
     st.caption(f"{literal(result.data)}; gradients of {literal(result.gradient_of)}.")
+    if result.skipped:  # the context rule for batches: skipped, counted and said
+        st.caption(literal(skipped_line(result.skipped)))
     m = st.columns(4)
     m[0].metric("Unlearnable / learned", f"{test.n_unlearnable} / {test.n_learned}")
     m[1].metric("Median similarity: unlearnable vs learned",

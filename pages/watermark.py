@@ -286,6 +286,8 @@ def generate_tab() -> None:
                         lambda p, r=request, s=stream: generate(handle, r, s, p))
                 if done is not None:
                     box.markdown(done.value.text)
+                    if done.value.context_note():  # the context rule ended the text early
+                        column.info(done.value.context_note())
                     if meth != BASELINE:  # the Detect tab opens on this text, its method and its key
                         with column:
                             candidates_view(done.value)

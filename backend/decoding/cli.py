@@ -13,7 +13,7 @@ from backend.decoding.particle import ParticleConfig, particle
 from backend.decoding.registry import STRATEGIES
 from backend.decoding.run import decode, run_batch, run_key, settings_for
 from backend.errors import UserError
-from backend.models import default_model_id, load
+from backend.models import default_model_id, load, skipped_line
 from backend.tasks.problem_sets import PROBLEM_SETS, problem_set, steps_of
 from backend.tasks.uploads import problems_from_file
 
@@ -121,8 +121,11 @@ def cmd_compare(args: argparse.Namespace) -> dict:
     problems = _problems(args)
     handle = load(args.model or default_model_id(), progress=_progress)
     done = run_batch(handle, problems, settings, progress=_progress, chat=not args.no_chat)
+    if done.value.skipped:  # the context rule for batches: skipped and counted, said on stderr
+        print(skipped_line(done.value.skipped), file=sys.stderr)
     return {"model": handle.display_name, "provenance": done.provenance, "run_id": done.run_id,
-            "summary": done.value.summary(), "rows": [dataclasses.asdict(r) for r in done.value.rows]}
+            "summary": done.value.summary(), "rows": [dataclasses.asdict(r) for r in done.value.rows],
+            "skipped": list(done.value.skipped)}
 
 
 def add_commands(subparsers) -> None:

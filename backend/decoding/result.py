@@ -196,6 +196,7 @@ class BatchResult:
     model_id: str
     rows: tuple[BatchRow, ...]
     labels: tuple[str, ...] = field(default=())  # settings in the order they were requested
+    skipped: tuple[str, ...] = ()  # problems left out by the context rule (`where(problem)`: "Line 2", an id)
 
     def summary(self) -> list[dict]:
         """Per setting: accuracy, mean and p95 latency (s), mean generated tokens."""

@@ -18,7 +18,7 @@ from backend.decoding.registry import StrategySpec
 from backend.decoding.result import BatchResult, BatchRow, DecodeResult
 from backend.decoding.sampler import stop_ids
 from backend.errors import UserError
-from backend.models.rules import check_room
+from backend.models.rules import check_room, keep_fitting
 from backend.models.generate import encode_prompt
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
@@ -67,10 +67,6 @@ def _compute(handle, spec: StrategySpec, key: RunKey, ids: torch.Tensor, progres
                         particles=out.particles, mh=out.mh, cycles=out.cycles, notes=out.notes)
 
 
-def _check_fits(handle, n_tokens: int, max_new_tokens: int, what: str) -> None:
-    check_room(handle.model, n_tokens, max_new_tokens, what)
-
-
 def run_key(task: Problem | str, config: DecodeConfig, chat: bool = True, expected: int | None = None) -> RunKey:
     """The store key of one decode (the config made canonical); `expected`: a free prompt's expected answer."""
     config = prepare(config)[1]
@@ -84,7 +80,7 @@ def decode_run(handle, key: RunKey, progress: Progress = silent,
     """The decode of `key`: through the store, or (store=False) computed afresh and not kept."""
     spec = key.config.spec()
     ids = encode_prompt(handle, key.prompt, key.chat)
-    _check_fits(handle, ids.shape[1], key.config.max_new_tokens, "The prompt")
+    check_room(handle.model, ids.shape[1], key.config.max_new_tokens)  # one decode: refused before any forward
     if not store:
         return _compute(handle, spec, key, ids, progress)
     return cached(FEATURE, "run", ModelRef.of(handle), key, lambda: _compute(handle, spec, key, ids, progress),
@@ -142,26 +138,28 @@ class BatchKey:
 def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], progress: Progress = silent,
               chat: bool = True) -> Computed[BatchResult]:
     """Every setting on every problem (each decode cached on its own); problems outer, so settings
-    interleave in time and share the machine's load fairly."""
+    interleave in time and share the machine's load fairly. Problems whose prompt leaves no room for the longest
+    setting's max_new_tokens are skipped and named in `BatchResult.skipped` (the context rule for batches)."""
     if not problems:
         raise UserError("No problems to run.")
     if not settings:
         raise UserError("Pick at least one strategy.")
     settings = [Setting(label=s.label, budget=s.budget, config=prepare(s.config)[1]) for s in settings]
     key = BatchKey(settings=tuple(settings), problems=tuple((p.id, p.question, p.answer) for p in problems), chat=chat)
-    total = len(problems) * len(settings)
 
     def compute() -> BatchResult:
         longest = max(s.config.max_new_tokens for s in settings)
-        for problem in problems:  # before any decoding: a long prompt late in a file must not cost the ones before it
-            _check_fits(handle, encode_prompt(handle, format_prompt(problem), chat).shape[1], longest,
-                        f"{where(problem)}: the prompt")
-        rows = []
-        for i, problem in enumerate(problems):
+        # the context rule for a batch, before any decoding: a problem whose prompt leaves no room for the longest
+        # setting is skipped for every setting (so all settings see the same problems) and named in the result
+        fitting = keep_fitting(handle.model, problems,
+                               lambda p: encode_prompt(handle, format_prompt(p), chat).shape[1], longest, where)
+        kept = fitting.kept
+        rows, total = [], len(kept) * len(settings)
+        for i, problem in enumerate(kept):
             for j, s in enumerate(settings):
                 k = i * len(settings) + j
                 sub = scaled(progress, k / total, (k + 1) / total)
-                done = decode(handle, problem, s.config, lambda f, m: sub(f, f"problem {i + 1}/{len(problems)}, "
+                done = decode(handle, problem, s.config, lambda f, m: sub(f, f"problem {i + 1}/{len(kept)}, "
                                                                             f"{s.label}: {m}"), chat)
                 r = done.value
                 rows.append(BatchRow(label=s.label, strategy=r.strategy, budget=s.budget, problem_id=problem.id,
@@ -171,6 +169,7 @@ def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], 
                                      acceptance_rate=r.acceptance_rate, run_key=done.key,
                                      cycle_answers=tuple(c.answer for c in r.cycles),
                                      cycle_tokens=r.cycle_tokens))
-        return BatchResult(model_id=handle.id, rows=tuple(rows), labels=tuple(s.label for s in settings))
+        return BatchResult(model_id=handle.id, rows=tuple(rows), labels=tuple(s.label for s in settings),
+                           skipped=fitting.skipped)
 
     return cached(FEATURE, "batch", ModelRef.of(handle), key, compute, code_version=CODE_VERSION)

@@ -17,7 +17,7 @@ from backend.disagreement.scoring import RolloutConfig
 from backend.disagreement.policies import sweep_policies
 from backend.disagreement.sweep import SweepConfig, sweep
 from backend.errors import UserError
-from backend.models import default_model_id
+from backend.models import default_model_id, skipped_line
 from backend.params import default_of, help_of
 
 
@@ -82,6 +82,7 @@ def cmd_analyze(args) -> dict:
                       "category_enrichment": {k: _num(v) for k, v in c.category_enrichment().items()},
                       "failure_auroc": None if s.failure is None else
                       {k: _num(v) for k, v in s.failure.auroc.items()}})
+    _say_skipped(out.value.skipped)
     return {"pair": pair.label, "signal": out.value.signal, "provenance": out.provenance, "sources": parts,
             "skipped": list(out.value.skipped)}
 
@@ -116,6 +117,12 @@ def cmd_intervene(args) -> dict:
             "provenance": out.provenance}
 
 
+def _say_skipped(skipped) -> None:
+    """The context rule for batches: problems skipped are counted on stderr (and listed in the JSON)."""
+    if skipped:
+        print(skipped_line(skipped), file=sys.stderr)
+
+
 def cmd_sweep(args) -> dict:
     pair = _pair(args)
     policies = tuple(p.strip() for p in args.policies.split(",") if p.strip())
@@ -123,11 +130,12 @@ def cmd_sweep(args) -> dict:
                          args.max_new_tokens, args.seed)
     out = sweep(pair, config, _progress)
     v = out.value
+    _say_skipped(v.skipped)
     return {"pair": pair.label, "problems": v.n_problems, "base_accuracy": _num(v.base_accuracy),
             "reasoning_accuracy": _num(v.reasoning_accuracy), "provenance": out.provenance,
             "points": [{"policy": p.policy, "budget": p.budget, "accuracy": _num(p.accuracy), "rate": _num(p.rate),
                         "mean_length": _num(p.mean_length), "tau": _num(p.tau), "lambda": _num(p.lam)}
-                       for p in v.points]}
+                       for p in v.points], "skipped": list(v.skipped)}
 
 
 def cmd_eopd(args) -> dict:
@@ -136,11 +144,12 @@ def cmd_eopd(args) -> dict:
                         args.temperature, args.seed)
     out = eopd(pair, config, _progress)
     s = out.value.summary
+    _say_skipped(out.value.skipped)
     return {"pair": pair.label, "provenance": out.provenance, "rollouts": len(out.value.problem_ids),
             "tokens": s.n_tokens, "gated_share": _num(s.gated_share),
             "mean_teacher_entropy": _num(s.mean_teacher_entropy), "mean_reverse_kl": _num(s.mean_reverse_kl),
             "mean_forward_kl_topk_gated": _num(s.mean_forward_kl_topk_gated), "loss_eopd": _num(s.loss_eopd),
-            "loss_plain_reverse_kl": _num(s.loss_plain)}
+            "loss_plain_reverse_kl": _num(s.loss_plain), "skipped": list(out.value.skipped)}
 
 
 def cmd_learnability(args) -> dict:
@@ -150,6 +159,7 @@ def cmd_learnability(args) -> dict:
     pair = _pair(args)
     out = learnability(pair, config, _progress)
     v, t = out.value, out.value.test
+    _say_skipped(v.skipped)
     return {"pair": pair.label, "data": v.data, "gradient_of": v.gradient_of, "provenance": out.provenance,
             "examples": [{"problem_id": r.problem_id, "category": r.category, "base_answer": r.base_answer,
                           "reasoning_answer": r.reasoning_answer, "answer": r.answer, "loss": _num(r.loss),
@@ -157,7 +167,8 @@ def cmd_learnability(args) -> dict:
             "unlearnable_vs_learned": {"unlearnable": t.n_unlearnable, "learned": t.n_learned,
                                        "median_similarity_unlearnable": _num(t.median_unlearnable),
                                        "median_similarity_learned": _num(t.median_learned),
-                                       "mann_whitney_p": _num(t.p_value), "auroc_low_similarity": _num(t.auroc)}}
+                                       "mann_whitney_p": _num(t.p_value), "auroc_low_similarity": _num(t.auroc)},
+            "skipped": list(v.skipped)}
 
 
 def _common(sub, batch: bool = True) -> None:

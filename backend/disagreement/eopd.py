@@ -96,6 +96,7 @@ class EopdResult:
     tokens: tuple[tuple[str, ...], ...]  # per rollout, the student's tokens
     signals: tuple[dict[str, np.ndarray], ...]  # per rollout, EOPD_SIGNALS -> [L]
     summary: EopdSummary
+    skipped: tuple[str, ...] = ()  # problems left out by the context rule (their rollouts' batch skipped them)
 
 
 def rollout_eopd(pair: Pair, problem, token_ids: tuple[int, ...], params: EopdParams,
@@ -119,6 +120,6 @@ def eopd(pair: Pair, config: EopdConfig, progress: Progress = silent) -> Compute
             signals.append(rollout_eopd(pair, by_id[r.problem_id], r.token_ids, config.params, config.temperature))
         return EopdResult(problem_ids=tuple(r.problem_id for r in batch.rollouts),
                           tokens=tuple(r.tokens for r in batch.rollouts), signals=tuple(signals),
-                          summary=summarise(signals))
+                          summary=summarise(signals), skipped=batch.skipped)
 
     return cached("disagreement", "eopd", pair.ref, config, compute, code_version=CODE_VERSION)

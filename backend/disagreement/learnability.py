@@ -21,9 +21,10 @@ from backend.disagreement.learnability_stats import (GroupTest, cluster_order, c
                                                      mean_to_rest, sketch)
 from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import answer_correct, decode_tokens, greedy_many, prompt_ids
-from backend.disagreement.scoring import RolloutConfig
+from backend.disagreement.scoring import RolloutConfig, fitting
 from backend.errors import UserError
 from backend.models.gradients import adapter_factors, gradient_size, layer_modules, loss_gradient
+from backend.models.rules import keep_fitting
 from backend.params import Config, param, same_as
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, cached
@@ -84,6 +85,7 @@ class LearnabilityResult:
     order: np.ndarray  # [n] clustering leaf order
     mean_similarity: np.ndarray  # [n] mean cosine to the other examples
     test: GroupTest
+    skipped: tuple[str, ...] = ()  # problems left out by the context rule (rollout or solution over the context)
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -138,6 +140,15 @@ def _solution_ids(pair: Pair, problem: Problem) -> tuple[torch.Tensor, int]:
     return torch.cat([prompt, torch.tensor([target])], dim=1), prompt.shape[1]
 
 
+def _fitting(pair: Pair, problems: list[Problem], max_new_tokens: int) -> tuple[list[Problem], tuple[str, ...]]:
+    """The context rule for this batch: a problem is kept when both models' rollouts have room for max_new_tokens
+    and its worked solution fits the reasoning model (the gradient's forward); the others are skipped, named."""
+    rollouts = fitting(pair, problems, max_new_tokens)
+    solutions = keep_fitting(pair.reasoning.model, rollouts.kept, lambda p: _solution_ids(pair, p)[0].shape[1], 0,
+                             lambda p: p.id)
+    return list(solutions.kept), rollouts.skipped + solutions.skipped
+
+
 def _answers(handle, problems: list[Problem], max_new_tokens: int, stops) -> list[tuple[int | None, bool]]:
     """Each problem's greedy rollout answer and whether it is right (the problems decoded side by side)."""
     prompts = [prompt_ids(handle, problem) for problem in problems]  # the decoder applies the context rule
@@ -171,6 +182,7 @@ def learnability(pair: Pair, config: LearnabilityConfig, progress: Progress = si
         problems, data = training_problems(pair, config.n)
         if not problems:
             raise UserError("n: no training problems to compare.")
+        problems, skipped = _fitting(pair, problems, config.max_new_tokens)
         modules, factors, gradient_of = _targets(pair, config)
         records: list[ExampleRecord] = []
         for first in range(0, len(problems), BATCH):  # each example is its own artifact: a stopped run resumes
@@ -186,7 +198,7 @@ def learnability(pair: Pair, config: LearnabilityConfig, progress: Progress = si
                                                                  modules, factors, step),
                                        code_version=CODE_VERSION).values)
         progress(1.0, "Similarities")
-        return summarise(records, data, gradient_of)
+        return replace(summarise(records, data, gradient_of), skipped=skipped)
 
     return cached(FEATURE, "learnability", pair.ref, config, compute, code_version=CODE_VERSION)
 

@@ -7,6 +7,7 @@ half-way (a killed benchmark, a closed tab) resumes from the rollouts already ma
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +18,7 @@ from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import (ProblemSet, answer_correct, decode_tokens, prompt_ids,
                                           rollout_logprobs, sample)
 from backend.errors import UserError
-from backend.models.rules import fits as model_fits
+from backend.models.rules import Fitting, keep_fitting
 from backend.params import Config, param
 from backend.progress import Progress, silent
 from backend.store import Computed, cached
@@ -113,9 +114,11 @@ def stored_rollout(pair: Pair, problem: Problem, config: RolloutConfig, index: i
                   lambda: generate_one(pair, problem, config, index), code_version=CODE_VERSION).value
 
 
-def fits(pair: Pair, problem: Problem, max_new_tokens: int) -> bool:
-    """Whether the problem's prompt leaves room for max_new_tokens (the context rule); batches skip those that don't."""
-    return model_fits(pair.base.model, prompt_ids(pair.base, problem).shape[1], max_new_tokens)
+def fitting(pair: Pair, problems: Sequence[Problem], max_new_tokens: int) -> Fitting[Problem]:
+    """The context rule for a batch of problems: those whose prompt leaves room for max_new_tokens are kept, the
+    others skipped and named by id (both models share the tokenizer; the base model's context is asked)."""
+    return keep_fitting(pair.base.model, problems, lambda p: prompt_ids(pair.base, p).shape[1], max_new_tokens,
+                        lambda p: p.id)
 
 
 def rollouts(pair: Pair, config: RolloutConfig, progress: Progress = silent) -> Computed[RolloutBatch]:
@@ -123,16 +126,13 @@ def rollouts(pair: Pair, config: RolloutConfig, progress: Progress = silent) -> 
 
     def compute() -> RolloutBatch:
         problems = config.problems.problems()
-        out, skipped = [], []
-        for i, problem in enumerate(problems):
+        skipped = fitting(pair, problems, config.max_new_tokens).skipped
+        out = []
+        for i, problem in enumerate(problems):  # i: the seed offset of the problem's place in the whole set
             progress(i / len(problems), f"{config.source} rollout {i + 1}/{len(problems)}")
-            if not fits(pair, problem, config.max_new_tokens):
-                skipped.append(problem.id)
-                continue
-            out.append(stored_rollout(pair, problem, config, i))
-        if not out:
-            raise UserError("No problem fits in the model's context; use shorter problems or a larger model.")
+            if problem.id not in skipped:
+                out.append(stored_rollout(pair, problem, config, i))
         progress(1.0, f"{len(out)} {config.source} rollouts")
-        return RolloutBatch(rollouts=tuple(out), skipped=tuple(skipped))
+        return RolloutBatch(rollouts=tuple(out), skipped=skipped)
 
     return cached("disagreement", "rollouts", pair.ref, config, compute, code_version=CODE_VERSION)

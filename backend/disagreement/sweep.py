@@ -18,7 +18,7 @@ from backend.disagreement.guided import InterveneConfig
 from backend.disagreement.pair import Pair
 from backend.disagreement.policies import MATCHED_TO, POLICIES, policy_for, sweep_policies
 from backend.disagreement.rollout import ProblemSet, answer_correct, decode_tokens, prompt_ids
-from backend.disagreement.scoring import RolloutConfig, fits, rollouts
+from backend.disagreement.scoring import RolloutConfig, fitting, rollouts
 from backend.params import Config, param, require, same_as
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, Stored, cached, latest
@@ -143,7 +143,8 @@ def sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> Compu
         refs = [rollouts(pair, RolloutConfig(config.problems, source, config.max_new_tokens),
                          scaled(progress, 0.1 * i, 0.1 * (i + 1))).value for i, source in enumerate(("base", "reasoning"))]
         cal = calibration(pair, config.calibration, scaled(progress, 0.2, 0.3))
-        problems = [p for p in config.problems.problems() if fits(pair, p, config.max_new_tokens)]
+        fit = fitting(pair, config.problems.problems(), config.max_new_tokens)  # the context rule: skip and count
+        problems = fit.kept
         policies = tuple(p for p in sweep_policies() if p in config.policies)
         records: list[SweepRecord] = []
         for i, problem in enumerate(problems):
@@ -162,7 +163,7 @@ def sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> Compu
         differs = np.concatenate([r.signals["differs"] for r in refs[1].rollouts])
         return SweepResult(n_problems=len(problems), base_accuracy=refs[0].accuracy,
                            reasoning_accuracy=refs[1].accuracy, points=tuple(points), records=tuple(records),
-                           skipped=refs[0].skipped,
+                           skipped=fit.skipped,
                            reasoning_differs=float(differs.mean()) if differs.size else float("nan"))
 
     return cached("disagreement", "sweep", pair.ref, config, compute, code_version=CODE_VERSION)

@@ -20,7 +20,7 @@ import torch
 
 from backend.fp8.formats import FORMATS
 from backend.fp8.geometry import LayerFactors, model_factors
-from backend.fp8.observed import observe
+from backend.fp8.observed import check_max_tokens, observe
 from backend.fp8.samples import SAMPLE_TEXTS
 from backend.fp8.spectral import SIGMA_METHODS, PowerSettings, factor_norm, interaction_sigma
 from backend.params import Config, param, same_as
@@ -157,6 +157,8 @@ def weight_bounds(model, config: BoundsConfig, progress: Progress = silent) -> d
 
 def compute_bounds(handle, config: BoundsConfig, progress: Progress = silent) -> BoundsResult:
     fmt = FORMATS.get(config.fp8_format)
+    if config.n_texts:  # the context rule bounds max_tokens: refused before the weight bounds are computed
+        check_max_tokens(handle.model, config.max_tokens)
     start = time.perf_counter()
     w = weight_bounds(handle.model, config, scaled(progress, 0.0, 0.4 if config.n_texts else 1.0))
     layer_bound = w["bound"].max(axis=1)

@@ -82,7 +82,7 @@ def check_head(n_layers: int, n_heads: int, layer: int, head: int) -> None:
 def head_logits(handle, layer: int, head: int, n_texts: int, max_tokens: int) -> np.ndarray:
     """The head's logits on the causal pairs its layer computes, all sample texts, flattened fp32."""
     model, out = handle.model, []
-    for ids in encode_samples(handle.tokenizer, n_texts, max_tokens):
+    for ids in encode_samples(model, handle.tokenizer, n_texts, max_tokens):
         residual = trace(model, ids.to(next(model.parameters()).device)).residual
         scores = layer_logits(model, layer, residual[layer])[0, head]
         out.append(scores[computed_pairs(model, layer, scores.shape[-1], scores.device)].float().cpu().numpy())

@@ -18,6 +18,7 @@ from backend.errors import UserError
 from backend.fp8.samples import SAMPLE_TEXTS
 from backend.models.architecture import arch_info, attention_qk_states, attention_qk_weights, attention_window
 from backend.models.hooks import trace
+from backend.models.rules import check_room
 from backend.progress import Progress, silent
 
 
@@ -30,12 +31,19 @@ class ObservedScores:
     n_tokens: int
 
 
-def encode_samples(tokenizer, n_texts: int, max_tokens: int) -> list[torch.Tensor]:
-    """The first `n_texts` sample texts as `[1, T]` id tensors, T <= max_tokens."""
-    if not 1 <= n_texts <= len(SAMPLE_TEXTS):
-        raise UserError(f"Number of sample texts must be between 1 and {len(SAMPLE_TEXTS)}.")
+def check_max_tokens(model: nn.Module, max_tokens: int) -> None:
+    """max_tokens is bounded above by the context rule: a sample text is read in one forward, so at most the
+    model's context (refused before any work, with the rule's message)."""
     if max_tokens < 2:
         raise UserError("Sample texts need at least 2 tokens.")
+    check_room(model, max_tokens, 0, "A sample text of max_tokens", "Lower max_tokens (tokens per sample text).")
+
+
+def encode_samples(model: nn.Module, tokenizer, n_texts: int, max_tokens: int) -> list[torch.Tensor]:
+    """The first `n_texts` sample texts as `[1, T]` id tensors, T <= max_tokens (itself within the context)."""
+    if not 1 <= n_texts <= len(SAMPLE_TEXTS):
+        raise UserError(f"Number of sample texts must be between 1 and {len(SAMPLE_TEXTS)}.")
+    check_max_tokens(model, max_tokens)
     return [torch.tensor([tokenizer(text)["input_ids"][:max_tokens]]) for text in SAMPLE_TEXTS[:n_texts]]
 
 
@@ -62,7 +70,7 @@ def observe(model: nn.Module, tokenizer, n_texts: int, max_tokens: int, progress
             ) -> ObservedScores:
     info = arch_info(model)
     out = np.zeros((info.n_layers, info.n_heads), dtype=np.float32)
-    samples = encode_samples(tokenizer, n_texts, max_tokens)
+    samples = encode_samples(model, tokenizer, n_texts, max_tokens)
     for t, ids in enumerate(samples):
         progress(t / len(samples), f"scores on sample text {t + 1}/{len(samples)}")
         residual = trace(model, ids.to(next(model.parameters()).device)).residual
@@ -81,7 +89,7 @@ def layer_score_samples(model: nn.Module, tokenizer, layer: int, n_texts: int, m
     if not -info.n_layers <= layer < info.n_layers:
         raise UserError(f"Layer {layer} is out of range (the model has {info.n_layers} layers).")
     out = []
-    for ids in encode_samples(tokenizer, n_texts, max_tokens):
+    for ids in encode_samples(model, tokenizer, n_texts, max_tokens):
         residual = trace(model, ids.to(next(model.parameters()).device)).residual
         scores = layer_logits(model, layer % info.n_layers, residual[layer % info.n_layers])[0]
         pairs = computed_pairs(model, layer % info.n_layers, scores.shape[-1], scores.device)

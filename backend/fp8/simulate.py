@@ -20,7 +20,7 @@ import numpy as np
 
 from backend.fp8.bounds import CODE_VERSION, BoundsConfig, bounds
 from backend.fp8.formats import FORMATS, quantise
-from backend.fp8.observed import layer_score_samples
+from backend.fp8.observed import check_max_tokens, layer_score_samples
 from backend.fp8.samples import SAMPLE_TEXTS
 from backend.params import Config, param, require, same_as
 from backend.progress import Progress, scaled, silent
@@ -107,6 +107,7 @@ def activation_schedule(config: SimulateConfig) -> np.ndarray:
 
 def run_simulation(handle, config: SimulateConfig, progress: Progress = silent) -> SimulateResult:
     fmt, layer = FORMATS.get(config.fp8_format), config.layer % handle.info.n_layers
+    check_max_tokens(handle.model, config.max_tokens)  # the context rule, before the weight bound
     progress(0.0, "weight bound of the layer")
     bound_cfg = BoundsConfig(method=config.method, calibration=config.calibration, fp8_format=config.fp8_format,
                              verify=False, n_texts=0)

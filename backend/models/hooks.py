@@ -19,6 +19,7 @@ from torch import nn
 
 from backend.models.architecture import arch_info, attention_out_proj, mlp_up_proj
 from backend.models.locks import model_lock
+from backend.models.rules import check_room
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,9 @@ class Trace:
 def trace(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, *,
           heads: Iterable[int] = (), mlp_up: Iterable[int] = (), attentions: bool = False,
           head_edits: Iterable[HeadEdit] = ()) -> Trace:
-    """One forward pass returning logits, residual stream and whichever internals were asked for."""
+    """One forward pass returning logits, residual stream and whichever internals were asked for. Refuses an
+    input over the model's context (the context rule, backend/models/rules.py) before any forward."""
+    check_room(model, input_ids.shape[1], 0, "The input")
     with Hooks(model, read_heads=heads, read_mlp_up=mlp_up, head_edits=head_edits) as hooks:
         if attentions:
             with eager_attention(model):

@@ -1,13 +1,31 @@
 """The one stop rule, the one context rule and the one locked forward every feature uses.
 
-transformers has one eos rule (`GenerationConfig.eos_token_id`, a list) and chat models end a turn
+The context rule. A model attends over `context_limit(model)` positions; every feature asks one question,
+`room(model, prompt_tokens)` (new tokens left after a prompt) or `fits(model, prompt_tokens, new_tokens)`, and
+nothing else reads the limit from a config. One behaviour per kind of work, stated here once:
+
+- interactive work (one prompt, one text, one forward a user asked for) refuses before any forward, with the
+  rule's one message (`check_room`, a `UserError`: a one-line error on the page and the CLI). The kernel's
+  `start`/`start_many`, `hooks.trace` and `forward_logits` ask it themselves, so a feature cannot forget;
+- batch work (many problems, documents or texts) skips what does not fit and counts it: `keep_fitting` returns the
+  kept items and the names of the skipped ones, the batch's Result carries them, and the page and CLI show
+  `skipped_line` (a batch where nothing fits is refused);
+- nothing is truncated or ended silently: a generation that stops because the context is full says so in its
+  result (the watermark sentence loop's `context_full`), and a feature that reads a prefix of a document by
+  design (NAG's `max_length`) reads at most `room(model, 0)` tokens and counts the documents it cut.
+
+The stop rule. transformers has one eos rule (`GenerationConfig.eos_token_id`, a list) and chat models end a turn
 with a token of their own (Llama 3 `<|eot_id|>`, Gemma `<end_of_turn>`, Qwen `<|im_end|>`) that is
 not always the tokenizer's eos. A loop that stops on the tokenizer's eos alone runs past the answer,
 so every feature asks `stop_ids` instead.
 """
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Generic, TypeVar
 
 import torch
 from torch import nn
@@ -15,6 +33,8 @@ from torch import nn
 from backend.errors import UserError
 from backend.models.locks import model_lock
 
+T = TypeVar("T")
+NO_LIMIT = sys.maxsize  # `room` of a model whose config names no context length
 _TURN_SENTINEL = "\u2063dash-end-of-turn-probe\u2063"
 
 
@@ -68,24 +88,66 @@ def model_stop_ids(model: nn.Module, tokenizer) -> frozenset[int]:
 
 
 def context_limit(model: nn.Module) -> int | None:
-    """Positions the model can attend over (None: no limit in its config)."""
+    """Positions the model can attend over (None: no limit in its config). The only reader of the config's
+    length fields (tests/test_context_rule.py checks); features ask `room` or `fits`."""
     cfg = model.config
     return getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
 
 
+def room(model: nn.Module, prompt_tokens: int) -> int:
+    """New tokens that still fit after a prompt of prompt_tokens tokens (0 when it fills the context or more;
+    NO_LIMIT when the model names no limit). `room(model, 0)` is the longest input a forward may read."""
+    limit = context_limit(model)
+    return NO_LIMIT if limit is None else max(0, limit - prompt_tokens)
+
+
 def fits(model: nn.Module, prompt_tokens: int, new_tokens: int) -> bool:
+    """Whether a prompt of prompt_tokens tokens and new_tokens generated after it fit the model's context."""
     limit = context_limit(model)
     return limit is None or prompt_tokens + new_tokens <= limit
 
 
-def check_room(model: nn.Module, prompt_tokens: int, new_tokens: int, what: str = "The prompt") -> None:
-    """Refuse, before any forward, a generation whose prompt plus new tokens would not fit the context."""
+def check_room(model: nn.Module, prompt_tokens: int, new_tokens: int, what: str = "The prompt",
+               advice: str = "Shorten the prompt or ask for fewer new tokens.") -> None:
+    """Interactive work: refuse, before any forward, a prompt (plus new tokens) over the context, with the rule's
+    one message. `what` names the input (e.g. "Line 2: the prompt"), `advice` the settings that would make it fit."""
     if prompt_tokens <= 0:
         raise UserError(f"{what} is empty.")
     if not fits(model, prompt_tokens, new_tokens):
         limit = context_limit(model)
-        raise UserError(f"{what} has {prompt_tokens} tokens; with {new_tokens} new tokens that is over the model's "
-                        f"context of {limit} tokens. Shorten the prompt or ask for fewer new tokens.")
+        asked = f"; with {new_tokens} new tokens that is" if new_tokens else ", which is"
+        raise UserError(f"{what} has {prompt_tokens} tokens{asked} over the model's context of {limit} tokens. "
+                        f"{advice}")
+
+
+@dataclass(frozen=True)
+class Fitting(Generic[T]):
+    """A batch under the context rule: the items kept (in order) and the names of those skipped."""
+
+    kept: tuple[T, ...]
+    skipped: tuple[str, ...]
+
+
+def keep_fitting(model: nn.Module, items: Sequence[T], prompt_tokens: Callable[[T], int], new_tokens: int,
+                 name: Callable[[T], str], what: str = "problem") -> Fitting[T]:
+    """Batch work: keep the items whose prompt leaves room for new_tokens, name the others (the caller's Result
+    carries the names, its page and CLI show `skipped_line`). Refuses a batch where nothing fits."""
+    kept, skipped = [], []
+    for item in items:
+        (kept if fits(model, prompt_tokens(item), new_tokens) else skipped).append(item)
+    if items and not kept:
+        raise UserError(f"No {what} fits the model's context of {context_limit(model)} tokens with {new_tokens} "
+                        f"new tokens; use shorter {what}s, fewer new tokens or a model with a longer context.")
+    return Fitting(kept=tuple(kept), skipped=tuple(name(item) for item in skipped))
+
+
+def skipped_line(skipped: Sequence[str], what: str = "problem", shown: int = 5) -> str:
+    """The one line a page or CLI shows for a batch's skipped items ("" when none was skipped)."""
+    if not skipped:
+        return ""
+    names = ", ".join(skipped[:shown]) + (f" and {len(skipped) - shown} more" if len(skipped) > shown else "")
+    return (f"{len(skipped)} {what}{'s' if len(skipped) != 1 else ''} skipped: the prompt leaves no room for the "
+            f"new tokens in the model's context ({names}).")
 
 
 def forward_logits(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,

@@ -13,6 +13,7 @@ import torch
 from backend.errors import UserError
 from backend.models.hooks import trace
 from backend.models.loading import ModelHandle
+from backend.models.rules import NO_LIMIT, check_room, fits, room
 from backend.mt.prompts import PromptPair
 
 
@@ -49,12 +50,8 @@ def build_example(handle: ModelHandle, pair: PromptPair, max_answer_tokens: int)
     answer = encode_answer(handle, pair.answer)[:max_answer_tokens]
     if not answer:
         raise UserError(f"Row {pair.row}: the target sentence is empty after tokenisation.")
-    limit = getattr(handle.model.config, "max_position_embeddings", None) or getattr(
-        handle.model.config, "n_positions", None)
-    longest = max(len(clean), len(corrupt)) + len(answer)
-    if limit is not None and longest > limit:
-        raise UserError(f"A few-shot prompt has {longest} tokens but the model's context is {limit}; "
-                        "use fewer demonstrations or shorter sentences.")
+    check_room(handle.model, max(len(clean), len(corrupt)) + len(answer), 0, f"Row {pair.row}: the few-shot prompt",
+               "Use fewer demonstrations or shorter sentences.")  # the context rule, before either forward
     n_layers = handle.info.n_layers
     device = handle.device
     tc = trace(handle.model, torch.tensor([clean + answer], device=device), heads=range(n_layers))
@@ -79,21 +76,17 @@ def fit_shots(handle: ModelHandle, data, src: str, tgt: str, wanted: int = 5, ma
               slack: int = 48) -> int:
     """The largest k <= wanted whose longest few-shot prompt (any demo language, plus the answer and some
     generation room) fits the model's context; at least 1. Small-context models get fewer demonstrations."""
-    from backend.models.decoding import context_limit
-
-    limit = context_limit(handle.model)
-    if limit is None:
+    if room(handle.model, 0) == NO_LIMIT:
         return wanted
-    key = (handle.fingerprint, data.digest, src, wanted, max_answer_tokens, slack, limit)
+    key = (handle.fingerprint, data.digest, src, wanted, max_answer_tokens, slack)
     if key not in _FITTED:
         if len(_FITTED) >= 256:
             _FITTED.clear()
-        _FITTED[key] = _fit_shots(handle, data, src, wanted, max_answer_tokens, slack, limit)
+        _FITTED[key] = _fit_shots(handle, data, src, wanted, max_answer_tokens, slack)
     return _FITTED[key]
 
 
-def _fit_shots(handle: ModelHandle, data, src: str, wanted: int, max_answer_tokens: int, slack: int,
-               limit: int) -> int:
+def _fit_shots(handle: ModelHandle, data, src: str, wanted: int, max_answer_tokens: int, slack: int) -> int:
     from backend.mt.prompts import Demo, demo_block, query
 
     rows = data.rows("heads")
@@ -101,6 +94,6 @@ def _fit_shots(handle: ModelHandle, data, src: str, wanted: int, max_answer_toke
                        for r in rows for lang in data.languages if lang != src)
     longest_query = max(len(encode(handle, query(data.text(src, r)))) for r in range(len(data)))
     for k in range(wanted, 0, -1):
-        if k * longest_demo + longest_query + max_answer_tokens + slack <= limit:
+        if fits(handle.model, k * longest_demo + longest_query + max_answer_tokens, slack):
             return k
     return 1

@@ -162,4 +162,4 @@ def _rank_job(handle: ModelHandle, record: dict, target_sets: list[TargetSet], c
     notices = list(getattr(state, "notices", ()))
     return assemble(handle.display_name, config, target_sets, ids, domains, previews, quality,
                     np.concatenate(sims, axis=1), np.concatenate(tokens), truncated, 0, notices,
-                    scaled(progress, 0.2, 1.0))
+                    scaled(progress, 0.2, 1.0), read_tokens=effective_max_length(handle, config.extract))

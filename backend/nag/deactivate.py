@@ -21,7 +21,7 @@ from backend.models.architecture import mlp_up_proj
 from backend.models.loading import ModelHandle
 from backend.models.locks import model_lock
 from backend.models.rules import forward_logits
-from backend.nag.extract import pad_batch, length_batches, pad_id
+from backend.nag.extract import pad_batch, length_batches, pad_id, read_length
 from backend.nag.profile import top_profile_neurons
 from backend.nag.targets import TargetProfiles
 from backend.params import Config, param
@@ -55,6 +55,8 @@ class Deactivation:
     nag_neurons: np.ndarray
     per_layer: int
     share: float
+    read_tokens: int = 0  # tokens read of each held-out document: max_length within the model's context
+    truncated: int = 0  # held-out documents longer than read_tokens (their first read_tokens are scored)
 
     @property
     def nag_increase(self) -> np.ndarray:
@@ -67,7 +69,8 @@ class Deactivation:
     def summary(self) -> dict:
         """Increases on the target domain and on the mean of the other domains, and the NAG/random ratio."""
         out = {"target": self.target, "neurons_zeroed": int(self.nag_neurons.size),
-               "share_of_all_neurons": self.share}
+               "share_of_all_neurons": self.share, "tokens_read_per_document": self.read_tokens,
+               "documents_truncated": self.truncated}
         if self.target in self.domains:
             t = self.domains.index(self.target)
             others = [i for i in range(len(self.domains)) if i != t]
@@ -102,7 +105,9 @@ def zeroed(model: nn.Module, neurons: dict[int, np.ndarray]) -> Iterator[None]:
 @torch.no_grad()
 def domain_losses(handle: ModelHandle, docs: list[Document], domains: tuple[str, ...], max_length: int,
                   batch_tokens: int) -> np.ndarray:
-    """`[D]` token-weighted mean next-token loss of the documents of each domain."""
+    """`[D]` token-weighted mean next-token loss of the first max_length tokens of each document (within the model's
+    context: `read_length`), per domain."""
+    max_length = read_length(handle.model, max_length)
     encoded = [ids[:max_length] for ids in handle.tokenizer([d.text for d in docs], add_special_tokens=False)
                ["input_ids"]]
     nll, count = np.zeros(len(domains)), np.zeros(len(domains))
@@ -147,6 +152,9 @@ def deactivation(handle: ModelHandle, profiles: TargetProfiles, heldout: list[Do
         with zeroed(handle.model, neurons):
             return domain_losses(handle, docs, domains, config.max_length, config.batch_tokens)
 
+    read = read_length(handle.model, config.max_length)
+    truncated = sum(len(ids) > read for ids in handle.tokenizer([d.text for d in docs], add_special_tokens=False)
+                    ["input_ids"])  # counted and shown (summary), never cut silently
     base = losses(None, 0, "intact model")
     nag_loss = losses({layer: nag[layer] for layer in range(n_layers)}, 1, "NAG neurons zeroed")
     random_loss = np.stack([losses(d, 2 + r, f"random neurons zeroed ({r + 1}/{len(draws)})")
@@ -154,4 +162,4 @@ def deactivation(handle: ModelHandle, profiles: TargetProfiles, heldout: list[Do
     progress(1.0, "deactivation done")
     return Deactivation(model=handle.display_name, target=profiles.names[target], domains=domains, base=base,
                         nag=nag_loss, random=random_loss, nag_neurons=nag, per_layer=per_layer,
-                        share=per_layer * n_layers / (n_layers * n_neurons))
+                        share=per_layer * n_layers / (n_layers * n_neurons), read_tokens=read, truncated=truncated)

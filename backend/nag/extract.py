@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from backend.models.decoding import context_limit
+from backend.models.rules import room
 from backend.models.hooks import trace
 from backend.models.loading import ModelHandle
 from backend.nag.impact import IMPACTS
@@ -66,9 +66,14 @@ class DocFeatures:
     used_tokens: int
 
 
+def read_length(model, max_length: int) -> int:
+    """Tokens read of each document: max_length, within the model's context (the context rule: `room(model, 0)` is
+    the longest input a forward may read). Callers count the documents cut (`used_tokens < n_tokens`)."""
+    return min(max_length, room(model, 0))
+
+
 def effective_max_length(handle: ModelHandle, config: ExtractConfig) -> int:
-    limit = context_limit(handle.model)
-    return min(config.max_length, limit) if limit else config.max_length
+    return read_length(handle.model, config.max_length)
 
 
 def tokenize(handle: ModelHandle, texts: Sequence[str], max_length: int) -> list[tuple[list[int], int]]:

@@ -14,7 +14,7 @@ import pandas as pd
 from backend.corpus.documents import Document, Notices, Source, chunks, iter_documents, source_digest
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
-from backend.nag.extract import ReadsFeatures
+from backend.nag.extract import ReadsFeatures, effective_max_length
 from backend.nag.scorers import SCORERS
 from backend.nag.select import select
 from backend.nag.targets import TargetSet
@@ -121,16 +121,18 @@ def _compute(handle: ModelHandle, pool: Source, name: str | None, target_sets: l
         done += len(part)
     notices = list(getattr(state, "notices", ())) + reader_notices.messages("pool")
     return assemble(handle.display_name, config, target_sets, ids, domains, previews, quality,
-                    np.concatenate(sims, axis=1), np.concatenate(tokens), truncated, hits, notices, progress)
+                    np.concatenate(sims, axis=1), np.concatenate(tokens), truncated, hits, notices, progress,
+                    read_tokens=effective_max_length(handle, config.extract))
 
 
 def assemble(model: str, config: RankConfig, target_sets: list[TargetSet], ids: list[str], domains: list[str],
              previews: list[str], quality: list[float], similarity: np.ndarray, n_tokens: np.ndarray, truncated: int,
-             hits: int, notices: list[str], progress: Progress = silent) -> Ranking:
+             hits: int, notices: list[str], progress: Progress = silent, read_tokens: int | None = None) -> Ranking:
     """Scores of the whole pool -> the budgeted Ranking (shared by `rank` and the corpus-job re-ranking)."""
     total = len(ids)
     if truncated:
-        notices.append(f"{truncated} pool document(s) are longer than {config.max_length} tokens: their features "
+        notices.append(f"{truncated} pool document(s) are longer than {read_tokens or config.max_length} tokens "
+                       "(max_length within the model's context): their features "
                        "use the first tokens only (the budget counts all their tokens).")
     scores = similarity
     if config.quality_weight > 0:

@@ -13,7 +13,7 @@ import numpy as np
 from backend.corpus.documents import Document
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
-from backend.nag.extract import ExtractConfig
+from backend.nag.extract import ExtractConfig, effective_max_length
 from backend.nag.featurecache import features_for
 from backend.nag.profile import build_profile
 from backend.progress import Progress, scaled, silent
@@ -78,8 +78,9 @@ def target_profiles(handle: ModelHandle, target_sets: list[TargetSet], config: E
         weights.append(build_profile(top, handle.info.intermediate_size))
         long = sum(f.used_tokens < f.n_tokens for f in batch.features)
         if long:
-            notices.append(f"{long} target document(s) of {target.name!r} are longer than {config.max_length} "
-                           "tokens and were truncated for the profile.")
+            notices.append(f"{long} target document(s) of {target.name!r} are longer than "
+                           f"{effective_max_length(handle, config)} tokens (max_length within the model's context) "
+                           "and were truncated for the profile.")
     return TargetProfiles(names=tuple(t.name for t in target_sets), weights=np.stack(weights), tops=tuple(tops),
                           doc_ids=tuple(tuple(d.id for d in t.documents) for t in target_sets), top_k=config.top_k,
                           n_tokens=tuple(tokens), notices=tuple(notices))

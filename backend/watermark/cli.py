@@ -107,12 +107,15 @@ def cmd_generate(args) -> dict:
     show = None if args.json else (lambda s: print(f"[{s.level or '-'} tier {s.tier}] {s.text}", file=sys.stderr))
     done = generate(handle, request, on_sentence=show, progress=_progress)
     g = done.value
+    if g.context_note():  # the context rule ended the text early: said, not silent
+        print(g.context_note(), file=sys.stderr)
     method = METHODS.get(args.method)
     identity = None if not needs_identity else (f"{model_address}.{user_address}" if method.identifies_users
                                                 else str(model_address))
     return {"model": handle.display_name, "method": g.method, "identity": identity,
             "demo": needs_identity and demo.is_demo(model_address), "text": g.text,
-            "sentences": [s.__dict__ for s in g.sentences], "provenance": done.provenance, "run_id": done.run_id}
+            "sentences": [s.__dict__ for s in g.sentences], "context_full": g.context_full,
+            "provenance": done.provenance, "run_id": done.run_id}
 
 
 def _identity(text: str | None) -> tuple[int, int]:

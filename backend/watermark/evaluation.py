@@ -32,7 +32,7 @@ from backend.watermark.hf_kgw.config import HFKGWConfig
 from backend.watermark.kgw.config import KGWConfig
 from backend.watermark.methods import BASELINE, METHODS, DetectRequest, WatermarkMethod, detect
 from backend.watermark.metrics import roc_auc, roc_curve, tpr_at_fpr
-from backend.watermark.paraphrase import paraphraser
+from backend.watermark.paraphrase import paraphrase_fits, paraphraser
 from backend.watermark.quality import perplexity
 from backend.watermark.sampling import SamplingConfig
 from backend.watermark.segment import split_units
@@ -100,6 +100,7 @@ class DetectionRow:
     n_pos: int
     n_neg: int
     detect_ms: float = float("nan")  # mean wall time of one detection over this row's texts (nan: not measured)
+    skipped: int = 0  # texts left out by the context rule (an attack by the model whose request would not fit)
 
 
 @dataclass(frozen=True)
@@ -195,16 +196,19 @@ def run_evaluation(handle: ModelHandle, cfg: EvalConfig, progress: Progress = si
     for c, (label, attack, rate) in enumerate(conditions):
         progress(0.72 + 0.25 * c / len(conditions), f"Attack: {label}")
         for method in watermarks:
-            texts = [g.text for g in gens[method.name]]
+            texts = dict(enumerate(g.text for g in gens[method.name]))  # text k keeps identity k (see score)
             if attack is not None:
-                texts = [apply_attack(attack, t, rate,
-                                      AttackContext(seed=cfg.attack_seed + k, other_text=baseline[k].text,
-                                                    paraphrase=paraphrase))
-                         for k, t in enumerate(texts)]
-            pos = [score(method, t, k) for k, t in enumerate(texts)]
+                if ATTACKS.get(attack).needs_model:  # the context rule for batches: skip and count (row.skipped)
+                    texts = {k: t for k, t in texts.items() if paraphrase_fits(handle, t)}
+                texts = {k: apply_attack(attack, t, rate, AttackContext(seed=cfg.attack_seed + k,
+                                                                        other_text=baseline[k].text,
+                                                                        paraphrase=paraphrase))
+                         for k, t in texts.items()}
+            pos = [score(method, t, k) for k, t in texts.items()]
             neg = neg_scores[method.name]
-            rows.append(_row(method.name, label, [p[0] for p in pos], [n[0] for n in neg], [p[1] for p in pos],
-                             [n[1] for n in neg], [x[2] for x in pos + neg]))
+            rows.append(replace(_row(method.name, label, [p[0] for p in pos], [n[0] for n in neg],
+                                     [p[1] for p in pos], [n[1] for n in neg], [x[2] for x in pos + neg]),
+                                skipped=len(gens[method.name]) - len(texts)))
             fpr, tpr = roc_curve([p[0] for p in pos], [n[0] for n in neg])
             curves.append(RocCurve(method=method.name, condition=label, fpr=fpr, tpr=tpr))
     progress(0.97, "Attribution")

@@ -59,6 +59,12 @@ class Generation:
     user_address: int
     candidates_sampled: int
     seconds: float
+    context_full: bool = False  # ended before max_sentences: one more sentence would not fit the model's context
+
+    def context_note(self) -> str:
+        """The line the page and CLI show when the context rule ended the text ("" otherwise)."""
+        return (f"The text ends after {len(self.sentences)} sentences: one more would not fit the model's context "
+                "(a shorter prompt or fewer tokens per sentence leave room for more)." if self.context_full else "")
 
 
 def _identity(method: WatermarkMethod, model_address: int, user_address: int) -> tuple[int, int]:
@@ -105,7 +111,8 @@ def run_generation(handle: ModelHandle, request: GenerateRequest,
                          on_sentence=on_sentence, progress=progress)
     return Generation(method=request.method, prompt=request.prompt, text=loop.text, sentences=loop.sentences,
                       model_address=request.model_address, user_address=request.user_address,
-                      candidates_sampled=loop.candidates_sampled, seconds=time.perf_counter() - start)
+                      candidates_sampled=loop.candidates_sampled, seconds=time.perf_counter() - start,
+                      context_full=loop.context_full)
 
 
 def generate(handle: ModelHandle, request: GenerateRequest,

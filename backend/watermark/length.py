@@ -42,6 +42,7 @@ class CandidatePath:
     candidates: tuple[tuple[Candidate, ...], ...]
     chosen: tuple[int, ...]
     seconds: float
+    context_full: bool = False  # the path ended early: one more sentence would not fit the model's context
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,8 @@ def generate_path(handle: ModelHandle, request: GenerateRequest, progress: Progr
                              progress=progress)
         chosen = tuple(_index(s, c) for s, c in zip(sets, loop.sentences))
         return CandidatePath(model_address=request.model_address, user_address=request.user_address, text=loop.text,
-                             candidates=tuple(sets[:len(chosen)]), chosen=chosen, seconds=time.perf_counter() - start)
+                             candidates=tuple(sets[:len(chosen)]), chosen=chosen, seconds=time.perf_counter() - start,
+                             context_full=loop.context_full)
 
     return cached("watermark", "length_path", ModelRef.of(handle), request, compute, code_version=CODE_VERSION)
 

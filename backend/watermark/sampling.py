@@ -245,6 +245,7 @@ class LoopResult:
     text: str
     sentences: tuple[ChosenSentence, ...]
     candidates_sampled: int
+    context_full: bool = False  # the text ended early: one more sentence would not fit the model's context
 
 
 def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
@@ -254,14 +255,15 @@ def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
                   progress: Progress = silent) -> LoopResult:
     prompt_ids = encode_prompt(handle, prompt, chat=cfg.chat)
     generator = torch.Generator().manual_seed(int(cfg.seed))
-    text, tail, chosen, sampled = "", "", [], 0
+    text, tail, chosen, sampled, full = "", "", [], 0, False
     for i in range(cfg.max_sentences):
         progress(i / cfg.max_sentences, f"Sentence {i + 1} of at most {cfg.max_sentences}")
         response = handle.tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
         context = torch.cat([prompt_ids, torch.tensor([response], dtype=prompt_ids.dtype)], dim=1) \
             if response else prompt_ids
         if i > 0 and not room_for_sentence(handle, context.shape[1], cfg):
-            break  # the context is full: the text ends here, with the sentences that fit
+            full = True  # the context rule: the text ends with the sentences that fit, and the result says so
+            break  # (the first sentence is the kernel's to refuse: `start` asks the rule before any forward)
         candidates = sample_candidates(handle, context, tail, n, cfg, generator, response, logits_processors,
                                        watermark_processors)
         sampled += n
@@ -280,7 +282,7 @@ def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
         if cand.ended == "eos":
             break
     progress(1.0, f"{len(chosen)} sentences")
-    return LoopResult(text=text.strip(), sentences=tuple(chosen), candidates_sampled=sampled)
+    return LoopResult(text=text.strip(), sentences=tuple(chosen), candidates_sampled=sampled, context_full=full)
 
 
 def first_candidate(candidates: list[Candidate], history: list[ChosenSentence]) -> Chosen:

@@ -69,12 +69,22 @@ def test_a_repeated_question_names_both_lines():
         load_jsonl_problems(text)
 
 
-def test_a_prompt_over_the_context_is_named_by_its_line_before_any_problem_runs(fresh_store):
+def test_a_prompt_over_the_context_is_skipped_counted_and_named_by_its_line(fresh_store):
+    """The context rule for batches: the problem that does not fit is skipped (for every setting) and named; the
+    others run; a batch where nothing fits is refused before any decode."""
+    from backend.models import skipped_line
     from backend.store import list_runs
 
     handle = load("tiny-llama")
-    text = ('{"question": "Two plus two?", "answer": 4}\n'
-            + '{"question": "' + "How many apples are there? " * 400 + '", "answer": 3}\n')
-    with pytest.raises(UserError, match=r"^Line 2: the prompt has \d+ tokens; .* over the model's context"):
-        run_batch(handle, load_jsonl_problems(text), settings_for([DecodeConfig(strategy="greedy", max_new_tokens=4)]))
-    assert list_runs().empty  # the first problem was not computed either
+    long_line = '{"question": "' + "How many apples are there? " * 400 + '", "answer": 3}\n'
+    text = '{"question": "Two plus two?", "answer": 4}\n' + long_line
+    settings = settings_for([DecodeConfig(strategy="greedy", max_new_tokens=4),
+                             DecodeConfig(strategy="sampling", max_new_tokens=4)])
+    batch = run_batch(handle, load_jsonl_problems(text), settings).value
+    assert batch.skipped == ("Line 2",)
+    assert [r.problem_id for r in batch.rows] == ["upload-1", "upload-1"]  # both settings, the fitting problem only
+    assert skipped_line(batch.skipped).startswith("1 problem skipped: ") and "(Line 2)" in skipped_line(batch.skipped)
+    runs = len(list_runs())
+    with pytest.raises(UserError, match=r"^No problem fits the model's context of 256 tokens with 4 new tokens"):
+        run_batch(handle, load_jsonl_problems(long_line), settings)
+    assert len(list_runs()) == runs  # refused before any decode

@@ -1,5 +1,6 @@
 """The LM paraphrase attack end to end on a tiny model: the model rewrites the text (greedy, cached per
-text), the attack reports its effect, and a text too long for the context comes back unchanged."""
+text), the attack reports its effect, and a text too long for the context is refused with the context rule's
+message (never returned unchanged, never cut short)."""
 import pytest
 
 from backend.errors import UserError
@@ -30,10 +31,17 @@ def test_paraphrase_attack_runs_on_the_tiny_writer(writer_handle, monkeypatch):
         apply_attack("lm_paraphrase", TEXT)  # no model in the context
 
 
-def test_text_longer_than_the_context_comes_back_unchanged():
+def test_a_text_longer_than_the_context_is_refused_by_the_rule_before_any_forward():
     from backend.models import load
 
-    handle = load("tiny-llama")  # 256 positions
-    long_text = "word " * 300
-    assert paraphraser(handle)(long_text) == long_text
-    assert budget(10, 1000) == 31 and budget(1000, 1000) == 400 and budget(10, 5) == 5
+    handle = load("tiny-llama")  # 256 positions: the model's real limit, not an assumed 4096
+    calls = []
+    hook = handle.model.register_forward_pre_hook(lambda *a: calls.append(1))
+    try:
+        with pytest.raises(UserError, match=r"^The paraphrase request has \d+ tokens; with \d+ new tokens that is over "
+                                            r"the model's context of 256 tokens\. Paraphrase a shorter text\.$"):
+            paraphraser(handle)("word " * 20)  # the request fits, the request and its budget do not
+    finally:
+        hook.remove()
+    assert calls == []
+    assert budget(10) == 31 and budget(1000) == 400

@@ -20,11 +20,12 @@ from backend.decoding.context import DecodeContext
 from backend.decoding.registry import STRATEGIES, StrategySpec
 from backend.decoding.result import Cycle, Outcome
 from backend.errors import UserError
-from backend.models.rules import context_limit, fits
+from backend.models.rules import check_room
 from backend.params import Config, param, require
 
 MAX_CYCLES = 32
 MAX_SUMMARY_TOKENS = 512
+ADVICE = "Lower max_new_tokens or summary_tokens."
 
 
 @dataclass(frozen=True)
@@ -69,18 +70,13 @@ def _check_context(ctx: DecodeContext, budget: int, o: RCOptions) -> None:
     tok = ctx.handle.tokenizer
     fixed = prompts.summary_ids(tok, prompts.restart_text(ctx.prompt, ""), "", o.summary_instruction,
                                 ctx.chat).shape[1]
-    need = fixed + budget + 2 * o.summary_tokens
-    if not fits(ctx.model, need, 0):
-        raise UserError(f"RC's cycle does not fit the model's context of {context_limit(ctx.model)} tokens: the "
-                        f"question with the summary request ({fixed} tokens) + max_new_tokens, the per-cycle "
-                        f"budget ({budget}) + twice summary_tokens (the previous summary and the new one, "
-                        f"{o.summary_tokens} each) = {need}. Lower max_new_tokens or summary_tokens.")
+    check_room(ctx.model, fixed + budget + o.summary_tokens, o.summary_tokens,
+               f"RC's longest prompt (the question with the summary request, {fixed} tokens, + the previous summary, "
+               f"summary_tokens = {o.summary_tokens}, + a full cycle, max_new_tokens = {budget})", ADVICE)
 
 
 def _generate(ctx: DecodeContext, ids: torch.Tensor, room: int, temperature: float, what: str, on_step):
-    if not fits(ctx.model, ids.shape[1], room):  # a re-encoded trace can run a token or two over the estimate
-        raise UserError(f"RC: {what} has {ids.shape[1]} tokens; with {room} new tokens that is over the model's "
-                        f"context of {context_limit(ctx.model)} tokens. Lower max_new_tokens or summary_tokens.")
+    check_room(ctx.model, ids.shape[1], room, f"RC: {what}", ADVICE)  # a re-encoded trace can run over the estimate
     greedy = temperature == 0
     roll = ctx.rollout(1, 1.0 if greedy else temperature, room, greedy=greedy, context_ids=ids, on_step=on_step)
     return roll.row(0), roll.tokens_generated, roll.forward_passes
