@@ -101,7 +101,7 @@ CLI = {  # verb -> its command line ({file} names a file of FILES, {identity} th
     **{f"watermark detect {method}": ["watermark", "detect", "--method", method, "--text", TEXT, "--identity",
                                       "{identity}", "--model-id", "tiny-llama"] for method in WATERMARKS[:-1]},
     "watermark detect (every method)": ["watermark", "detect", "--text", OTHER_TEXT, "--model-id", "tiny-llama"],
-    "watermark attack lm_paraphrase": ["watermark", "attack", "lm_paraphrase", "--text", TEXT, "--model-id",
+    "watermark attack lm_paraphrase": ["watermark", "attack", "lm_paraphrase", "--text", "The sea was calm.", "--model-id",
                                        "tiny-llama"],
     "watermark scan": ["watermark", "scan", "--corpus", "{pool.txt}", "--out", "{scan.parquet}", "--model-id",
                        "tiny-llama"],
