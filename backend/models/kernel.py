@@ -106,7 +106,7 @@ def decode(decoder: IncrementalDecoder, policy: Policy, max_new_tokens: int, sto
     speculate: plain greedy at batch 1 is decoded in checked chunks (backend/models/speculative.py: the same
     tokens, fewer reads of the weights) when nothing else acts on the step."""
     if (speculate and policy is greedy_policy and not processors and select is None and not criteria
-            and speculative.eligible(decoder)):
+            and speculative.eligible(decoder, max_new_tokens)):
         ids, _ = speculative.greedy_in_chunks(decoder, max_new_tokens, stops if stop_at_eos else (), on_step=on_step)
         return Decoded(tokens=torch.tensor([ids]), lengths=torch.tensor([len(ids)]),
                        forward_passes=decoder.forward_passes)

@@ -9,8 +9,8 @@ dropped from both caches. Every token written is the reference model's argmax gi
 it, so the output is the reference greedy output (up to the order of floating-point sums in a k+1-row
 matmul against a one-row one, which can only flip an exact near-tie).
 
-Only plain greedy at batch 1 over a full-attention cache qualifies (`eligible`): processors, hooks on
-the model, resampling or a sliding-window cache (which cannot be rolled back) take the step-by-step loop.
+Only plain greedy at batch 1 qualifies (`eligible`): processors, hooks on the model, resampling, or a
+sliding-window cache the text would outgrow (it could not be rolled back) take the step-by-step loop.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
-from transformers.cache_utils import DynamicLayer
+from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
 
 from backend.models.decoding import IncrementalDecoder
 from backend.models.reduced import reduced_copy, supported
@@ -30,12 +30,20 @@ def _hooked(model: nn.Module) -> bool:
     return any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())
 
 
-def eligible(decoder: IncrementalDecoder) -> bool:
-    """Whether `decoder` can be decoded greedily in checked chunks (see the module docstring)."""
+def _can_roll_back(layer, longest: int) -> bool:
+    """A full-attention layer always can; a sliding-window one (Gemma 3) only while it holds the whole text."""
+    if type(layer) is DynamicLayer:
+        return True
+    return type(layer) is DynamicSlidingWindowLayer and longest < layer.sliding_window
+
+
+def eligible(decoder: IncrementalDecoder, max_new_tokens: int) -> bool:
+    """Whether `decoder` can be decoded greedily in checked chunks for max_new_tokens (see the module docstring)."""
     layers = getattr(decoder.cache, "layers", None)
+    longest = decoder.length + max_new_tokens + LOOKAHEAD
     return (decoder.batch_size == 1 and decoder.attention_mask is None and decoder.resample == "reorder"
             and supported(decoder.model) and not _hooked(decoder.model)
-            and bool(layers) and all(type(layer) is DynamicLayer for layer in layers))
+            and bool(layers) and all(_can_roll_back(layer, longest) for layer in layers))
 
 
 def repeated(history: Sequence[int], k: int, longest: int = 3) -> list[int]:

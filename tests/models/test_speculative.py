@@ -22,8 +22,8 @@ def test_checked_chunks_write_the_greedy_tokens(tiny_handle, monkeypatch):
         fast = _greedy(tiny_handle, 24, stop_at_eos, True, lookahead, monkeypatch)
         assert torch.equal(fast.tokens, plain.tokens), lookahead
         assert fast.lengths.tolist() == [24]
-    eligible = speculative.eligible(kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 1))
-    assert eligible == (tiny_handle.info.model_type != "gemma3_text")  # a sliding window cannot be rolled back
+    eligible = speculative.eligible(kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 1), 24)
+    assert eligible == (tiny_handle.info.model_type != "gemma3_text")  # the tiny Gemma's 6-token window cannot hold the text
 
 
 def test_a_stop_inside_a_chunk_ends_the_row_there(tiny_handle, monkeypatch):
@@ -37,7 +37,7 @@ def test_a_stop_inside_a_chunk_ends_the_row_there(tiny_handle, monkeypatch):
 
 def test_fewer_checking_forwards_when_the_draft_agrees(tiny_handle, monkeypatch):
     """With the draft made the reference itself (a perfect guesser) every chunk is kept whole."""
-    if not speculative.eligible(kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 1)):
+    if not speculative.eligible(kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 1), 24):
         return
     monkeypatch.setattr(speculative, "reduced_copy", lambda model, precision, round_head=False: model)
     monkeypatch.setattr(speculative, "repeated", lambda history, k: [])  # every guess from the draft
@@ -50,7 +50,7 @@ def test_hooked_model_takes_the_step_by_step_loop(tiny_handle):
     vector = torch.randn(tiny_handle.info.hidden_size)
     with Hooks(tiny_handle.model, output_adds=[OutputAdd(0, vector, position=-1, scale=3.0)]):
         decoder = kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 8)
-        assert not speculative.eligible(decoder)
+        assert not speculative.eligible(decoder, 8)
         steered = kernel.decode(decoder, kernel.greedy_policy, 8, speculate=True)
         assert steered.forward_passes == 8  # one forward a token: the hook saw every step alone
 
@@ -61,3 +61,13 @@ def test_repeated_text_guesses_what_followed_its_last_tokens():
     assert speculative.repeated([7, 1, 2, 5, 1, 2, 6, 3, 1, 2], 2) == [6, 3]  # then the latest occurrence
     assert speculative.repeated([1, 2, 3, 4], 3) == []
     assert speculative.repeated([1, 2, 1, 2], 5) == [1, 2]  # never past the end of the history
+
+
+def test_a_sliding_window_that_holds_the_text_is_rolled_back_too(monkeypatch):
+    from backend.models import load
+
+    handle = load("tiny-gemma3")
+    monkeypatch.setattr(handle.model.config, "sliding_window", 64)  # both loops see the same (wider) window
+    decoder = kernel.start(handle.model, _prompt(handle), 1, 24)
+    assert speculative.eligible(decoder, 24) and not speculative.eligible(decoder, 60)
+    assert torch.equal(_greedy(handle, 24, (), True, 4, monkeypatch).tokens, _greedy(handle, 24).tokens)
