@@ -59,6 +59,17 @@ def decoding(r: dict) -> str:
                  "budget.", "Decoding speed")
 
 
+@_from("speed_vs_generate_smollm2-135m-instruct.json")
+def generation_speed(r: dict) -> str:
+    threads = max(r["by_threads"], key=int)
+    g = r["by_threads"][threads]["greedy_batch1"]["contestants"]
+    chunks, int8 = g["kernel checked chunks"], g["kernel int8"]
+    return _link(f"**Generation** (SmolLM2, {threads} threads, greedy): {chunks['speed_vs_generate']:.2f}× "
+                 f"`transformers.generate` at fp32 with the same tokens (checked chunks); the opt-in int8 weights "
+                 f"{int8['tokens_per_s'] / g['kernel']['tokens_per_s']:.2f}× fp32.",
+                 "Generation speed against transformers.generate")
+
+
 @_from("decoding_accuracy_everyday.json")
 def accuracy(r: dict) -> str:
     by = {s["label"]: s for s in r["summary"]}
@@ -138,4 +149,4 @@ def fp8(r: dict) -> str:
                  "FP8 bounds")
 
 
-LINES: list[Line] = [memory, first_open, lab, decoding, accuracy, disagreement, adapters, mt, watermark, fp8]
+LINES: list[Line] = [memory, first_open, lab, generation_speed, decoding, accuracy, disagreement, adapters, mt, watermark, fp8]
