@@ -108,13 +108,13 @@ def features(handle, tokens: int) -> dict[str, Callable[[], tuple]]:
         return prompt, _pad(r.rows, pad)
 
     def intervention_pair():  # both models of the pair step: the bare loop gets two forwards per token too
-        d = intervention.decode(pair, prompt, intervention.FixedPositions(frozenset(), every=True), tokens,
+        d = intervention.take_over(pair, prompt, intervention.FixedPositions(frozenset(), every=True), tokens,
                                 fixed_length=True)
         return prompt, _pad([list(d.token_ids)], pad)
 
     def sweep_rows_x4():
         policies = [intervention.FixedPositions(frozenset({i})) for i in range(4)]
-        rows = batched.decode_rows(pair, prompt, policies, tokens)
+        rows = batched.take_over_rows(pair, prompt, policies, tokens)
         return prompt, _pad([list(r.token_ids) for r in rows], pad)
 
     def watermark_candidates_x4():

@@ -77,13 +77,13 @@ def _rollouts(base, reasoning, question):
 def _intervention(base, reasoning, question):
     pair = check_pair(base, reasoning)
     policy = intervention.FixedPositions(frozenset({0, 1}))
-    return list(intervention.decode(pair, _prompt(base, question), policy, NEW).token_ids)
+    return list(intervention.take_over(pair, _prompt(base, question), policy, NEW).token_ids)
 
 
 def _batched_sweep(base, reasoning, question):
     pair = check_pair(base, reasoning)
     policies = [intervention.FixedPositions(frozenset()), intervention.FixedPositions(frozenset(), every=True)]
-    return [t for row in batched.decode_rows(pair, _prompt(base, question), policies, NEW) for t in row.token_ids]
+    return [t for row in batched.take_over_rows(pair, _prompt(base, question), policies, NEW) for t in row.token_ids]
 
 
 def _watermark_sentences(base, reasoning, question):
@@ -147,8 +147,8 @@ def test_the_kernel_feeds_finished_rows_a_pad_and_counts_only_live_tokens(tiny_h
 
     out = kernel_decode(decoder, policy, 5, stops)
     assert out.lengths.tolist() == [2, 5]
-    assert out.tokens[0, 2:].tolist() == [min(stops)] * 3 and out.row(0, keep_stop=False, stops=stops) \
-        == out.tokens[0, :1].tolist()
+    assert out.tokens[0, 2:].tolist() == [min(stops)] * 3 and out.row(0, keep_stop=False) \
+        == out.tokens[0, :1].tolist() and out.stopped.tolist() == [True, False]
 
 
 def test_a_prompt_over_the_context_is_refused_before_any_forward(tiny_handle):
