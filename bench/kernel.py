@@ -80,7 +80,8 @@ def features(handle, tokens: int) -> dict[str, Callable[[], tuple]]:
     import torch
 
     from backend.decoding.algorithms.smc import smc_round
-    from backend.decoding.sampler import rollout, stop_ids
+    from backend.decoding.sampler import rollout
+    from backend.models.rules import stop_ids
     from backend.disagreement import batched, intervention
     from backend.disagreement.pair import check_pair
     from backend.models.generate import encode_prompt, generate
@@ -88,7 +89,7 @@ def features(handle, tokens: int) -> dict[str, Callable[[], tuple]]:
     from backend.watermark.sampling import SamplingConfig, sample_candidates
 
     prompt = encode_prompt(handle, QUESTION)
-    stops = stop_ids(handle)
+    stops = tuple(sorted(stop_ids(handle)))
     pad = min(stops)
     pair = check_pair(handle, handle)
 

@@ -3,7 +3,7 @@
 The proposal q of a run is exactly `softmax(logits / temperature)` over the full vocabulary: no
 top-k, top-p or repetition penalty, and `model.generate` is never called, so generation_config
 defaults cannot leak into q (the SMC and MH weights depend on q being what was sampled from).
-Finished rows keep being fed a stop token so the batch stays rectangular; their log-probs are 0.
+The kernel feeds finished rows a pad token so the batch stays rectangular; their log-probs are 0.
 """
 from __future__ import annotations
 
@@ -13,12 +13,6 @@ from dataclasses import dataclass
 import torch
 
 from backend.models.kernel import decode, draw, log_probs, start  # the kernel's one sampler
-from backend.models.rules import stop_ids as model_stop_ids
-
-
-def stop_ids(handle) -> tuple[int, ...]:
-    """Token ids that end a sequence: the model's one stop rule (backend.models.rules.stop_ids), sorted."""
-    return tuple(sorted(model_stop_ids(handle)))
 
 
 def pick(log_q: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:

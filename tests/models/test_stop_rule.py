@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from backend.decoding import STRATEGIES, DecodeConfig, decode
+from backend.decoding import STRATEGIES, DecodeConfig, run_one
 from backend.disagreement import batched, intervention, rollout
 from backend.disagreement.pair import check_pair
 from backend.errors import UserError
@@ -130,7 +130,7 @@ def test_every_decoding_strategy_stops_at_the_first_stop_id(strategy, pushed):
              "rc": {"summary_tokens": 8, "cycles": 2, "summary_instruction": "Sum up."}}.get(strategy, {})  # RC fits 256
     config = DecodeConfig(strategy=strategy, max_new_tokens=NEW, n=3, block_size=3, mh_steps=1, alpha=2.0,
                           seed=11, extra=extra)
-    result = decode(base, QUESTION, config).value
+    result = run_one(base, QUESTION, config).value
     assert list(result.token_ids) in ([], [stop])
 
 
