@@ -29,6 +29,7 @@ class Rollout:
     log_q: torch.Tensor  # [N, steps] proposal log-probabilities (what was sampled from)
     lengths: torch.Tensor  # [N] tokens up to and including the stop token
     forward_passes: int
+    stopped: torch.Tensor  # [N] bool: the row ended on a stop token (the kernel's record)
 
     def row(self, i: int) -> list[int]:
         return self.tokens[i, : int(self.lengths[i])].tolist()
@@ -62,4 +63,4 @@ def rollout(model, context_ids: torch.Tensor, n: int, temperature: float, max_ne
 
     out = decode(decoder, policy, max_new_tokens, stops, stop_at_eos=stop_at_eos, on_step=on_step)
     return Rollout(tokens=out.tokens, log_p=torch.stack(lps, 1).cpu(), log_q=torch.stack(lqs, 1).cpu(),
-                   lengths=out.lengths, forward_passes=out.forward_passes)
+                   lengths=out.lengths, forward_passes=out.forward_passes, stopped=out.stopped)
