@@ -137,7 +137,7 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
 
     def select(step: int, picked: torch.Tensor) -> torch.Tensor | None:
         nonlocal rows
-        keep, stopped = [], decoder.finished.tolist()  # the kernel's stop rule: the row wrote a stop id
+        keep, stopped = [], decoder.finished.tolist()  # the kernel's stop rule (no criteria here: a stop id)
         for r, cid in enumerate(rows):
             t = int(picked[r])
             if stopped[r]:
@@ -184,18 +184,19 @@ def _special_ids(handle: ModelHandle, vocab: int) -> torch.Tensor:
     return torch.tensor(sorted(ids), dtype=torch.long)
 
 
-_space_masks: dict[tuple[str, int], torch.Tensor] = {}
+_space_masks: dict[tuple[str, int, frozenset[int]], torch.Tensor] = {}
 
 
 def _space_start(handle: ModelHandle, vocab: int) -> torch.Tensor:
     """`[vocab]` bool: tokens whose text starts with whitespace, plus the stop ids (computed once per model)."""
-    key = (handle.fingerprint, vocab)
+    stops = stop_ids(handle)
+    key = (handle.fingerprint, vocab, stops)
     if key not in _space_masks:
         tok = handle.tokenizer
         n = min(vocab, len(tok))
         mask = torch.zeros(vocab, dtype=torch.bool)
         mask[:n] = torch.tensor([tok.decode([i])[:1].isspace() for i in range(n)])
-        mask[torch.tensor([i for i in stop_ids(handle) if 0 <= i < vocab], dtype=torch.long)] = True
+        mask[torch.tensor([i for i in stops if 0 <= i < vocab], dtype=torch.long)] = True
         _space_masks[key] = mask
     return _space_masks[key]
 

@@ -92,6 +92,15 @@ def _watermark_sentences(base, reasoning, question):
     return [c.tokens for c in candidates if c.tokens]
 
 
+def _watermark_after_a_sentence(base, reasoning, question):
+    """After a sentence only whitespace-led tokens may start the next, and every stop id (not the tokenizer's eos
+    alone): a chat end-of-turn ends the text there."""
+    cfg = SamplingConfig(continue_past_eos=False, max_sentence_tokens=NEW)
+    candidates = sample_candidates(base, _prompt(base, question), "It was late.", 3, cfg,
+                                   torch.Generator().manual_seed(0), [])
+    return [c.tokens for c in candidates if c.tokens]
+
+
 def _mt_steering(base, reasoning, question):
     text = steering.generate(base.model, base.tokenizer, _prompt(base, question)[0].tolist(), NEW)
     return [text] if text else []
@@ -99,7 +108,7 @@ def _mt_steering(base, reasoning, question):
 
 FEATURES = {"plain generation": _plain, "disagreement rollouts": _rollouts, "intervention": _intervention,
             "batched sweep": _batched_sweep, "watermark sentences": _watermark_sentences,
-            "mt steering": _mt_steering}
+            "watermark sentence after a sentence": _watermark_after_a_sentence, "mt steering": _mt_steering}
 
 
 @pytest.mark.parametrize("feature", FEATURES)
