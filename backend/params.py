@@ -66,10 +66,16 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
+KEYED_WHEN_SET = "keyed_when_set"
+
+
 def param(default: Any, help: str, *, ge: float | None = None, gt: float | None = None, le: float | None = None,
-          lt: float | None = None, choices: Any = None, hint: str = "") -> Any:
-    """A dataclass field with its default and what the CLI, the widgets and validation need to know."""
-    meta = {"param": Param(help, ge, gt, le, lt, choices, hint)}
+          lt: float | None = None, choices: Any = None, hint: str = "", keyed_when_set: bool = False) -> Any:
+    """A dataclass field with its default and what the CLI, the widgets and validation need to know.
+
+    keyed_when_set: a field added after results were stored enters cache keys only when it differs from its
+    default, so every key (and the results shipped under it) stays what it was."""
+    meta = {"param": Param(help, ge, gt, le, lt, choices, hint), KEYED_WHEN_SET: keyed_when_set}
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)

@@ -10,6 +10,10 @@ machine load; medians of wall and CPU seconds are reported.
 
 Usage: .venv/bin/python bench/kernel.py [--model smollm2-135m-instruct] [--tokens 64] [--reps 5] [--threads 1]
 (JSON to stdout and bench/results/kernel.json).
+
+`--against generate` instead races the kernel against `transformers.generate` (bench/speed_vs_generate.py):
+.venv/bin/python bench/kernel.py --against generate [--threads 1,2] [--tokens 128] [--reps 3]
+(bench/results/speed_vs_generate_<model>.json).
 """
 from __future__ import annotations
 
@@ -139,10 +143,18 @@ def main() -> None:
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is steadiest on a shared box)")
+    ap.add_argument("--threads", default="1", help="torch CPU threads (1 is steadiest on a shared box); "
+                                                   "--against generate takes a comma-separated list")
+    ap.add_argument("--against", choices=("bare", "generate"), default="bare")
+    ap.add_argument("--timing-prompts", type=int, default=4, help="--against generate: prompts timed per rep")
+    ap.add_argument("--agreement-prompts", type=int, default=50, help="--against generate: prompts for the drift")
+    ap.add_argument("--agreement-tokens", type=int, default=64)
     ap.add_argument("--only", default="", help="comma-separated feature names (default: all)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "kernel.json"))
     args = ap.parse_args()
+    if args.against == "generate":
+        return race_generate(args)
+    args.threads = int(args.threads)
 
     import torch
 
@@ -195,6 +207,23 @@ def main() -> None:
            "features": results}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1))
+    print(json.dumps(out, indent=1))
+
+
+def race_generate(args) -> None:
+    from bench.speed_vs_generate import run
+
+    threads = [int(t) for t in args.threads.split(",")]
+    out = run(args.model, threads, args.tokens, args.reps, args.timing_prompts, args.agreement_prompts,
+              args.agreement_tokens)
+    out["bench"] = "speed_vs_generate"
+    out["machine"] = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()}
+    out["command"] = (f".venv/bin/python bench/kernel.py --against generate --model {args.model} --threads "
+                      f"{args.threads} --tokens {args.tokens} --reps {args.reps} --timing-prompts "
+                      f"{args.timing_prompts} --agreement-prompts {args.agreement_prompts} --agreement-tokens "
+                      f"{args.agreement_tokens}")
+    path = ROOT / "bench" / "results" / f"speed_vs_generate_{args.model}.json"
+    path.write_text(json.dumps(out, indent=1))
     print(json.dumps(out, indent=1))
 
 

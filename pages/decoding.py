@@ -140,7 +140,11 @@ with st.expander("Parameters and budgets", expanded=False):  # ranges and help f
                                     key="dec-max-particles"),
         "selection": select_for(Cfg, "selection", "Selection", container=c4, key="dec-selection"),
     }
-    values["seed"] = number_for(Cfg, "seed", "Seed", min_value=0, max_value=2**31 - 1, key="dec-seed")
+    c1, c2 = st.columns(2)
+    values["seed"] = number_for(Cfg, "seed", "Seed", min_value=0, max_value=2**31 - 1, container=c1, key="dec-seed")
+    values["precision"] = select_for(Cfg, "precision", "Weights", container=c2, key="dec-precision",
+                                     labels={"reference": "reference (the model's own)", "int8": "int8 copy (faster)",
+                                             "bf16": "bf16 copy (faster)"})
     values["block_size"] = min(values["block_size"], values["max_new_tokens"])
     extra: dict = {}
     for name in picked:  # options of strategies registered by other features

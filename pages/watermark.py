@@ -248,6 +248,9 @@ def generate_tab() -> None:
                            key="wm-gen-candidates") if chosen.ranks_candidates else 1
             with_plain = c4.checkbox("Also unwatermarked", value=False, key="wm-gen-plain", persist_state="session",
                                      help="Write the same prompt without a watermark beside it (doubles the time).")
+            precision = select_for(SamplingConfig, "precision", "Weights", container=c4, key="wm-gen-precision",
+                                   labels={"reference": "reference", "int8": "int8 copy (faster)",
+                                           "bf16": "bf16 copy (faster)"})
             gsettings = method_settings("wm-gen")
             go_button = st.form_submit_button("Generate", type="primary")
         st.caption("Length each method needs for its own detector to flag the text at the first try (embedded model): "
@@ -255,7 +258,7 @@ def generate_tab() -> None:
                                if not m.is_baseline) + ". " + _expected_text(handle, gmethod, int(b), int(n_sent)))
         if go_button:
             model_address, user_address, _ = identity_choices[pick]
-            sampling = SamplingConfig(max_sentences=int(n_sent))
+            sampling = SamplingConfig(max_sentences=int(n_sent), precision=precision)
             columns = st.columns(2) if with_plain else [st.container()]
             columns[0].markdown(f"**{chosen.label}**")
             if with_plain:

@@ -14,6 +14,7 @@ from typing import Any
 from backend.decoding.registry import STRATEGIES
 from backend.decoding.resampling import RESAMPLERS
 from backend.errors import UserError
+from backend.models.reduced import PRECISIONS
 from backend.params import Config, default_of, param, require
 
 MAX_NEW_TOKENS = 1024  # per sequence
@@ -22,7 +23,7 @@ MAX_ALPHA = 16.0
 MAX_TOKEN_BUDGET = 65_536  # generated tokens of one run, all particles / proposals together
 SELECTIONS = ("auto", "score", "vote")
 CACHE_MODES = ("reorder", "recompute")
-GENERIC_FIELDS = ("strategy", "max_new_tokens", "seed")
+GENERIC_FIELDS = ("strategy", "max_new_tokens", "seed", "precision")
 ADAPTIVE_FIELDS = ("token_budget", "max_particles")  # read only when adaptive
 
 
@@ -38,6 +39,9 @@ class DecodeConfig(Config):
     strategy: str = param("asmc", "registry name (see `decode list`)")
     max_new_tokens: int = param(96, "new tokens per sequence, including the stop token", ge=1, le=MAX_NEW_TOKENS)
     seed: int = param(0, "random seed, mixed with the prompt (each prompt of a batch has its own stream)")
+    precision: str = param("reference", "weights every strategy decodes with: reference (the model's own), or "
+                                        "an int8 / bf16 copy (about 2x faster on a CPU; tokens can differ)",
+                           choices=PRECISIONS, keyed_when_set=True)
     temperature: float = param(1.0, "sampling temperature (sampling, best_of_n)", gt=0, le=10,
                                hint="(use the greedy strategy for temperature 0)")
     alpha: float = param(4.0, "power of the target p(x)^alpha (low_temp: temperature 1/alpha; mh; asmc)",

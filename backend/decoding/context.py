@@ -26,6 +26,7 @@ class DecodeContext:
     progress: Progress = silent
     prompt: str = ""  # the text prompt_ids encode (a strategy that writes new prompts from it: RC)
     chat: bool = True  # prompt_ids went through the chat template (when the tokenizer has one)
+    precision: str = "reference"  # the weights decoded with (backend/models/reduced.py)
 
     @property
     def model(self):
@@ -46,4 +47,4 @@ class DecodeContext:
         """n sequences continuing the prompt (or `context_ids` `[1, T']`) at `temperature`."""
         ids = self.prompt_ids if context_ids is None else context_ids
         return rollout(self.model, ids, n, temperature, max_new_tokens, self.stops,
-                       None if greedy else self.generator, on_step=on_step)
+                       None if greedy else self.generator, on_step=on_step, precision=self.precision)

@@ -51,7 +51,8 @@ def _compute(handle, spec: StrategySpec, key: RunKey, ids: torch.Tensor, progres
     checker = extract_answer if key.expected is not None else None
     generator = torch.Generator().manual_seed(_seed(key.config.seed, key.prompt))
     ctx = DecodeContext(handle=handle, prompt_ids=ids, stops=tuple(sorted(stop_ids(handle))), generator=generator,
-                        answer_of=checker, progress=progress, prompt=key.prompt, chat=key.chat)
+                        answer_of=checker, progress=progress, prompt=key.prompt, chat=key.chat,
+                        precision=key.config.precision)
     start = time.perf_counter()
     out = spec.run(ctx, key.config)
     wall = time.perf_counter() - start

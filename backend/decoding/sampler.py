@@ -42,12 +42,12 @@ class Rollout:
 @torch.no_grad()
 def rollout(model, context_ids: torch.Tensor, n: int, temperature: float, max_new_tokens: int,
             stops: tuple[int, ...], generator: torch.Generator | None, stop_at_eos: bool = True,
-            on_step: Callable[[int], None] | None = None) -> Rollout:
+            on_step: Callable[[int], None] | None = None, precision: str = "reference") -> Rollout:
     """Sample n continuations of `context_ids` `[1, T]` at `temperature` (greedy when generator is None).
 
     The context is prefilled once and its cache broadcast to the n rows (the kernel's decoder).
     """
-    decoder = start(model, context_ids, n=n, max_new_tokens=max_new_tokens)
+    decoder = start(model, context_ids, n=n, max_new_tokens=max_new_tokens, precision=precision)
     lps, lqs = [], []
 
     def policy(t: int, logits: torch.Tensor) -> torch.Tensor:

@@ -32,10 +32,11 @@ class IncrementalDecoder:
     Only the last position is projected to the vocabulary (logits_to_keep=1): a 200-token prompt on Gemma's
     262k vocabulary would otherwise cost more than the rest of the forward."""
 
-    def __init__(self, model: nn.Module, resample: str = "reorder"):
+    def __init__(self, model: nn.Module, resample: str = "reorder", lock_model: nn.Module | None = None):
         if resample not in RESAMPLE_MODES:
             raise ValueError(f"resample must be one of {RESAMPLE_MODES}")
         self.model = model
+        self.lock_model = model if lock_model is None else lock_model  # a reduced-precision copy locks its source
         self.resample = resample
         self.cache = DynamicCache(config=model.config)
         self.tokens: torch.Tensor | None = None  # [batch, length] prompt + generated
@@ -54,16 +55,16 @@ class IncrementalDecoder:
     def length(self) -> int:
         return 0 if self.tokens is None else self.tokens.shape[1]
 
-    def _forward(self, ids: torch.Tensor, keep_last_only: bool) -> torch.Tensor:
-        kwargs = {"logits_to_keep": 1} if keep_last_only else {}
+    def _forward(self, ids: torch.Tensor, keep_last_only: bool, keep: int = 1) -> torch.Tensor:
+        kwargs = {"logits_to_keep": keep} if keep_last_only else {}
         if self.attention_mask is not None:  # left-padded rows: the mask covers the cache and `ids`
             mask = self.attention_mask
             kwargs["attention_mask"] = mask
             kwargs["position_ids"] = (mask.cumsum(dim=1) - 1).clamp(min=0)[:, -ids.shape[1]:]
-        with model_lock(self.model):
+        with model_lock(self.lock_model):
             out = self.model(input_ids=ids, cache=self.cache, use_cache=True, **kwargs)
         self.forward_passes += 1
-        return out.logits[:, -1, :].float()
+        return out.logits[:, -1, :].float() if keep == 1 else out.logits.float()
 
     @torch.no_grad()
     def prefill(self, prompt_ids: torch.Tensor, n: int = 1, max_new_tokens: int = 0) -> torch.Tensor:
@@ -139,6 +140,28 @@ class IncrementalDecoder:
         self.logits = self._forward(chunk, keep_last_only=True)
         self.tokens = torch.cat([self.tokens, chunk], dim=1)
         return self.logits
+
+    @torch.no_grad()
+    def extend_all(self, chunk: torch.Tensor) -> torch.Tensor:
+        """Append `chunk` `[1, k]` in one forward and return the next-token logits after each of its tokens
+        `[k, vocab]` (speculative decoding checks k guesses with one read of the weights); `logits` becomes the
+        last of them. Reorder cache, one unpadded row only."""
+        if self.batch_size != 1 or self.attention_mask is not None or self._stale:
+            raise ValueError("extend_all checks guesses for one unpadded row")
+        chunk = chunk.to(self.model.device).view(1, -1)
+        logits = self._forward(chunk, keep_last_only=True, keep=chunk.shape[1])[0]
+        self.tokens = torch.cat([self.tokens, chunk], dim=1)
+        self.logits = logits[-1:].clone()
+        return logits
+
+    def drop_last(self, n: int, logits: torch.Tensor | None = None) -> None:
+        """Forget the last n tokens (rejected guesses) from the cache and the token buffer; `logits` `[1, vocab]`
+        are the next-token logits after the tokens kept."""
+        if n:
+            self.cache.crop(-n)
+            self.tokens = self.tokens[:, :-n]
+        if logits is not None:
+            self.logits = logits
 
     def select(self, index: torch.Tensor) -> None:
         """Row i becomes a copy of row index[i] (index may repeat rows or keep a subset), in the KV cache, token

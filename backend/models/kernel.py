@@ -28,7 +28,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from backend.models import speculative
 from backend.models.decoding import IncrementalDecoder
+from backend.models.reduced import reduced_copy
 
 Policy = Callable[[int, torch.Tensor], torch.Tensor]  # (step, scores [N, V]) -> one token per row [N]
 Processor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (input_ids [N, L], scores [N, V]) -> scores
@@ -100,19 +102,20 @@ def follow(model: nn.Module, max_new_tokens: int = 0) -> Follower:
 
 
 def start(model: nn.Module, prompt_ids: torch.Tensor, n: int = 1, max_new_tokens: int = 0,
-          resample: str = "reorder") -> IncrementalDecoder:
+          resample: str = "reorder", precision: str = "reference") -> IncrementalDecoder:
     """A decoder with `prompt_ids` `[1, T]` prefilled and broadcast to n rows; refuses (before any forward) a
-    prompt that leaves no room for max_new_tokens."""
-    decoder = IncrementalDecoder(model, resample=resample)
+    prompt that leaves no room for max_new_tokens. precision "int8"/"bf16" decodes on the model's
+    reduced-precision copy (backend/models/reduced.py: generation-only features, opt-in)."""
+    decoder = IncrementalDecoder(reduced_copy(model, precision), resample=resample, lock_model=model)
     decoder.prefill(prompt_ids, n=n, max_new_tokens=max_new_tokens)
     return decoder
 
 
 def start_many(model: nn.Module, prompts: Sequence[torch.Tensor], max_new_tokens: int = 0,
-               pad_id: int = 0) -> IncrementalDecoder:
+               pad_id: int = 0, precision: str = "reference") -> IncrementalDecoder:
     """A decoder with one row per prompt (each `[1, T_i]`), left-padded to the longest (many problems decoded
     side by side: on CPU a step over a few rows costs little more than over one)."""
-    decoder = IncrementalDecoder(model)
+    decoder = IncrementalDecoder(reduced_copy(model, precision), lock_model=model)
     decoder.prefill_many(list(prompts), max_new_tokens=max_new_tokens, pad_id=pad_id)
     return decoder
 
@@ -151,8 +154,18 @@ def sampling_policy(temperature: float, generator: torch.Generator) -> Policy:
 def decode(decoder: IncrementalDecoder, policy: Policy, max_new_tokens: int, stops: Sequence[int] = (), *,
            processors: Sequence[Processor] = (), select: Selector | None = None, stop_at_eos: bool = True,
            criteria: Sequence[Criterion] = (), followers: Sequence[Follower] = (),
-           pad: int | None = None, on_step: Callable[[int], None] | None = None) -> Decoded:
-    """Up to max_new_tokens tokens per row from a prefilled decoder (see the module docstring)."""
+           pad: int | None = None, on_step: Callable[[int], None] | None = None, speculate: bool = False
+           ) -> Decoded:
+    """Up to max_new_tokens tokens per row from a prefilled decoder (see the module docstring).
+
+    speculate: plain greedy at batch 1 is decoded in checked chunks (backend/models/speculative.py: the same
+    tokens, fewer reads of the weights) when nothing else acts on the step."""
+    if (speculate and policy is greedy_policy and not processors and select is None and not criteria
+            and not followers and speculative.eligible(decoder)):
+        stops = stops if stop_at_eos else ()
+        ids, _ = speculative.greedy_in_chunks(decoder, max_new_tokens, stops, on_step=on_step)
+        return Decoded(tokens=torch.tensor([ids]), lengths=torch.tensor([len(ids)]),
+                       forward_passes=decoder.forward_passes, stopped=torch.tensor([bool(ids) and ids[-1] in stops]))
     for follower in followers:
         follower.lead = decoder
     dev = decoder.logits.device

@@ -77,7 +77,18 @@ def loads(text: str) -> Any:
     return from_jsonable(json.loads(text))
 
 
+def _key_plain(obj: Any) -> Any:
+    """`dataclasses.asdict`, leaving out fields declared keyed_when_set (backend.params.param) at their default."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _key_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+                if not (f.metadata.get("keyed_when_set") and getattr(obj, f.name) == f.default)}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_key_plain(v) for v in obj)
+    if isinstance(obj, dict):
+        return type(obj)((k, _key_plain(v)) for k, v in obj.items())
+    return obj
+
+
 def canonical_params(config: Any) -> str:
     """Stable text of a config for cache keys: sorted keys, no whitespace, no type markers."""
-    plain = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else config
-    return json.dumps(plain, sort_keys=True, separators=(",", ":"), default=str)
+    return json.dumps(_key_plain(config), sort_keys=True, separators=(",", ":"), default=str)

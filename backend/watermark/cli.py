@@ -11,7 +11,8 @@ from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.methods import METHODS, TOO_SHORT, DetectRequest, detect
 from backend.watermark.synthid.config import SynthIDConfig
 
-SAMPLING_FLAGS = {"max_sentences": "--sentences", "temperature": "--temperature", "seed": "--seed"}
+SAMPLING_FLAGS = {"max_sentences": "--sentences", "temperature": "--temperature", "seed": "--seed",
+                  "precision": "--precision"}
 HF_KGW_FLAGS = {"greenlist_ratio": "--greenlist-ratio", "bias": "--bias", "hashing_key": "--hashing-key",
                 "seeding_scheme": "--seeding-scheme", "context_width": "--context-width"}
 SYNTHID_FLAGS = {"ngram_len": "--ngram-len"}

@@ -25,6 +25,7 @@ from backend.models.kernel import Processor, decode, sampling_policy, start, tem
 from backend.models.rules import fits, special_ids, stop_ids
 from backend.models.generate import encode_prompt
 from backend.models.loading import ModelHandle
+from backend.models.reduced import PRECISIONS
 from backend.params import Config, param
 from backend.progress import Progress, silent
 from backend.watermark.segment import split_units
@@ -44,6 +45,9 @@ class SamplingConfig(Config):
     max_sentence_tokens: int = param(64, "a sentence is closed after this many tokens", ge=1)
     seed: int = param(0, "random seed of the sampler")
     chat: bool = param(True, "wrap the prompt in the model's chat template")
+    precision: str = param("reference", "weights the candidates are sampled with: reference (the model's own), or "
+                                        "an int8 / bf16 copy (faster on a CPU; detection always scores the text alone)",
+                           choices=PRECISIONS, keyed_when_set=True)
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,7 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
     batch through the kernel's `select`, so the remaining candidates keep decoding alone."""
     tok = handle.tokenizer
     stops = stop_ids(handle)
-    decoder = start(handle.model, context, n=n, max_new_tokens=cfg.max_sentence_tokens)
+    decoder = start(handle.model, context, n=n, max_new_tokens=cfg.max_sentence_tokens, precision=cfg.precision)
     vocab = decoder.logits.shape[-1]
     seen = torch.zeros(n, vocab, dtype=torch.bool, device=decoder.logits.device)
     if response_ids:

@@ -87,3 +87,16 @@ def test_generate_without_an_identity_uses_the_demo_one_and_says_so(capsys):
     assert "demo" in captured.err and "public demo secret" in captured.err
     demo.remove_demo()  # removed on purpose: no silent fallback, a message naming what to do
     assert run(capsys, "generate", "Say hi.", "--method", "ipmark", "--model-id", "tiny-llama")[0] == 2
+
+
+def test_generate_on_the_int8_copy_and_detect_the_text(capsys):
+    """`--precision int8` samples the candidates with the model's int8 copy; the detector scores the text alone."""
+    from backend.models import load
+    from backend.models.reduced import _copies
+
+    code = main(["watermark", "generate", "Write about the sea.", "--method", "kgw", "--model-id", "tiny-writer",
+                 "--sentences", "2", "--precision", "int8", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    gen = json.loads(captured.out)
+    assert gen["text"] and ("int8", False) in _copies[load("tiny-writer").model]

@@ -36,7 +36,7 @@ def _round(ctx: DecodeContext, config: DecodeConfig, n: int, start: float, end: 
 
     return smc_round(ctx.model, ctx.prompt_ids, n, config.alpha, config.max_new_tokens, ctx.stops, ctx.generator,
                      ess_threshold=config.ess_threshold, resampler=config.resampler, alpha_ramp=config.alpha_ramp,
-                     cache=config.resample_cache, on_step=on_step)
+                     cache=config.resample_cache, on_step=on_step, precision=ctx.precision)
 
 
 def run_asmc(ctx: DecodeContext, config: DecodeConfig) -> Outcome:

@@ -47,10 +47,11 @@ class Round:
 def smc_round(model, prompt_ids: torch.Tensor, n: int, alpha: float, max_new_tokens: int, stops: tuple[int, ...],
               generator: torch.Generator, ess_threshold: float = 0.5, resampler: str = "systematic",
               alpha_ramp: int = 0, cache: str = "reorder", stop_at_eos: bool = True,
-              on_step: Callable[[int], None] | None = None, keep_decoder: bool = False) -> Round:
+              on_step: Callable[[int], None] | None = None, keep_decoder: bool = False,
+              precision: str = "reference") -> Round:
     """The SMC policy over the kernel: draw from p^alpha_t, weight, and resample through the kernel's `select`."""
     resample = RESAMPLERS[resampler]
-    decoder = start(model, prompt_ids, n=n, max_new_tokens=max_new_tokens, resample=cache)
+    decoder = start(model, prompt_ids, n=n, max_new_tokens=max_new_tokens, resample=cache, precision=precision)
     dev = decoder.logits.device
     state = {"log_w": torch.zeros(n, dtype=torch.float64), "prev_alpha": alpha_schedule(alpha, alpha_ramp, 0)}
     cum_lp = torch.zeros(n, dtype=torch.float64)

@@ -1,0 +1,111 @@
+"""Reduced-precision copies of a causal LM, for generation only: weight-only int8, or bf16 weights.
+
+Naive dynamic int8 (`quantize_dynamic`: weights *and* activations rounded to int8 per tensor) loses
+the argmax at the first token on SmolLM2: the activations entering `down_proj` carry outliers a single
+per-tensor scale cannot hold. Here only the weights are rounded, one scale per output channel, and the
+activations enter the matmul in bf16 (`_weight_int8pack_mm`, PyTorch's int8-weight kernel, which reads
+a quarter of the bytes of fp32). The residual stream, the norms and the embeddings stay in the model's
+dtype; `lm_head` stays too unless asked (a draft model rounds it as well: its guesses are checked).
+
+`bf16` keeps the same tensors in fp32 and stores the Linear weights in bf16 instead (half the bytes; the
+matmul runs in bf16 where the CPU has the instructions, avx512_bf16 or AMX).
+
+A copy shares every tensor it does not round with the reference model (no second fp32 copy) and is
+cached per model and kind. Interpretability features never see it: hooks, patching, attribution and the lens
+run on the reference model in its own precision.
+"""
+from __future__ import annotations
+
+import copy
+import threading
+import weakref
+
+import torch
+from torch import nn
+from transformers.pytorch_utils import Conv1D
+
+
+class Int8Linear(nn.Module):
+    """`nn.Linear` with its weight rounded to int8, one fp scale per output row (max |w| / 127)."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None):
+        super().__init__()
+        weight = weight.detach().float()
+        scale = weight.abs().amax(dim=1).clamp(min=1e-12) / 127.0
+        self.register_buffer("weight_int8", torch.round(weight / scale[:, None]).clamp(-127, 127)
+                             .to(torch.int8).contiguous())
+        self.register_buffer("scale", scale.to(torch.bfloat16).contiguous())
+        self.bias = bias  # shared, not rounded
+        self.out_features, self.in_features = weight.shape
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        flat = x.reshape(-1, self.in_features).to(torch.bfloat16)
+        y = torch.ops.aten._weight_int8pack_mm(flat, self.weight_int8, self.scale)
+        y = y.to(x.dtype).reshape(*x.shape[:-1], self.out_features)
+        return y if self.bias is None else y + self.bias
+
+
+class Bf16Linear(nn.Module):
+    """`nn.Linear` with its weight stored in bf16; input and output keep the caller's dtype."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None):
+        super().__init__()
+        self.register_buffer("weight_bf16", weight.detach().to(torch.bfloat16).contiguous())
+        self.bias = bias
+        self.out_features, self.in_features = weight.shape
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = nn.functional.linear(x.to(torch.bfloat16), self.weight_bf16).to(x.dtype)
+        return y if self.bias is None else y + self.bias
+
+
+PRECISIONS = ("reference", "int8", "bf16")
+_LINEAR = {"int8": Int8Linear, "bf16": Bf16Linear}
+
+
+def supported(model: nn.Module) -> bool:
+    """The int8-weight kernel exists for CPU (and CUDA); other devices keep the reference weights."""
+    return next(model.parameters()).device.type in ("cpu", "cuda")
+
+
+def _linear_parts(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None] | None:
+    """(weight `[out, in]`, bias) of a linear layer: `nn.Linear`, or GPT-2's `Conv1D` (weight stored `[in, out]`)."""
+    if isinstance(module, nn.Linear):
+        return module.weight, module.bias
+    if isinstance(module, Conv1D):
+        return module.weight.t(), module.bias
+    return None
+
+
+def _rounded_copy(model: nn.Module, precision: str, round_head: bool) -> nn.Module:
+    """A module tree like `model` whose Linear layers (lm_head only if round_head) are rounded to `precision`;
+    every other tensor is shared with `model`, and the copy carries none of `model`'s hooks."""
+    shared = {id(t): t for t in [*model.parameters(), *model.buffers()]}
+    clone = copy.deepcopy(model, memo=shared)
+    head = clone.get_output_embeddings()
+    for module in clone.modules():
+        module._forward_hooks.clear()
+        module._forward_pre_hooks.clear()
+        for name, child in list(module.named_children()):
+            parts = _linear_parts(child)
+            if parts is not None and (child is not head or round_head):
+                setattr(module, name, _LINEAR[precision](*parts))
+    return clone.eval()
+
+
+_copies: "weakref.WeakKeyDictionary[nn.Module, dict[tuple[str, bool], nn.Module]]" = weakref.WeakKeyDictionary()
+_guard = threading.Lock()
+
+
+def reduced_copy(model: nn.Module, precision: str, round_head: bool = False) -> nn.Module:
+    """`model` itself for "reference"; else its reduced-precision copy (built once per model and kind, then
+    kept as long as the model is)."""
+    if precision == "reference":
+        return model
+    if precision not in _LINEAR:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    with _guard:
+        kinds = _copies.setdefault(model, {})
+        if (precision, round_head) not in kinds:
+            kinds[precision, round_head] = _rounded_copy(model, precision, round_head)
+        return kinds[precision, round_head]

@@ -1,0 +1,189 @@
+"""The generation kernel against `transformers.generate`, side by side in one process (`bench/kernel.py
+--against generate` runs this).
+
+Per torch thread count, interleaved (every rep runs each contestant once, in turn, on the same prompts):
+- greedy, batch 1, up to --tokens new tokens per prompt, stopping at the model's stop ids: `model.generate`
+  (dynamic cache), `model.generate(cache_implementation="static")`, the kernel step by step, the kernel in
+  checked chunks (backend/models/speculative.py), and the kernel on the int8 / bf16 copies (opt-in, reduced
+  precision). Tokens per second over all prompts; the fp32 rows must write generate's tokens exactly.
+- sampling, 8 sequences of exactly --tokens tokens from softmax(logits) (temperature 1, no top-k/top-p):
+  `generate(num_return_sequences=8)` against the kernel (prefill once, 8 rows), fp32 and int8.
+Then, once, the drift of the reduced-precision copies over --agreement-prompts prompts: the fp32 greedy
+continuation (generate's) teacher-forced through each copy, top-1 agreement and the largest logit difference,
+plus how far the copy's own greedy run keeps generate's tokens; and whether the checked chunks wrote
+generate's tokens on every one of those prompts.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+SUBJECTS = ("photosynthesis", "the moon", "a bicycle", "the French Revolution", "volcanoes", "the human heart",
+            "a rainbow", "the Roman Empire", "honey bees", "the internet")
+TEMPLATES = ("Explain {} in two sentences.", "Write a short story about {}.", "List three facts about {}.",
+             "What is special about {}?", "Describe {} to a child.")
+PROMPTS = [t.format(s) for s in SUBJECTS for t in TEMPLATES]  # 50, written here
+CONTESTANTS = ("generate", "generate static cache", "kernel", "kernel checked chunks", "kernel int8", "kernel bf16")
+
+
+def _contestants(handle, stops: list[int], tokens: int) -> dict[str, Callable]:
+    import torch
+
+    from backend.models import kernel
+
+    model = handle.model
+    pad = min(stops)
+
+    def gen(cache_implementation=None):
+        def run(ids):
+            kw = {"cache_implementation": cache_implementation} if cache_implementation else {}
+            out = model.generate(ids, do_sample=False, max_new_tokens=tokens, eos_token_id=stops, pad_token_id=pad,
+                                 top_k=None, top_p=None, temperature=None, **kw)
+            return out[0, ids.shape[1]:].tolist()
+        return run
+
+    def ours(precision="reference", speculate=False):
+        def run(ids):
+            decoder = kernel.start(model, ids, 1, tokens, precision=precision)
+            return kernel.decode(decoder, kernel.greedy_policy, tokens, stops, speculate=speculate).row(0)
+        return run
+
+    with torch.no_grad():
+        return {"generate": gen(), "generate static cache": gen("static"), "kernel": ours(),
+                "kernel checked chunks": ours(speculate=True), "kernel int8": ours("int8"),
+                "kernel bf16": ours("bf16")}
+
+
+def greedy_batch1(handle, prompts, stops, tokens: int, reps: int) -> dict:
+    import torch
+
+    runs = _contestants(handle, stops, tokens)
+    seconds = {name: [] for name in runs}
+    written: dict[str, list[list[int]]] = {}
+    with torch.no_grad():
+        for name, run in runs.items():  # warm-up (and the reduced copies are built here, not timed)
+            run(prompts[0])
+        for _ in range(reps):
+            for name, run in runs.items():
+                start = time.perf_counter()
+                written[name] = [run(ids) for ids in prompts]
+                seconds[name].append(time.perf_counter() - start)
+    reference = written["generate"]
+    n_tokens = sum(len(r) for r in reference)
+    out = {"new_tokens": n_tokens, "prompts": len(prompts), "contestants": {}}
+    for name in runs:
+        wall = statistics.median(seconds[name])
+        same = sum(a == b for a, b in zip(written[name], reference))
+        out["contestants"][name] = {
+            "wall_s": wall, "tokens_per_s": sum(len(r) for r in written[name]) / wall,
+            "prompts_identical_to_generate": same}
+    base = out["contestants"]["generate"]["tokens_per_s"]
+    for row in out["contestants"].values():
+        row["speed_vs_generate"] = row["tokens_per_s"] / base
+    return out
+
+
+def sampling_x8(handle, prompt, tokens: int, reps: int, rows: int = 8) -> dict:
+    import torch
+
+    from backend.models import kernel
+
+    model = handle.model
+
+    def gen():
+        model.generate(prompt, do_sample=True, num_return_sequences=rows, min_new_tokens=tokens,
+                       max_new_tokens=tokens, top_k=0, top_p=1.0, temperature=1.0,
+                       pad_token_id=handle.tokenizer.eos_token_id or 0)
+
+    def ours(precision="reference"):
+        def run():
+            decoder = kernel.start(model, prompt, rows, tokens, precision=precision)
+            policy = kernel.sampling_policy(1.0, torch.Generator().manual_seed(0))
+            kernel.decode(decoder, policy, tokens, stop_at_eos=False)
+        return run
+
+    runs = {"generate": gen, "kernel": ours(), "kernel int8": ours("int8")}
+    seconds = {name: [] for name in runs}
+    with torch.no_grad():
+        for run in runs.values():
+            run()
+        for _ in range(reps):
+            for name, run in runs.items():
+                start = time.perf_counter()
+                run()
+                seconds[name].append(time.perf_counter() - start)
+    out = {"rows": rows, "new_tokens_per_row": tokens, "contestants": {}}
+    for name in runs:
+        wall = statistics.median(seconds[name])
+        out["contestants"][name] = {"wall_s": wall, "tokens_per_s": rows * tokens / wall}
+    base = out["contestants"]["generate"]["tokens_per_s"]
+    for row in out["contestants"].values():
+        row["speed_vs_generate"] = row["tokens_per_s"] / base
+    return out
+
+
+def drift(handle, prompts, stops, tokens: int) -> dict:
+    """Reduced precision against fp32 on generate's own greedy continuations; checked chunks' identity."""
+    import torch
+
+    from backend.models.reduced import reduced_copy
+
+    model = handle.model
+    runs = _contestants(handle, stops, tokens)
+    stats = {p: {"agree": 0, "positions": 0, "max_logit_diff": 0.0, "free_run_prefix": [], "identical": 0}
+             for p in ("int8", "bf16")}
+    chunks_same = 0
+    with torch.no_grad():
+        for ids in prompts:
+            reference = runs["generate"](ids)
+            chunks_same += runs["kernel checked chunks"](ids) == reference
+            if not reference:
+                continue
+            full = torch.cat([ids, torch.tensor([reference])], dim=1)
+            fp32 = model(input_ids=full).logits[0, ids.shape[1] - 1:-1].float()
+            for precision, s in stats.items():
+                low = reduced_copy(model, precision)(input_ids=full).logits[0, ids.shape[1] - 1:-1].float()
+                s["agree"] += int((low.argmax(-1) == fp32.argmax(-1)).sum())
+                s["positions"] += fp32.shape[0]
+                s["max_logit_diff"] = max(s["max_logit_diff"], float((low - fp32).abs().max()))
+                own = runs[f"kernel {precision}"](ids)
+                prefix = next((i for i, (a, b) in enumerate(zip(own, reference)) if a != b), min(len(own),
+                                                                                                  len(reference)))
+                s["free_run_prefix"].append(prefix)
+                s["identical"] += own == reference
+    out = {"prompts": len(prompts), "new_tokens": tokens, "checked_chunks_identical_prompts": chunks_same}
+    for precision, s in stats.items():
+        out[precision] = {"teacher_forced_top1_agreement": s["agree"] / max(1, s["positions"]),
+                          "positions": s["positions"], "max_abs_logit_diff": s["max_logit_diff"],
+                          "median_identical_prefix_tokens": statistics.median(s["free_run_prefix"]),
+                          "prompts_fully_identical": s["identical"]}
+    return out
+
+
+def run(model_name: str, threads: list[int], tokens: int, reps: int, timing_prompts: int,
+        agreement_prompts: int, agreement_tokens: int) -> dict:
+    import torch
+
+    from backend.features import load_all
+    from backend.models import load
+    from backend.models.generate import encode_prompt
+    from backend.models.rules import stop_ids
+
+    load_all()
+    handle = load(model_name)
+    stops = sorted(stop_ids(handle))
+    encoded = [encode_prompt(handle, p) for p in PROMPTS]
+    timing = encoded[::max(1, len(encoded) // timing_prompts)][:timing_prompts]
+    result = {"model": model_name, "dtype": str(handle.model.dtype), "tokens": tokens, "reps": reps, "by_threads": {}}
+    for n in threads:
+        torch.set_num_threads(n)
+        result["by_threads"][str(n)] = {
+            "greedy_batch1": greedy_batch1(handle, timing, stops, tokens, reps),
+            "sampling_x8": sampling_x8(handle, timing[0], tokens, reps),
+            "load_average": list(os.getloadavg())}
+    torch.set_num_threads(max(threads))
+    result["drift"] = drift(handle, encoded[:agreement_prompts], stops, agreement_tokens)
+    result["drift"]["torch_threads"] = max(threads)
+    return result
