@@ -39,9 +39,10 @@ def bench_resampling(handle, ids, n: int, tokens: int, alpha: float, seed: int, 
     import torch
 
     from backend.decoding.algorithms.smc import smc_round
-    from backend.decoding.sampler import rollout, stop_ids
+    from backend.decoding.sampler import rollout
+    from backend.models.rules import stop_ids
 
-    stops = stop_ids(handle)
+    stops = tuple(sorted(stop_ids(handle)))
 
     def gen():
         return torch.Generator().manual_seed(seed)
@@ -77,7 +78,7 @@ def bench_resampling(handle, ids, n: int, tokens: int, alpha: float, seed: int, 
 
 def bench_asmc_vs_mh(handle, problems, tokens: int, budget: int, alpha: float, block: int) -> dict:
     """Comparison 3: both strategies at about budget * tokens generated tokens per problem."""
-    from backend.decoding import DecodeConfig, decode
+    from backend.decoding import DecodeConfig, run_one
     from backend.decoding.algorithms.mh import at_budget, expected_tokens
 
     mh_cfg = at_budget(DecodeConfig(strategy="mh", max_new_tokens=tokens, alpha=alpha, block_size=block), budget)
@@ -85,7 +86,7 @@ def bench_asmc_vs_mh(handle, problems, tokens: int, budget: int, alpha: float, b
     runs = {"mh": [], "asmc": []}
     for i, problem in enumerate(problems):
         for name, cfg in (("mh", mh_cfg), ("asmc", asmc_cfg)):
-            r = decode(handle, problem, cfg).value
+            r = run_one(handle, problem, cfg).value
             runs[name].append(r)
         print(f"[{i + 1}/{len(problems)}] mh {runs['mh'][-1].wall_seconds:.1f}s "
               f"asmc {runs['asmc'][-1].wall_seconds:.1f}s", file=sys.stderr, flush=True)

@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from backend.disagreement.gate import calibrate  # noqa: E402
-from backend.disagreement.intervention import SignalGate, decode  # noqa: E402
+from backend.disagreement.intervention import SignalGate, take_over  # noqa: E402
 from backend.disagreement.pair import load_pair  # noqa: E402
 from backend.disagreement.rollout import greedy, prompt_ids  # noqa: E402
 from backend.disagreement.scoring import score  # noqa: E402
@@ -72,8 +72,8 @@ def main(argv: list[str] | None = None) -> dict:
 
     variants = {
         "base_greedy": lambda p: greedy(pair.base, p, opts.tokens, ()),
-        "guided": lambda p: decode(pair, p, SignalGate("ce", ce_gate), opts.tokens, fixed_length=True),
-        "entropy_gated": lambda p: decode(pair, p, SignalGate("entropy_base", entropy_gate), opts.tokens,
+        "guided": lambda p: take_over(pair, p, SignalGate("ce", ce_gate), opts.tokens, fixed_length=True),
+        "entropy_gated": lambda p: take_over(pair, p, SignalGate("entropy_base", entropy_gate), opts.tokens,
                                           fixed_length=True),
     }
     rounds: dict[str, list[float]] = {name: [] for name in variants}

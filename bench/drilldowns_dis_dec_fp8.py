@@ -29,7 +29,7 @@ os.environ["DASH_STORE"] = REUSED or str(Path(tempfile.mkdtemp(prefix="drill-ben
 import torch  # noqa: E402
 
 from bench.output import write_result  # noqa: E402
-from backend.decoding import FIRST_VIEW, DecodeConfig, decode  # noqa: E402
+from backend.decoding import FIRST_VIEW, DecodeConfig, run_one  # noqa: E402
 from backend.decoding.particle import ParticleConfig, particle  # noqa: E402
 from backend.decoding.run import run_key  # noqa: E402
 from backend.disagreement import TraceConfig, default_reasoning_id, load_pair, trace  # noqa: E402
@@ -118,7 +118,7 @@ def decoding_rows() -> list[dict]:
     handle = load(model)
     task = problem_set(FIRST_VIEW.problem_set, FIRST_VIEW.index + 1, FIRST_VIEW.steps)[-1]
     config = DecodeConfig(strategy="asmc", n=FIRST_VIEW.particles, max_new_tokens=get_spec(model).max_new_tokens or 48)
-    parent_s, parent = timed(lambda: decode(handle, task, config))
+    parent_s, parent = timed(lambda: run_one(handle, task, config))
     p = parent.value.particles[0]
     key = run_key(task, config)
     events = [int(t) for t in p.resampled.nonzero()[0]] or [0]

@@ -84,7 +84,8 @@ def features(handle, tokens: int) -> dict[str, Callable[[], tuple]]:
     import torch
 
     from backend.decoding.algorithms.smc import smc_round
-    from backend.decoding.sampler import rollout, stop_ids
+    from backend.decoding.sampler import rollout
+    from backend.models.rules import stop_ids
     from backend.disagreement import batched, intervention
     from backend.disagreement.pair import check_pair
     from backend.models.generate import encode_prompt, generate
@@ -92,7 +93,7 @@ def features(handle, tokens: int) -> dict[str, Callable[[], tuple]]:
     from backend.watermark.sampling import SamplingConfig, sample_candidates
 
     prompt = encode_prompt(handle, QUESTION)
-    stops = stop_ids(handle)
+    stops = tuple(sorted(stop_ids(handle)))
     pad = min(stops)
     pair = check_pair(handle, handle)
 
@@ -112,13 +113,13 @@ def features(handle, tokens: int) -> dict[str, Callable[[], tuple]]:
         return prompt, _pad(r.rows, pad)
 
     def intervention_pair():  # both models of the pair step: the bare loop gets two forwards per token too
-        d = intervention.decode(pair, prompt, intervention.FixedPositions(frozenset(), every=True), tokens,
+        d = intervention.take_over(pair, prompt, intervention.FixedPositions(frozenset(), every=True), tokens,
                                 fixed_length=True)
         return prompt, _pad([list(d.token_ids)], pad)
 
     def sweep_rows_x4():
         policies = [intervention.FixedPositions(frozenset({i})) for i in range(4)]
-        rows = batched.decode_rows(pair, prompt, policies, tokens)
+        rows = batched.take_over_rows(pair, prompt, policies, tokens)
         return prompt, _pad([list(r.token_ids) for r in rows], pad)
 
     def watermark_candidates_x4():

@@ -99,7 +99,7 @@ def main() -> None:
     import torch
 
     import backend.decoding.algorithms  # noqa: F401  (registers the strategies; no other feature is needed)
-    from backend.decoding import DecodeConfig, decode
+    from backend.decoding import DecodeConfig, run_one
     from backend.decoding.algorithms.rc import planned_tokens
     from backend.models import load
     from backend.tasks.arithmetic import extract_answer, generate_problems
@@ -163,8 +163,8 @@ def main() -> None:
         if args.gather:
             continue
         start = time.time()
-        rc = decode(handle, problem, rc_config).value
-        plain = decode(handle, problem, plain_config).value
+        rc = run_one(handle, problem, rc_config).value
+        plain = run_one(handle, problem, plain_config).value
         plain_correct = {}
         for k in range(1, args.cycles + 1):
             cut = plain.token_ids[:nominal_budget(k, args.budget, args.summary_tokens)]

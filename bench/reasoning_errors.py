@@ -29,7 +29,7 @@ def main() -> None:
     args = ap.parse_args()
     handle = loaded_model(args.model, args.threads)
     from decoding_settings import benchmark_config, benchmark_sets  # bench/, beside this script
-    from backend.decoding.run import decode
+    from backend.decoding.run import run_one
     from backend.tasks.solution_errors import MISS_KINDS, classify, right_if_computed, tally
 
     greedy = benchmark_config(args.tokens).replace(strategy="greedy")  # the benchmark's run, read from the store
@@ -38,7 +38,7 @@ def main() -> None:
     for name, problems in benchmark_sets("broad", args.heldout, args.handwritten).items():
         kinds, examples, slips_in_right_plans = [], {}, 0
         for i, problem in enumerate(problems):
-            reply = decode(handle, problem, greedy).value.output
+            reply = run_one(handle, problem, greedy).value.output
             kind = classify(problem, reply)
             kinds.append((problem.difficulty, kind))
             slips_in_right_plans += kind == "arithmetic slip" and right_if_computed(problem, reply)

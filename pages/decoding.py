@@ -18,7 +18,7 @@ from app.ui.convexbench import convexbench_tab
 from app.ui.inspect_link import inspect_button
 from app.ui.text import literal
 from app.ui.uploads import PROMPT_MAX_CHARS
-from backend.decoding import (FIRST_VIEW, STRATEGIES, DecodeConfig, aggregate, decode, run_batch, settings_for,
+from backend.decoding import (FIRST_VIEW, STRATEGIES, DecodeConfig, aggregate, run_batch, run_one, settings_for,
                               stored_benchmark)
 from backend.models import arithmetic_reasoner, skipped_line
 from backend.params import help_of
@@ -242,7 +242,7 @@ def side_by_side() -> None:
     if clicked or state is None or state[0] != handle.id:
         results = []
         for name in picked:
-            done = run_with_progress(label_of[name], lambda p, name=name: decode(handle, task, config_for(name), p,
+            done = run_with_progress(label_of[name], lambda p, name=name: run_one(handle, task, config_for(name), p,
                                                                                  expected=own_expected),
                                      ask_over_s=NEVER_ASK)
             if done is not None:

@@ -207,14 +207,9 @@ WITHHELD_NOTE = ("This server is reachable from other machines and you do not ho
 
 
 # ---------------------------------------------------------------- generate
-def ranks_candidates(method) -> bool:
-    """Whether a method chooses among several sampled candidates (its config declares how many: IPMark's B)."""
-    return method.config is not None and "n_candidates" in method.config.__dataclass_fields__
-
-
 def _expected_text(handle, method: str, candidates: int, sentences: int) -> str:
     """'expected about N s (basis)': a measured estimate is taken once per model, method and candidate count."""
-    rows = candidates if ranks_candidates(METHODS.get(method)) else 1
+    rows = candidates if METHODS.get(method).ranks_candidates else 1
     key = ("wm-estimate", handle.fingerprint, method, rows)
     if key not in st.session_state:
         st.session_state[key] = guarded(lambda: expected_seconds(handle, method, rows, 1))
@@ -250,7 +245,7 @@ def generate_tab() -> None:
                                 help=f"{chosen.label} is flagged by its own detector at about "
                                      f"{chosen.sentences_to_flag} sentences on the embedded model; fewer may not be.")
             b = number_for(IPMarkConfig, "n_candidates", "B (candidates)", container=c3, max_value=32,
-                           key="wm-gen-candidates") if ranks_candidates(chosen) else 1
+                           key="wm-gen-candidates") if chosen.ranks_candidates else 1
             with_plain = c4.checkbox("Also unwatermarked", value=False, key="wm-gen-plain", persist_state="session",
                                      help="Write the same prompt without a watermark beside it (doubles the time).")
             precision = select_for(SamplingConfig, "precision", "Weights", container=c4, key="wm-gen-precision",

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from backend.decoding import FIRST_VIEW, DecodeConfig  # noqa: E402
-from backend.decoding.run import decode_run, run_key  # noqa: E402
+from backend.decoding.run import run_keyed, run_key  # noqa: E402
 from backend.features import load_all  # noqa: E402
 from backend.models import get_spec, load  # noqa: E402
 from backend.store.codec import dumps, loads  # noqa: E402
@@ -34,7 +34,7 @@ def main() -> None:
     old = {loads(r["payload"]).strategy: r for r in rows}
     greedy = loads(old["greedy"]["payload"])
     start = time.perf_counter()
-    fresh = decode_run(handle, run_key(task, DecodeConfig(strategy="asmc", max_new_tokens=tokens,
+    fresh = run_keyed(handle, run_key(task, DecodeConfig(strategy="asmc", max_new_tokens=tokens,
                                                          n=FIRST_VIEW.particles)), store=False)
     seconds = time.perf_counter() - start
     claim = (fresh.answer != greedy.answer and fresh.correct != greedy.correct and fresh.resampling_events >= 1

@@ -173,3 +173,75 @@ def test_only_the_models_package_and_the_library_watermark_adapters_import_trans
                         and not str(p.relative_to(ROOT)).startswith("backend/models/")
                         and str(p.relative_to(ROOT)) not in TRANSFORMERS_ADAPTERS})
     assert not offenders, offenders
+
+
+# ---------------------------------------------------------------- one loop, one stop rule, one name each
+DECODER_METHODS = {"step", "extend", "prefill", "prefill_many"}
+DECODER_MAKERS = {"start", "start_many", "follow", "IncrementalDecoder"}
+
+
+def decoder_calls_outside_the_kernel(path: Path) -> list[str]:
+    """`file:line` of each place that builds an `IncrementalDecoder` or feeds a decoder tokens itself: a method of
+    DECODER_METHODS called on a name bound to a decoder (`start(...)`, `start_many(...)`, `follow(...)`) or on an
+    attribute named like one (`self.decoder`, `follower.decoder`)."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+
+    def maker(node) -> str | None:
+        f = node.func if isinstance(node, ast.Call) else None
+        return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+    decoders = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and maker(n.value) in DECODER_MAKERS
+                for t in n.targets if isinstance(t, ast.Name)}
+    found = []
+    for n in ast.walk(tree):
+        if maker(n) == "IncrementalDecoder":
+            found.append(n.lineno)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in DECODER_METHODS:
+            receiver = n.func.value
+            if (isinstance(receiver, ast.Name) and receiver.id in decoders) or \
+                    (isinstance(receiver, ast.Attribute) and "decoder" in receiver.attr.lower()):
+                found.append(n.lineno)
+    return [f"{path.relative_to(ROOT)}:{line}" for line in sorted(found)]
+
+
+def test_no_decoder_is_stepped_outside_the_kernel():
+    """One token loop: outside backend/models a feature starts a decoder (`start`, `start_many`, `follow`) and hands
+    it to `kernel.decode` with a policy; it never steps, extends or prefills one itself."""
+    offenders = [hit for p in _files("backend", "app", "pages", "bench", "scripts")
+                 if not str(p.relative_to(ROOT)).startswith("backend/models/")
+                 for hit in decoder_calls_outside_the_kernel(p)]
+    assert not offenders, offenders
+
+
+# Reads of the tokenizer's eos / special ids outside backend/models that are not about stopping, with the reason.
+NOT_STOPPING = {"backend/nag/extract.py": "the pad id of teacher-forced batches (masked)",
+                "backend/disagreement/learnability.py": "the training target ends with the eos the adapter was "
+                                                        "trained with (a target, not a stop)"}
+
+
+def test_stopping_reads_only_the_one_stop_rule():
+    """What ends a sequence is `backend.models.rules.stop_ids` (eos, generation-config eos ids, chat end-of-turn) plus
+    a feature's own stops passed as data: no other product module reads the tokenizer's eos or special ids itself
+    (bench/ may: it hands the same stop ids to `transformers.generate` as its `eos_token_id`)."""
+    offenders = [str(p.relative_to(ROOT)) for p in _files("backend", "app", "pages")
+                 if not str(p.relative_to(ROOT)).startswith("backend/models/")
+                 and str(p.relative_to(ROOT)) not in NOT_STOPPING
+                 and any(name in p.read_text() for name in ("eos_token_id", "all_special_ids"))]
+    assert not offenders, offenders
+
+
+def definitions_of(name: str, kind: str) -> list[str]:
+    import re
+
+    pattern = re.compile(rf"^\s*{kind} {name}\b", re.MULTILINE)
+    return sorted(str(p.relative_to(ROOT)) for p in _files("backend", "app", "pages", "bench", "scripts")
+                  for _ in pattern.finditer(p.read_text()))
+
+
+def test_the_core_names_mean_one_thing():
+    """One `Decoded` (the kernel's rows), one `decode` (the kernel's loop), one `stop_ids` (the stop rule)."""
+    assert definitions_of("Decoded", "class") == ["backend/models/kernel.py"]
+    assert definitions_of("decode", "def") == ["backend/models/kernel.py"]
+    assert definitions_of("stop_ids", "def") == ["backend/models/rules.py"]

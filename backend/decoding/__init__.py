@@ -1,7 +1,7 @@
 """Decoding strategies side by side: greedy, sampling, low temperature, best-of-n, Metropolis-Hastings
 power sampling and adaptive SMC with cache-coherent resampling, one result type for all.
 
-Entry points: `decode(handle, problem_or_prompt, DecodeConfig(...))`, `run_batch(handle, problems,
+Entry points: `run_one(handle, problem_or_prompt, DecodeConfig(...))`, `run_batch(handle, problems,
 settings_for([configs], budgets))`; strategies are listed by the registry `STRATEGIES` (filled by
 `backend.features.load_all()`).
 """
@@ -11,8 +11,8 @@ from backend.decoding.config import DecodeConfig
 from backend.decoding.first_view import FIRST_VIEW, AggregateRow, FirstView, aggregate
 from backend.decoding.registry import STRATEGIES, StrategySpec
 from backend.decoding.result import BatchResult, BatchRow, Candidate, DecodeResult, MHTrace, ParticleTrace
-from backend.decoding.run import Setting, decode, prepare, run_batch, settings_for
+from backend.decoding.run import Setting, prepare, run_batch, run_one, settings_for
 
 __all__ = ["FIRST_VIEW", "STRATEGIES", "convexity", "AggregateRow", "BatchResult", "BatchRow", "Candidate", "DecodeConfig",
            "DecodeResult", "FirstView", "MHTrace", "ParticleTrace", "Setting", "StoredBenchmark", "StrategySpec",
-           "aggregate", "decode", "prepare", "run_batch", "settings_for", "stored_benchmark"]
+           "aggregate", "prepare", "run_batch", "run_one", "settings_for", "stored_benchmark"]

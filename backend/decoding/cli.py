@@ -11,7 +11,7 @@ from backend.decoding.config import DecodeConfig
 from backend.decoding.convexity import cli as convexity_cli
 from backend.decoding.particle import ParticleConfig, particle
 from backend.decoding.registry import STRATEGIES
-from backend.decoding.run import decode, run_batch, run_key, settings_for
+from backend.decoding.run import run_one, run_batch, run_key, settings_for
 from backend.errors import UserError
 from backend.models import default_model_id, load, skipped_line
 from backend.tasks.problem_sets import PROBLEM_SETS, problem_set, steps_of
@@ -100,7 +100,7 @@ def cmd_run(args: argparse.Namespace) -> dict:
     if args.expected is not None and args.prompt is None:
         raise UserError("--expected goes with --prompt (a problem of a set carries its own answer).")
     task = _task(args)
-    done = decode(handle, task, _config(args, args.strategy), progress=_progress, chat=not args.no_chat,
+    done = run_one(handle, task, _config(args, args.strategy), progress=_progress, chat=not args.no_chat,
                   expected=args.expected)
     r = done.value
     return {"model": handle.display_name, "provenance": done.provenance, "run_id": done.run_id, **r.summary(),

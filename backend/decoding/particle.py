@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backend.decoding.result import DecodeResult, ParticleTrace
-from backend.decoding.run import FEATURE, CODE_VERSION, RunKey, decode_run
+from backend.decoding.run import FEATURE, CODE_VERSION, RunKey, run_keyed
 from backend.errors import UserError
 from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
@@ -101,13 +101,13 @@ def rebuild(p: ParticleTrace, t: int, row: int) -> tuple[list[int], np.ndarray]:
 
 
 def compute_particle(handle, config: ParticleConfig, progress: Progress = silent) -> ParticleResult:
-    result = decode_run(handle, config.run, scaled(progress, 0.0, 0.5)).value
+    result = run_keyed(handle, config.run, scaled(progress, 0.0, 0.5)).value
     index, p = pick_round(result, config)
     recomputed = False
     if not p.has_history:  # stored before the history was recorded: the same seed decodes the same run
         progress(0.5, "decoding the stored run again to rebuild its particle history")
         again = cached(FEATURE, "run-history", ModelRef.of(handle), config.run,  # kept beside it: once per run
-                       lambda: decode_run(handle, config.run, scaled(progress, 0.5, 1.0), store=False),
+                       lambda: run_keyed(handle, config.run, scaled(progress, 0.5, 1.0), store=False),
                        code_version=CODE_VERSION).value
         fresh = again.particles[index] if len(again.particles) == len(result.particles) else None
         if (fresh is None or not fresh.has_history or fresh.ess.shape != p.ess.shape

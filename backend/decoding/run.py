@@ -1,4 +1,4 @@
-"""Running strategies: one prompt (`decode`), many problems x settings (`run_batch`), budget sweeps.
+"""Running strategies: one prompt (`run_one`), many problems x settings (`run_batch`), budget sweeps.
 
 Every decode goes through the store: the cache key is the canonical config (fields the strategy
 does not read are reset), the prompt text, the expected answer and the model fingerprint.
@@ -16,9 +16,8 @@ from backend.decoding.config import DecodeConfig, canonical
 from backend.decoding.context import DecodeContext
 from backend.decoding.registry import StrategySpec
 from backend.decoding.result import BatchResult, BatchRow, DecodeResult
-from backend.decoding.sampler import stop_ids
 from backend.errors import UserError
-from backend.models.rules import check_room, keep_fitting
+from backend.models.rules import check_room, keep_fitting, stop_ids
 from backend.models.generate import encode_prompt
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, ModelRef, cached
@@ -51,8 +50,9 @@ def _seed(seed: int, prompt: str) -> int:
 def _compute(handle, spec: StrategySpec, key: RunKey, ids: torch.Tensor, progress: Progress) -> DecodeResult:
     checker = extract_answer if key.expected is not None else None
     generator = torch.Generator().manual_seed(_seed(key.config.seed, key.prompt))
-    ctx = DecodeContext(handle=handle, prompt_ids=ids, stops=stop_ids(handle), generator=generator, answer_of=checker,
-                        progress=progress, prompt=key.prompt, chat=key.chat, precision=key.config.precision)
+    ctx = DecodeContext(handle=handle, prompt_ids=ids, stops=tuple(sorted(stop_ids(handle))), generator=generator,
+                        answer_of=checker, progress=progress, prompt=key.prompt, chat=key.chat,
+                        precision=key.config.precision)
     start = time.perf_counter()
     out = spec.run(ctx, key.config)
     wall = time.perf_counter() - start
@@ -75,7 +75,7 @@ def run_key(task: Problem | str, config: DecodeConfig, chat: bool = True, expect
     return RunKey(config=config, prompt=str(task), expected=expected, problem_id="", chat=chat)
 
 
-def decode_run(handle, key: RunKey, progress: Progress = silent,
+def run_keyed(handle, key: RunKey, progress: Progress = silent,
                store: bool = True) -> Computed[DecodeResult] | DecodeResult:
     """The decode of `key`: through the store, or (store=False) computed afresh and not kept."""
     spec = key.config.spec()
@@ -87,12 +87,12 @@ def decode_run(handle, key: RunKey, progress: Progress = silent,
                   code_version=CODE_VERSION)
 
 
-def decode(handle, task: Problem | str, config: DecodeConfig, progress: Progress = silent,
+def run_one(handle, task: Problem | str, config: DecodeConfig, progress: Progress = silent,
            chat: bool = True, expected: int | None = None) -> Computed[DecodeResult]:
     """Run one strategy on a task problem (answer checked) or a free prompt. A free prompt's answer is read by the
     problem sets' rule (`extract_answer`); with `expected` it is checked, and checked strategies use it as they do
     on a problem (best-of-n's and ASMC's answer-aware choices)."""
-    return decode_run(handle, run_key(task, config, chat, expected), progress)
+    return run_keyed(handle, run_key(task, config, chat, expected), progress)
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], 
             for j, s in enumerate(settings):
                 k = i * len(settings) + j
                 sub = scaled(progress, k / total, (k + 1) / total)
-                done = decode(handle, problem, s.config, lambda f, m: sub(f, f"problem {i + 1}/{len(kept)}, "
+                done = run_one(handle, problem, s.config, lambda f, m: sub(f, f"problem {i + 1}/{len(kept)}, "
                                                                             f"{s.label}: {m}"), chat)
                 r = done.value
                 rows.append(BatchRow(label=s.label, strategy=r.strategy, budget=s.budget, problem_id=problem.id,

@@ -3,7 +3,7 @@
 The proposal q of a run is exactly `softmax(logits / temperature)` over the full vocabulary: no
 top-k, top-p or repetition penalty, and `model.generate` is never called, so generation_config
 defaults cannot leak into q (the SMC and MH weights depend on q being what was sampled from).
-Finished rows keep being fed a stop token so the batch stays rectangular; their log-probs are 0.
+The kernel feeds finished rows a pad token so the batch stays rectangular; their log-probs are 0.
 """
 from __future__ import annotations
 
@@ -13,12 +13,6 @@ from dataclasses import dataclass
 import torch
 
 from backend.models.kernel import decode, draw, log_probs, start  # the kernel's one sampler
-from backend.models.rules import stop_ids as model_stop_ids
-
-
-def stop_ids(handle) -> tuple[int, ...]:
-    """Token ids that end a sequence: the model's one stop rule (backend.models.rules.stop_ids), sorted."""
-    return tuple(sorted(model_stop_ids(handle)))
 
 
 def pick(log_q: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
@@ -35,6 +29,7 @@ class Rollout:
     log_q: torch.Tensor  # [N, steps] proposal log-probabilities (what was sampled from)
     lengths: torch.Tensor  # [N] tokens up to and including the stop token
     forward_passes: int
+    stopped: torch.Tensor  # [N] bool: the row ended on a stop token (the kernel's record)
 
     def row(self, i: int) -> list[int]:
         return self.tokens[i, : int(self.lengths[i])].tolist()
@@ -68,4 +63,4 @@ def rollout(model, context_ids: torch.Tensor, n: int, temperature: float, max_ne
 
     out = decode(decoder, policy, max_new_tokens, stops, stop_at_eos=stop_at_eos, on_step=on_step)
     return Rollout(tokens=out.tokens, log_p=torch.stack(lps, 1).cpu(), log_q=torch.stack(lqs, 1).cpu(),
-                   lengths=out.lengths, forward_passes=out.forward_passes)
+                   lengths=out.lengths, forward_passes=out.forward_passes, stopped=out.stopped)

@@ -15,6 +15,7 @@ from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import ProblemSet, prompt_ids, rollout_logprobs, typed_problem
 from backend.disagreement.scoring import RolloutConfig, ScoredRollout, generate_one, rollouts
 from backend.errors import UserError
+from backend.models.rules import special_ids
 from backend.params import Config, param, require, same_as
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed, cached
@@ -102,7 +103,7 @@ class AnalysisResult:
 
 
 def analyse_batch(pair: Pair, batch: tuple[ScoredRollout, ...], config: AnalysisConfig) -> SourceAnalysis:
-    special = frozenset(pair.base.tokenizer.all_special_ids)
+    special = special_ids(pair.base.tokenizer)
     values, positions, lengths, ent, cats = [], [], [], [], []
     for r in batch:
         if not r.length:

@@ -7,7 +7,7 @@ import numpy as np
 
 from backend.disagreement.calibration import CalibrationConfig, GateConfig, calibration
 from backend.disagreement.gate import Threshold
-from backend.disagreement.intervention import decode
+from backend.disagreement.intervention import take_over
 from backend.disagreement.pair import Pair
 from backend.disagreement.policies import MATCHED_TO, POLICIES, policy_for
 from backend.disagreement.rollout import answer_correct, decode_tokens, prompt_ids, typed_problem
@@ -61,12 +61,12 @@ def intervene(pair: Pair, config: InterveneConfig, progress: Progress = silent) 
         count = length = 0
         if POLICIES.get(config.policy).matched:
             progress(0.7, f"{MATCHED_TO} run (for the matched count)")
-            ref = decode(pair, prompt, policy_for(MATCHED_TO, config.gate, cal, config.budget), config.max_new_tokens)
+            ref = take_over(pair, prompt, policy_for(MATCHED_TO, config.gate, cal, config.budget), config.max_new_tokens)
             count, length = ref.n_interventions, len(ref.token_ids)
         progress(0.85, f"{config.policy} decoding")
         policy = policy_for(config.policy, config.gate, cal, config.budget, count, length,
                             np.random.default_rng(config.seed))
-        out = decode(pair, prompt, policy, config.max_new_tokens)
+        out = take_over(pair, prompt, policy, config.max_new_tokens)
         text, pieces = decode_tokens(pair.base, list(out.token_ids))
         return InterveneResult(policy=config.policy, budget=config.budget,
                                threshold=getattr(policy, "threshold", None), token_ids=out.token_ids, tokens=pieces,

@@ -1,10 +1,10 @@
 """Intervention decoding: the base model decodes, the reasoning model takes over single tokens.
 
-Both models always see the same prefix. The base decoder steps every token. The reasoning decoder
-(`Follower`) is either kept in step with it (policies whose gate needs both distributions at every
-step, e.g. cross-entropy) or left behind and caught up in one chunk only when it is asked for a
-token (base-entropy gate, random and earliest-position controls): its first query prefills prompt
-and generated text together, later ones `extend` by the tokens it missed.
+Both models always see the same prefix: one `kernel.decode` over the base model's decoder, with the
+reasoning model's decoder as its follower (`kernel.follow`). A policy whose gate needs both
+distributions at every step (e.g. cross-entropy) reads the follower every step, so it is stepped
+every step; one that gates on the base alone (base-entropy gate, random and earliest-position
+controls) reads it only when it takes over, and the follower catches up in one forward then.
 
 A decisive policy takes over only where the two models' greedy tokens differ (`differs`): a takeover
 that writes the base's own token changes nothing, so it is neither made nor counted. Such a policy
@@ -22,8 +22,7 @@ from backend.disagreement.divergences import signal_value
 from backend.disagreement.gate import Threshold, gate
 from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import room
-from backend.models.decoding import IncrementalDecoder
-from backend.models.kernel import decode as kernel_decode, log_probs, start
+from backend.models.kernel import Decoded, decode, follow, log_probs, start
 
 
 @dataclass
@@ -83,27 +82,8 @@ class FixedPositions:
         return False
 
 
-class Follower:
-    """The reasoning model's decoder, synchronised with the shared prefix only when read."""
-
-    def __init__(self, model, prompt: torch.Tensor):
-        self.decoder = IncrementalDecoder(model)  # the kernel's decoder, prefilled lazily
-        self.prompt = prompt
-        self.synced = -1  # generated tokens already in the cache; -1: not prefilled yet
-
-    def logits(self, generated: Sequence[int]) -> torch.Tensor:
-        """Next-token logits `[V]` after prompt + generated."""
-        if self.synced < 0:
-            ids = torch.cat([self.prompt, torch.tensor([list(generated)], dtype=self.prompt.dtype)], dim=1)
-            self.decoder.prefill(ids)
-        elif self.synced < len(generated):
-            self.decoder.extend(torch.tensor([list(generated[self.synced:])]))
-        self.synced = len(generated)
-        return self.decoder.logits[0]
-
-
 @dataclass(frozen=True)
-class Decoded:
+class Intervened:
     """One intervention-decoded sequence. Arrays are `[L]` over generated tokens (EOS excluded)."""
 
     token_ids: tuple[int, ...]
@@ -124,10 +104,36 @@ class Decoded:
         return float(self.intervened.mean()) if len(self.token_ids) else 0.0
 
 
+@dataclass
+class Steps:
+    """What a policy recorded for one row at each of its steps (the kernel's stop token included)."""
+
+    taken: list[bool] = field(default_factory=list)
+    signals: list[float] = field(default_factory=list)
+    base_top: list[int] = field(default_factory=list)  # the base model's greedy token
+
+    def add(self, take: bool, s: float, base_top: int) -> None:
+        self.taken.append(take)
+        self.signals.append(s)
+        self.base_top.append(base_top)
+
+    def result(self, out: Decoded, row: int, base_passes: int, reasoning_passes: int) -> Intervened:
+        """The row as the kernel ended it: a stop token is cut from the arrays and flagged when a takeover wrote
+        it where the base would not have."""
+        ids = out.row(row)
+        stopped = bool(out.stopped[row])
+        kept = len(ids) - stopped
+        return Intervened(token_ids=tuple(ids[:kept]), intervened=np.array(self.taken[:kept], dtype=bool),
+                          signal=np.array(self.signals[:kept], dtype=np.float32), base_passes=base_passes,
+                          reasoning_passes=reasoning_passes,
+                          stop_taken=stopped and self.taken[kept] and self.base_top[kept] != ids[-1])
+
+
 @torch.no_grad()
-def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops: Sequence[int] | None = None,
-           fixed_length: bool = False) -> Decoded:
-    """Greedy decoding where `policy.decide(t, s_t, differs_t)` picks the model that writes token t.
+def take_over(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops: Sequence[int] | None = None,
+              fixed_length: bool = False) -> Intervened:
+    """Greedy decoding where `policy.decide(t, s_t, differs_t)` picks the model that writes token t: the base
+    model's decoder leads, the reasoning model's follows it (`kernel.follow`) and is computed only when read.
 
     stops: token ids that end the sequence (default: either model's EOS); fixed_length: never stop early
     (benchmarks compare costs at the same output length).
@@ -135,33 +141,22 @@ def decode(pair: Pair, prompt: torch.Tensor, policy, max_new_tokens: int, stops:
     stop = () if fixed_length else tuple(sorted(pair.stops if stops is None else stops))
     n = room(pair.base, prompt, max_new_tokens)
     base = start(pair.base.model, prompt, max_new_tokens=n)
-    follower = Follower(pair.reasoning.model, prompt)
-    out: list[int] = []
-    taken: list[bool] = []
-    signals: list[float] = []
-    stop_taken = False
+    reasoning = follow(pair.reasoning.model, max_new_tokens=n)
+    steps = Steps()
 
     def choose(t: int, scores: torch.Tensor) -> torch.Tensor:
-        nonlocal stop_taken
         base_logits = scores[0]
         s = float("nan")
-        reason_logits = follower.logits(out) if policy.eager else None
+        reason_logits = reasoning.logits[0] if policy.eager else None
         if policy.signal is not None:  # a lazy follower's policy gates on base entropy alone
             s = float(signal_value(policy.signal, log_probs(base_logits),
                                    None if reason_logits is None else log_probs(reason_logits)))
         # unknown (lazy follower): treated as differing, so a non-decisive policy decides as before
         differs = True if reason_logits is None else bool(reason_logits.argmax() != base_logits.argmax())
-        take = policy.decide(len(out), s, differs)
-        token = int((follower.logits(out) if take else base_logits).argmax())
-        if token in stop:
-            stop_taken = take and int(base_logits.argmax()) != token
-        else:
-            out.append(token)
-            taken.append(take)
-            signals.append(s)
+        take = policy.decide(t, s, differs)
+        token = int((reasoning.logits[0] if take else base_logits).argmax())
+        steps.add(take, s, int(base_logits.argmax()))
         return torch.tensor([token])
 
-    kernel_decode(base, choose, n, stop)
-    return Decoded(token_ids=tuple(out), intervened=np.array(taken, dtype=bool),
-                   signal=np.array(signals, dtype=np.float32), base_passes=base.forward_passes,
-                   reasoning_passes=follower.decoder.forward_passes, stop_taken=stop_taken)
+    out = decode(base, choose, n, stop, followers=[reasoning])
+    return steps.result(out, 0, base.forward_passes, reasoning.forward_passes)

@@ -63,7 +63,7 @@ def _until_stop(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, 
                 policy) -> list[int]:
     decoder = start(handle.model, prompt, max_new_tokens=max_new_tokens)
     out = decode(decoder, policy, max_new_tokens, tuple(stops))
-    return out.row(0, keep_stop=False, stops=tuple(stops))
+    return out.row(0, keep_stop=False)
 
 
 @torch.no_grad()
@@ -76,10 +76,9 @@ def greedy(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, stops
 def greedy_many(handle: ModelHandle, prompts: list[torch.Tensor], max_new_tokens: int,
                 stops: Collection[int]) -> list[list[int]]:
     """`greedy` for several prompts decoded side by side (left-padded rows), one token list per prompt."""
-    stops = tuple(sorted(stops))
-    decoder = start_many(handle.model, prompts, max_new_tokens=max_new_tokens, pad_id=min(stops) if stops else 0)
-    out = decode(decoder, greedy_policy, max_new_tokens, stops)
-    return [out.row(i, keep_stop=False, stops=stops) for i in range(len(prompts))]
+    decoder = start_many(handle.model, prompts, max_new_tokens=max_new_tokens)
+    out = decode(decoder, greedy_policy, max_new_tokens, tuple(stops))
+    return [out.row(i, keep_stop=False) for i in range(len(prompts))]
 
 
 def sample(handle: ModelHandle, prompt: torch.Tensor, max_new_tokens: int, stops: Collection[int],

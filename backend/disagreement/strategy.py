@@ -15,7 +15,7 @@ from backend.decoding.registry import STRATEGIES, StrategySpec
 from backend.decoding.result import Outcome
 from backend.disagreement.calibration import CalibrationConfig, GateConfig, calibration
 from backend.disagreement.guided import InterveneConfig
-from backend.disagreement.intervention import decode
+from backend.disagreement.intervention import take_over
 from backend.disagreement.pair import DEFAULT_REASONING_ID, check_pair
 from backend.disagreement.policies import policy_for
 from backend.disagreement.rollout import ProblemSet
@@ -51,7 +51,7 @@ def run_guided(ctx: DecodeContext, config: DecodeConfig) -> Outcome:
     budget = float(options.budget)
     ctx.progress(0.5, "guided decoding")
     # the pair's stop ids (either model's), as on the Disagreement page: one guided strategy, one stop rule
-    out = decode(pair, ctx.prompt_ids, policy_for("guided", options.gate(), cal, budget), config.max_new_tokens)
+    out = take_over(pair, ctx.prompt_ids, policy_for("guided", options.gate(), cal, budget), config.max_new_tokens)
     stopped = len(out.token_ids) < config.max_new_tokens
     return Outcome(token_ids=out.token_ids, tokens_generated=len(out.token_ids) + int(stopped),
                    forward_passes=out.base_passes + out.reasoning_passes,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backend.disagreement.calibration import CalibrationConfig, GateConfig, calibration
-from backend.disagreement.batched import decode_rows
+from backend.disagreement.batched import take_over_rows
 from backend.disagreement.guided import InterveneConfig
 from backend.disagreement.pair import Pair
 from backend.disagreement.policies import MATCHED_TO, POLICIES, policy_for, sweep_policies
@@ -105,14 +105,14 @@ def problem_cells(pair: Pair, config: ProblemCells, cal) -> tuple[SweepRecord, .
         controls = [(s.name, r) for s in asked if s.matched for r in config.rates]
         needed = {s.name for s in asked} | ({MATCHED_TO} if controls else set())  # controls copy guided's count
         gated = [(s.name, r) for s in POLICIES if s.name in needed and not s.matched for r in config.rates]
-        decoded = dict(zip(gated, decode_rows(pair, prompt, [policy_for(p, config.gate, cal, r) for p, r in gated],
+        decoded = dict(zip(gated, take_over_rows(pair, prompt, [policy_for(p, config.gate, cal, r) for p, r in gated],
                                               config.max_new_tokens)))
         policies = []
         for p, r in controls:
             ref = decoded[(MATCHED_TO, r)]
             rng = np.random.default_rng([config.seed, int(round(r * 1e6)), config.index])
             policies.append(policy_for(p, config.gate, cal, r, ref.n_interventions, len(ref.token_ids), rng))
-        decoded.update(zip(controls, decode_rows(pair, prompt, policies, config.max_new_tokens)))
+        decoded.update(zip(controls, take_over_rows(pair, prompt, policies, config.max_new_tokens)))
         records = []
         for (p, r), out in decoded.items():
             if p not in config.policies:

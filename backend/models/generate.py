@@ -46,6 +46,6 @@ def generate(handle: ModelHandle, prompt: str, max_new_tokens: int = 64, tempera
     stops = stop_ids(handle)
     decoder = start(handle.model, encode_prompt(handle, prompt, chat), max_new_tokens=max_new_tokens)
     out = decode(decoder, policy, max_new_tokens, stops, speculate=True)  # greedy: checked chunks, same tokens
-    new = out.row(0, keep_stop=False, stops=stops)
+    new = out.row(0, keep_stop=False)
     text = handle.tokenizer.decode(new, skip_special_tokens=True)
     return Generation(prompt=prompt, text=text, token_ids=tuple(new), forward_passes=out.forward_passes)

@@ -3,6 +3,8 @@
     decoder = start(model, prompt_ids, n, max_new_tokens)   # prefill once, broadcast to n rows, context rule
     decoder = start_many(model, [ids_a, ids_b], max_new_tokens)  # or one row per prompt, left-padded
     out = decode(decoder, policy, max_new_tokens, stop_ids(handle), processors=..., select=...)
+    helper = follow(other_model)                         # a second model fed the same tokens (two-model policies)
+    out = decode(decoder, policy, max_new_tokens, stops, followers=[helper])   # the policy reads helper.logits
 
 Per step the kernel applies the logits processors (transformers' `LogitsProcessor` signature:
 `(input_ids [N, L], scores [N, V]) -> scores`), asks the policy for one token per row, feeds a
@@ -11,6 +13,12 @@ met a stopping criterion (transformers' `StoppingCriteria` idea: generated ids -
 finished, lets `select` resample or drop rows (cache rows follow, nothing is recomputed), and steps
 the decoder unless every row is done or the budget is spent (no forward for a token nobody reads).
 A policy keeps whatever per-token record it needs (log-probabilities, signals) in its own closure.
+`Decoded.stopped` says which rows ended on a stop id, so no policy checks stop ids itself.
+
+A follower is a second model's decoder that the kernel keeps on the same tokens as the lead decoder (same rows,
+same selections). It is computed when the policy reads `follower.logits`, catching up on every token it missed
+in one forward: a policy that reads it every step steps it every step; one that reads it rarely (a takeover
+here and there) pays one forward per read, and none when it never reads.
 """
 from __future__ import annotations
 
@@ -38,12 +46,59 @@ class Decoded:
     tokens: torch.Tensor
     lengths: torch.Tensor
     forward_passes: int
+    stopped: torch.Tensor  # [N] bool: the row's last token is a stop id (not a criterion's end, not the budget)
 
-    def row(self, i: int, keep_stop: bool = True, stops: Sequence[int] = ()) -> list[int]:
+    def row(self, i: int, keep_stop: bool = True) -> list[int]:
         ids = self.tokens[i, : int(self.lengths[i])].tolist()
-        if not keep_stop and ids and ids[-1] in stops:
+        if not keep_stop and bool(self.stopped[i]):
             ids.pop()
         return ids
+
+
+class Follower:
+    """A second model's decoder fed the lead decoder's tokens (see the module docstring); `decode` binds it."""
+
+    def __init__(self, model: nn.Module, max_new_tokens: int = 0):
+        self.decoder = IncrementalDecoder(model)
+        self.max_new_tokens = max_new_tokens  # the context rule, applied when it is first prefilled
+        self.lead: IncrementalDecoder | None = None
+
+    @property
+    def forward_passes(self) -> int:
+        return self.decoder.forward_passes
+
+    @property
+    def logits(self) -> torch.Tensor:
+        """The follower's next-token logits `[N, V]` after the lead's tokens (caught up now if behind)."""
+        if self.lead is None:
+            raise RuntimeError("a follower is read inside the `decode` it follows")
+        lead, own = self.lead, self.decoder
+        if own.tokens is None:  # first read: the prompt (and any text already written) in one prefill
+            if lead.attention_mask is not None:
+                raise ValueError("a follower follows a decoder started from one prompt (`start`)")
+            written = lead.length - lead.prompt_length
+            room = max(self.max_new_tokens - written, 0)
+            if lead.batch_size == 1:
+                own.prefill(lead.tokens, max_new_tokens=room)
+            else:  # one prompt broadcast to the rows, then the text they wrote since
+                own.prefill(lead.tokens[:1, : lead.prompt_length], n=lead.batch_size, max_new_tokens=room)
+                if written:
+                    own.extend(lead.tokens[:, lead.prompt_length:])
+        missing = lead.length - own.length
+        if missing == 1:
+            own.step(lead.tokens[:, -1])
+        elif missing > 1:
+            own.extend(lead.tokens[:, -missing:])
+        return own.logits
+
+    def select(self, index: torch.Tensor) -> None:
+        if self.decoder.tokens is not None:  # rows it has not computed yet follow the lead's tokens anyway
+            self.decoder.select(index)
+
+
+def follow(model: nn.Module, max_new_tokens: int = 0) -> Follower:
+    """A follower for `decode(..., followers=[...])`; max_new_tokens: the context rule on its first prefill."""
+    return Follower(model, max_new_tokens)
 
 
 def start(model: nn.Module, prompt_ids: torch.Tensor, n: int = 1, max_new_tokens: int = 0,
@@ -98,7 +153,7 @@ def sampling_policy(temperature: float, generator: torch.Generator) -> Policy:
 @torch.no_grad()
 def decode(decoder: IncrementalDecoder, policy: Policy, max_new_tokens: int, stops: Sequence[int] = (), *,
            processors: Sequence[Processor] = (), select: Selector | None = None, stop_at_eos: bool = True,
-           criteria: Sequence[Criterion] = (),
+           criteria: Sequence[Criterion] = (), followers: Sequence[Follower] = (),
            pad: int | None = None, on_step: Callable[[int], None] | None = None, speculate: bool = False
            ) -> Decoded:
     """Up to max_new_tokens tokens per row from a prefilled decoder (see the module docstring).
@@ -106,15 +161,19 @@ def decode(decoder: IncrementalDecoder, policy: Policy, max_new_tokens: int, sto
     speculate: plain greedy at batch 1 is decoded in checked chunks (backend/models/speculative.py: the same
     tokens, fewer reads of the weights) when nothing else acts on the step."""
     if (speculate and policy is greedy_policy and not processors and select is None and not criteria
-            and speculative.eligible(decoder, max_new_tokens)):
-        ids, _ = speculative.greedy_in_chunks(decoder, max_new_tokens, stops if stop_at_eos else (), on_step=on_step)
+            and not followers and speculative.eligible(decoder, max_new_tokens)):
+        stops = stops if stop_at_eos else ()
+        ids, _ = speculative.greedy_in_chunks(decoder, max_new_tokens, stops, on_step=on_step)
         return Decoded(tokens=torch.tensor([ids]), lengths=torch.tensor([len(ids)]),
-                       forward_passes=decoder.forward_passes)
+                       forward_passes=decoder.forward_passes, stopped=torch.tensor([bool(ids) and ids[-1] in stops]))
+    for follower in followers:
+        follower.lead = decoder
     dev = decoder.logits.device
     stop = torch.tensor(sorted(stops) or [-1], device=dev)
     pad = (min(stops) if stops else 0) if pad is None else pad
     tokens = torch.empty(decoder.batch_size, 0, dtype=torch.long, device=dev)
     lengths = torch.zeros(decoder.batch_size, dtype=torch.long, device=dev)
+    stopped = torch.zeros(decoder.batch_size, dtype=torch.bool, device=dev)
     for t in range(max_new_tokens):
         scores = decoder.logits
         for processor in processors:
@@ -125,7 +184,8 @@ def decode(decoder: IncrementalDecoder, policy: Policy, max_new_tokens: int, sto
         lengths += (~finished).long()
         tokens = torch.cat([tokens, x[:, None]], dim=1)
         if stop_at_eos:
-            decoder.finished = finished | torch.isin(x, stop)
+            stopped = stopped | (torch.isin(x, stop) & ~finished)
+            decoder.finished = finished | stopped
         for criterion in criteria:  # a row that ends on its text (a newline, a sentence) ends after this token
             decoder.finished = decoder.finished | (criterion(tokens).to(dev) & ~finished)
         if select is not None:
@@ -133,10 +193,13 @@ def decode(decoder: IncrementalDecoder, policy: Policy, max_new_tokens: int, sto
             if index is not None:
                 index = index.to(dev).long()
                 decoder.select(index)
-                tokens, lengths, x = tokens[index], lengths[index], x[index]
+                for follower in followers:
+                    follower.select(index)
+                tokens, lengths, stopped, x = tokens[index], lengths[index], stopped[index], x[index]
         if on_step is not None:
             on_step(t)
         if t == max_new_tokens - 1 or decoder.batch_size == 0 or bool(decoder.finished.all()):
             break
         decoder.step(x)
-    return Decoded(tokens=tokens.cpu(), lengths=lengths.cpu(), forward_passes=decoder.forward_passes)
+    return Decoded(tokens=tokens.cpu(), lengths=lengths.cpu(), forward_passes=decoder.forward_passes,
+                   stopped=stopped.cpu())

@@ -73,6 +73,12 @@ def _end_of_turn_ids(tokenizer) -> frozenset[int]:
     return frozenset()
 
 
+def special_ids(tokenizer) -> frozenset[int]:
+    """Ids of the tokenizer's special tokens: not text (a feature may suppress or categorise them; what ends a
+    sequence is `stop_ids`)."""
+    return frozenset(int(i) for i in tokenizer.all_special_ids if i is not None)
+
+
 def stop_ids(handle) -> frozenset[int]:
     """Ids that end a generated sequence: the tokenizer's eos, every id of `generation_config.eos_token_id`,
     and the chat template's end-of-turn token."""

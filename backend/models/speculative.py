@@ -26,8 +26,15 @@ from backend.models.reduced import reduced_copy, supported
 LOOKAHEAD = 4  # guesses per check: measured best of 2..8 on SmolLM2 (bench/kernel.py --against generate)
 
 
+# transformers installs these once a forward asks for attentions or hidden states, and leaves them on the model;
+# they record nothing unless a forward asks again, so they do not change what a chunk computes.
+_PASSIVE_HOOKS = {"output_capturing_hook"}
+
+
 def _hooked(model: nn.Module) -> bool:
-    return any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())
+    """Whether a hook (steering, ablation, a trace) could act on a forward of `model`."""
+    return any(getattr(hook, "__name__", "") not in _PASSIVE_HOOKS
+               for m in model.modules() for hook in (*m._forward_hooks.values(), *m._forward_pre_hooks.values()))
 
 
 def _can_roll_back(layer, longest: int) -> bool:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from backend.models.decoding import IncrementalDecoder
 from backend.models.hooks import HeadEdit, Hooks, trace
+from backend.models.kernel import decode, start
 from backend.models.rules import forward_logits
 from backend.progress import Progress, silent
 
@@ -33,26 +33,32 @@ def patch_scores(model, prefix: tuple[int, ...], target: int, delta: torch.Tenso
     per_batch = max(1, rows_per_batch - 1)  # row 0 of every batch is the unpatched baseline
     scores = np.zeros((n_layers, n_heads), dtype=np.float64)
     ids = torch.tensor([list(prefix)], device=device)
-    for start in range(0, len(pairs), per_batch):
-        chunk = pairs[start:start + per_batch]
+    for first in range(0, len(pairs), per_batch):
+        chunk = pairs[first:first + per_batch]
         n = len(chunk) + 1
         values = torch.zeros(n_layers, n, 1, n_heads, head_dim, device=device)
         for r, (layer, head) in enumerate(chunk, 1):
             values[layer, r, 0, head] = delta[layer, head].to(device)
         edits = [HeadEdit(layer, tuple(range(n_heads)), "add", values[layer], position=-1)
                  for layer in sorted({layer for layer, _ in chunk})]
-        decoder = IncrementalDecoder(model)
         if ids.shape[1] > 1:
-            decoder.prefill(ids[:, :-1], n=n)
+            decoder = start(model, ids[:, :-1], n=n, max_new_tokens=1)
+            read: list[torch.Tensor] = []
+
+            def feed_last(t: int, scores: torch.Tensor) -> torch.Tensor:
+                read.append(scores)  # step 1 reads the patched next-token scores
+                return ids[0, -1].expand(n)  # step 0 writes the prefix's last token, under the edits
+
             with Hooks(model, head_edits=edits):
-                logits = decoder.step(ids[0, -1].expand(n))
+                decode(decoder, feed_last, 2)
+            logits = read[-1]
         else:  # a one-token prefix: nothing to share, run the batch directly
             with Hooks(model, head_edits=edits):
                 logits = forward_logits(model, ids.expand(n, -1), logits_to_keep=1)[:, -1]
         logp = torch.log_softmax(logits.float(), dim=-1)[:, target].cpu()
         for r, (layer, head) in enumerate(chunk, 1):
             scores[layer, head] = float(logp[r] - logp[0])
-        progress(min(1.0, (start + len(chunk)) / len(pairs)), f"patched {start + len(chunk)}/{len(pairs)} heads")
+        progress(min(1.0, (first + len(chunk)) / len(pairs)), f"patched {first + len(chunk)}/{len(pairs)} heads")
     return scores
 
 

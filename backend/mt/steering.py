@@ -155,6 +155,6 @@ def generate(model, tokenizer, prompt_ids: list[int], max_new_tokens: int,
         else:
             decoder = start(model, prompt, max_new_tokens=max_new_tokens)
         out = decode(decoder, greedy_policy, max_new_tokens, stops, criteria=(line_ended,))
-    new = out.row(0, keep_stop=False, stops=stops)
+    new = out.row(0, keep_stop=False)
     line = tokenizer.decode(new, skip_special_tokens=True).strip().split("\n", 1)[0].strip()
     return line.strip('"').strip()  # chat models tend to quote their translation

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import torch
 
 from backend.models.generate import encode_prompt
-from backend.models.kernel import start
+from backend.models.kernel import decode, greedy_policy, start
 from backend.models.loading import ModelHandle
 from backend.store.db import StoreUnavailable, connect
+from backend.watermark.methods import METHODS
 
 TOKENS_PER_SENTENCE = {1: 30, "batch": 40}  # a batch runs until its longest candidate ends its sentence
 PROBE_STEPS = 6
@@ -23,6 +24,15 @@ PROBE_STEPS = 6
 class Estimate:
     seconds: float
     basis: str  # how it was obtained, in words
+
+
+def candidates_in(params: dict) -> int:
+    """Candidates per sentence of a stored generation request: its method's own count (1 for a method that does not
+    rank candidates, or one no longer registered)."""
+    name = params.get("method")
+    if name not in METHODS.names() or not METHODS.get(name).ranks_candidates:
+        return 1
+    return int((params.get(METHODS.get(name).field) or {}).get("n_candidates", 1))
 
 
 def _earlier(fingerprint: str, method: str, n_candidates: int) -> list[float]:
@@ -37,7 +47,7 @@ def _earlier(fingerprint: str, method: str, n_candidates: int) -> list[float]:
     rates = []
     for params, seconds in rows:
         p = json.loads(params)
-        candidates = (p.get("ipmark") or {}).get("n_candidates", 1) if p.get("method") == "ipmark" else 1
+        candidates = candidates_in(p)
         sentences = (p.get("sampling") or {}).get("max_sentences") or 0
         if p.get("method") == method and candidates == n_candidates and sentences and seconds:
             rates.append(float(seconds) / sentences)
@@ -51,10 +61,8 @@ def _measured_step(handle: ModelHandle, prompt: str, rows: int) -> tuple[float, 
     begin = time.perf_counter()
     decoder = start(handle.model, ids, n=rows, max_new_tokens=PROBE_STEPS)
     prefill = time.perf_counter() - begin
-    token = decoder.logits.argmax(-1)
     begin = time.perf_counter()
-    for _ in range(PROBE_STEPS):
-        token = decoder.step(token).argmax(-1)
+    decode(decoder, greedy_policy, PROBE_STEPS + 1)  # no stop ids: PROBE_STEPS forwards after the first token
     return prefill, (time.perf_counter() - begin) / PROBE_STEPS
 
 

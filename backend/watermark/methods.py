@@ -151,6 +151,11 @@ class WatermarkMethod(Variant):
         return not (self.is_baseline or self.identifies_users or self.needs_identity_to_detect)
 
     @property
+    def ranks_candidates(self) -> bool:
+        """Chooses among several sampled candidates per sentence (its config declares how many: IPMark's B)."""
+        return self.config is not None and "n_candidates" in self.config.__dataclass_fields__
+
+    @property
     def field(self) -> str:
         """The name of the field holding this method's config in requests ("hf-kgw" -> "hf_kgw")."""
         return self.name.replace("-", "_")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from backend.models.kernel import Processor, decode, sampling_policy, start, temperature
-from backend.models.rules import fits, stop_ids
+from backend.models.rules import fits, special_ids, stop_ids
 from backend.models.generate import encode_prompt
 from backend.models.loading import ModelHandle
 from backend.models.reduced import PRECISIONS
@@ -141,10 +141,10 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
 
     def select(step: int, picked: torch.Tensor) -> torch.Tensor | None:
         nonlocal rows
-        keep = []
+        keep, stopped = [], decoder.finished.tolist()  # the kernel's stop rule (no criteria here: a stop id)
         for r, cid in enumerate(rows):
             t = int(picked[r])
-            if t in stops:
+            if stopped[r]:
                 raw, body, valid = _close(tail, tok.decode(tokens[cid], skip_special_tokens=True))
                 done[cid] = Candidate(raw=raw, text=body, tokens=len(tokens[cid]), logprob=sum(logps[cid]), ended="eos",
                                       valid=valid)
@@ -182,25 +182,25 @@ def room_for_sentence(handle: ModelHandle, context_tokens: int, cfg: SamplingCon
 
 
 def _special_ids(handle: ModelHandle, vocab: int) -> torch.Tensor:
-    """`[k]` ids of the tokenizer's special tokens (EOS included) inside the vocabulary."""
-    tok = handle.tokenizer
-    ids = {i for i in [*tok.all_special_ids, tok.eos_token_id] if i is not None and 0 <= i < vocab}
+    """`[k]` ids inside the vocabulary that are not text: the stop ids (the one stop rule) and the tokenizer's
+    other special tokens (one would open a new turn)."""
+    ids = {i for i in stop_ids(handle) | special_ids(handle.tokenizer) if 0 <= i < vocab}
     return torch.tensor(sorted(ids), dtype=torch.long)
 
 
-_space_masks: dict[tuple[str, int], torch.Tensor] = {}
+_space_masks: dict[tuple[str, int, frozenset[int]], torch.Tensor] = {}
 
 
 def _space_start(handle: ModelHandle, vocab: int) -> torch.Tensor:
-    """`[vocab]` bool: tokens whose text starts with whitespace, plus EOS (computed once per model)."""
-    key = (handle.fingerprint, vocab)
+    """`[vocab]` bool: tokens whose text starts with whitespace, plus the stop ids (computed once per model)."""
+    stops = stop_ids(handle)
+    key = (handle.fingerprint, vocab, stops)
     if key not in _space_masks:
         tok = handle.tokenizer
         n = min(vocab, len(tok))
         mask = torch.zeros(vocab, dtype=torch.bool)
         mask[:n] = torch.tensor([tok.decode([i])[:1].isspace() for i in range(n)])
-        if tok.eos_token_id is not None and tok.eos_token_id < vocab:
-            mask[tok.eos_token_id] = True
+        mask[torch.tensor([i for i in stops if 0 <= i < vocab], dtype=torch.long)] = True
         _space_masks[key] = mask
     return _space_masks[key]
 

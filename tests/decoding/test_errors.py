@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from backend.decoding import DecodeConfig, decode, run_batch, settings_for
+from backend.decoding import DecodeConfig, run_one, run_batch, settings_for
 from backend.errors import UserError
 from backend.models import load
 from backend.tasks.arithmetic import load_jsonl_problems
@@ -46,14 +46,14 @@ def test_fields_a_strategy_does_not_read_are_not_checked(fields):
 
 def test_prompt_longer_than_the_context():
     with pytest.raises(UserError, match="context"):  # tiny models have 256 positions, one token per byte
-        decode(load("tiny-llama"), "x" * 400, DecodeConfig(strategy="greedy", max_new_tokens=4))
+        run_one(load("tiny-llama"), "x" * 400, DecodeConfig(strategy="greedy", max_new_tokens=4))
     with pytest.raises(UserError, match="over the model's context"):
-        decode(load("tiny-llama"), "x" * 200, DecodeConfig(strategy="greedy", max_new_tokens=100))
+        run_one(load("tiny-llama"), "x" * 200, DecodeConfig(strategy="greedy", max_new_tokens=100))
 
 
 def test_empty_prompt_and_empty_batch():
     with pytest.raises(UserError, match="empty"):
-        decode(load("tiny-llama"), "  ", DecodeConfig(strategy="greedy"))
+        run_one(load("tiny-llama"), "  ", DecodeConfig(strategy="greedy"))
     with pytest.raises(UserError, match="No problems"):
         run_batch(load("tiny-llama"), [], settings_for([DecodeConfig(strategy="greedy")]))
 

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from backend.decoding import DecodeConfig, decode
+from backend.decoding import DecodeConfig, run_one
 from backend.decoding.context import DecodeContext
 from backend.decoding.algorithms.mh import at_budget, expected_tokens, log_ratio
 from backend.models import load
@@ -39,7 +39,7 @@ def test_acceptance_ratio_equals_brute_force():
 def test_mh_run_records_every_step():
     handle = load("tiny-llama")
     config = DecodeConfig(strategy="mh", max_new_tokens=8, block_size=4, mh_steps=3, alpha=4.0)
-    r = decode(handle, "Count: 1 2 3", config).value
+    r = run_one(handle, "Count: 1 2 3", config).value
     assert r.mh is not None and r.mh.accepted.shape == (6,)  # 2 blocks x 3 steps (byte model: no early stop)
     assert 0.0 <= r.acceptance_rate <= 1.0
     assert (r.mh.position < 8).all() and r.tokens_generated == 8 + int(r.mh.proposal_tokens.sum())

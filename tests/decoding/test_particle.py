@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from backend.__main__ import main
-from backend.decoding import DecodeConfig, decode
+from backend.decoding import DecodeConfig, run_one
 from backend.decoding.algorithms.smc import smc_round
 from backend.decoding.particle import ParticleConfig, particle, rebuild
 from backend.decoding.resampling import ess
@@ -36,7 +36,7 @@ def test_rebuilt_rows_are_the_final_particles():
 
 def test_particle_matches_the_ess_history_and_genealogy(fresh_store):
     handle = load("tiny-llama")
-    run = decode(handle, PROMPT, CONFIG).value
+    run = run_one(handle, PROMPT, CONFIG).value
     p = run.particles[0]
     assert p.resampled.any(), "the test needs a resampling event"
     event = int(np.flatnonzero(p.resampled)[0])
@@ -70,16 +70,16 @@ def test_a_run_stored_before_the_history_is_rebuilt_by_decoding_again(tmp_path, 
     handle = load("tiny-llama")
     key = run_key(PROMPT, CONFIG)
     monkeypatch.setenv("DASH_STORE", str(tmp_path / "first.duckdb"))
-    fresh = decode(handle, PROMPT, CONFIG).value
+    fresh = run_one(handle, PROMPT, CONFIG).value
     expected = particle(handle, ParticleConfig(key, 0, 5, 1)).value
     monkeypatch.setenv("DASH_STORE", str(tmp_path / "old.duckdb"))  # a store holding the run in the old format
     old = _old_format(fresh)
     cached(FEATURE, "run", ModelRef.of(handle), key, lambda: old, code_version="1")
-    assert not decode(handle, PROMPT, CONFIG).value.particles[0].has_history
+    assert not run_one(handle, PROMPT, CONFIG).value.particles[0].has_history
     rebuilt = particle(handle, ParticleConfig(key, 0, 5, 1)).value
     assert rebuilt.recomputed and rebuilt.text == expected.text
     np.testing.assert_array_equal(rebuilt.log_weights, expected.log_weights)
-    assert not decode(handle, PROMPT, CONFIG).value.particles[0].has_history  # the stored run is left as it was
+    assert not run_one(handle, PROMPT, CONFIG).value.particles[0].has_history  # the stored run is left as it was
     other = DecodeConfig(strategy="asmc", n=4, max_new_tokens=8, ess_threshold=1.0, seed=4)
     # an old-format artifact under the key of another seed's run: decoding again cannot reproduce it
     cached(FEATURE, "run", ModelRef.of(handle), run_key(PROMPT, other), lambda: old, code_version="1")
@@ -105,7 +105,7 @@ def test_particle_cli(capsys, fresh_store):
             "--ess-threshold", "1.0", "--seed", "0", "--step", "2", "--particle", "1", "--json"]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
-    p = decode(load("tiny-llama"), PROMPT, CONFIG).value.particles[0]
+    p = run_one(load("tiny-llama"), PROMPT, CONFIG).value.particles[0]
     assert out["row"] == 1 and out["ess"] == pytest.approx(p.ess[:3].tolist()) and len(out["weights"]) == 3
     assert main([*args[:-1], "--step", "50", "--json"]) == 2
     err = capsys.readouterr().err

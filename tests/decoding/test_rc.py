@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from backend.decoding import DecodeConfig, decode, run_batch, settings_for
+from backend.decoding import DecodeConfig, run_one, run_batch, settings_for
 from backend.decoding import rc_prompts as prompts
 from backend.decoding.algorithms.rc import planned_tokens
 from backend.decoding.context import DecodeContext
@@ -44,7 +44,7 @@ def calls(monkeypatch):
 
 @pytest.mark.parametrize("chat", [True, False])
 def test_the_prompt_sequence_is_question_reasoning_summary_request_restart(handle, calls, chat):
-    r = decode(handle, PROBLEM, rc(cycles=3, seed=1), chat=chat).value
+    r = run_one(handle, PROBLEM, rc(cycles=3, seed=1), chat=chat).value
     tok, prompt = handle.tokenizer, format_prompt(PROBLEM)
     assert len(r.cycles) == 3 and len(calls) == 5  # reasoning, summary, reasoning, summary, reasoning
     first, summary1, second, summary2, third = (ids for ids, _ in calls)
@@ -78,7 +78,7 @@ def test_plain_format_joins_the_pieces_as_text(handle):
 ])
 def test_budget_accounting(handle, calls, options, max_new_tokens):
     config = rc(max_new_tokens, seed=2, **options)
-    r = decode(handle, PROBLEM, config).value
+    r = run_one(handle, PROBLEM, config).value
     s = config.extra["summary_tokens"]
     assert all(c.reasoning_tokens <= max_new_tokens and c.summary_tokens <= s for c in r.cycles)
     assert all(budget <= max_new_tokens for _, budget in calls)  # nothing asked of the kernel beyond the budget
@@ -93,23 +93,23 @@ def test_budget_accounting(handle, calls, options, max_new_tokens):
 
 
 def test_an_answer_after_every_cycle(handle):
-    r = decode(handle, PROBLEM, rc(cycles=3, seed=3)).value
+    r = run_one(handle, PROBLEM, rc(cycles=3, seed=3)).value
     assert [c.answer for c in r.cycles] == [extract_answer(c.reasoning) for c in r.cycles]
     assert r.output == r.cycles[-1].reasoning and r.answer == r.cycles[-1].answer
     assert r.cycle_correct == tuple(c.answer == 5 for c in r.cycles)
     assert r.summary()["cycle_answers"] == tuple(c.answer for c in r.cycles)
-    free = decode(handle, "Say hi.", rc(cycles=2)).value  # a free prompt: no checker, no answers
+    free = run_one(handle, "Say hi.", rc(cycles=2)).value  # a free prompt: no checker, no answers
     assert [c.answer for c in free.cycles] == [None, None] and free.cycle_correct == (None, None)
 
 
 def test_cached_and_deterministic(handle, tmp_path, monkeypatch):
     """The strategies' contract (tests/decoding/test_strategies.py) on a question short enough for the tiny model."""
-    first = decode(handle, PROBLEM, rc(cycles=2, seed=4, temperature=0.8))
-    again = decode(handle, PROBLEM, rc(cycles=2, seed=4, temperature=0.8))
+    first = run_one(handle, PROBLEM, rc(cycles=2, seed=4, temperature=0.8))
+    again = run_one(handle, PROBLEM, rc(cycles=2, seed=4, temperature=0.8))
     assert not first.cached and again.cached and again.value.cycles == first.value.cycles
     assert first.value.forward_passes >= 3 and first.value.wall_seconds > 0
     monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))  # an empty store: computed afresh
-    fresh = decode(handle, PROBLEM, rc(cycles=2, seed=4, temperature=0.8))
+    fresh = run_one(handle, PROBLEM, rc(cycles=2, seed=4, temperature=0.8))
     assert not fresh.cached and fresh.key == first.key and fresh.value.cycles == first.value.cycles
 
 
@@ -141,7 +141,7 @@ def test_bad_options_are_refused_naming_the_field(options, message):
 
 def test_a_cycle_over_the_context_is_refused_before_any_forward(handle, calls):
     with pytest.raises(UserError) as err:
-        decode(handle, PROBLEM, rc(max_new_tokens=100, summary_tokens=40))  # the prompt alone fits
+        run_one(handle, PROBLEM, rc(max_new_tokens=100, summary_tokens=40))  # the prompt alone fits
     message = str(err.value)
     assert "max_new_tokens" in message and "summary_tokens" in message and "context of 256 tokens" in message
     assert calls == []

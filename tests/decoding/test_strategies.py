@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from backend.decoding import STRATEGIES, DecodeConfig, StrategySpec, decode
+from backend.decoding import STRATEGIES, DecodeConfig, StrategySpec, run_one
 from backend.decoding.result import Outcome
 from backend.decoding.select import agreement, choose
 from backend.models import load
@@ -36,7 +36,7 @@ def test_every_strategy_honours_the_contract(name, problem, tmp_path, monkeypatc
     if name in OWN_CONTRACT:
         pytest.skip(f"held to it in {OWN_CONTRACT[name]}")
     handle = load("tiny-llama")
-    first = decode(handle, problem, _config(name, seed=3))
+    first = run_one(handle, problem, _config(name, seed=3))
     r = first.value
     assert not first.cached and r.strategy == name and r.expected == problem.answer
     assert isinstance(r.correct, bool) and r.answer == extract_answer(r.output)
@@ -45,16 +45,16 @@ def test_every_strategy_honours_the_contract(name, problem, tmp_path, monkeypatc
     assert set(r.summary()) >= {"output", "correct", "tokens_generated", "forward_passes", "wall_seconds"}
     if r.candidates:
         assert abs(sum(c.weight for c in r.candidates) - 1) < 1e-6
-    again = decode(handle, problem, _config(name, seed=3))
+    again = run_one(handle, problem, _config(name, seed=3))
     assert again.cached and again.key == first.key and again.value.token_ids == r.token_ids
     monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))  # an empty store: computed afresh
-    fresh = decode(handle, problem, _config(name, seed=3))
+    fresh = run_one(handle, problem, _config(name, seed=3))
     assert not fresh.cached and fresh.value.token_ids == r.token_ids and fresh.key == first.key
 
 
 @pytest.mark.parametrize("name", ["best_of_n", "asmc", "mh"])
 def test_built_in_traces(name, problem):
-    r = decode(load("tiny-llama"), problem, _config(name)).value
+    r = run_one(load("tiny-llama"), problem, _config(name)).value
     assert (r.particles != ()) == (name == "asmc") and (r.mh is not None) == (name == "mh")
     if name != "mh":
         assert len(r.candidates) == 3
@@ -62,13 +62,13 @@ def test_built_in_traces(name, problem):
 
 def test_second_request_is_served_from_the_store_and_irrelevant_fields_share_it(problem):
     handle = load("tiny-llama")
-    first = decode(handle, problem, DecodeConfig(strategy="greedy", max_new_tokens=4, alpha=2.0))
-    again = decode(handle, problem, DecodeConfig(strategy="greedy", max_new_tokens=4, alpha=7.0, n=5))
+    first = run_one(handle, problem, DecodeConfig(strategy="greedy", max_new_tokens=4, alpha=2.0))
+    again = run_one(handle, problem, DecodeConfig(strategy="greedy", max_new_tokens=4, alpha=7.0, n=5))
     assert again.cached and again.key == first.key and again.value.output == first.value.output
 
 
 def test_free_prompt_has_no_checker():
-    r = decode(load("tiny-llama"), "Say hi", DecodeConfig(strategy="best_of_n", max_new_tokens=3, n=2)).value
+    r = run_one(load("tiny-llama"), "Say hi", DecodeConfig(strategy="best_of_n", max_new_tokens=3, n=2)).value
     assert r.correct is None and r.expected is None
     assert r.answer == extract_answer(r.output)  # read by the problem sets' rule, not judged
     assert "by score" in r.notes[-1]
@@ -76,18 +76,18 @@ def test_free_prompt_has_no_checker():
 
 def test_free_prompt_with_an_expected_answer_is_judged_by_the_problem_sets_rule():
     handle, config = load("tiny-llama"), DecodeConfig(strategy="greedy", max_new_tokens=6)
-    plain = decode(handle, "What is 5 + 7?", config).value
+    plain = run_one(handle, "What is 5 + 7?", config).value
     right = plain.answer if plain.answer is not None else 12
-    judged = decode(handle, "What is 5 + 7?", config, expected=right).value
+    judged = run_one(handle, "What is 5 + 7?", config, expected=right).value
     assert judged.expected == right and judged.output == plain.output
     assert judged.correct is (plain.answer == right)
-    wrong = decode(handle, "What is 5 + 7?", config, expected=right + 1).value
+    wrong = run_one(handle, "What is 5 + 7?", config, expected=right + 1).value
     assert wrong.correct is False and wrong.answer == plain.answer
 
 
 def test_adaptive_asmc_grows_within_the_budget(problem):
     cfg = DecodeConfig(strategy="asmc", max_new_tokens=5, n=2, adaptive=True, token_budget=40, max_particles=8)
-    r = decode(load("tiny-llama"), problem, cfg).value
+    r = run_one(load("tiny-llama"), problem, cfg).value
     assert r.tokens_generated <= 40
     sizes = [p.n for p in r.particles]
     assert sizes[0] == 2 and all(b == min(2 * a, 8) or b < 2 * a for a, b in zip(sizes, sizes[1:]))
@@ -116,9 +116,9 @@ def test_a_new_strategy_plugs_in_with_one_registration():
     STRATEGIES.register(StrategySpec("echo_test", "Echo", "test strategy", run, options=EchoOptions))
     try:
         assert STRATEGIES.get("echo_test").extra_defaults == {"tag": "x"}
-        r = decode(load("tiny-llama"), "hi", DecodeConfig(strategy="echo_test", max_new_tokens=2, extra={"tag": "y"}))
+        r = run_one(load("tiny-llama"), "hi", DecodeConfig(strategy="echo_test", max_new_tokens=2, extra={"tag": "y"}))
         assert r.value.notes == ("y",) and r.value.config.extra == {"tag": "y"}
-        assert decode(load("tiny-llama"), "hi", DecodeConfig(strategy="echo_test", max_new_tokens=2)).value.notes \
+        assert run_one(load("tiny-llama"), "hi", DecodeConfig(strategy="echo_test", max_new_tokens=2)).value.notes \
             == ("x",)
     finally:
         STRATEGIES.unregister("echo_test")
@@ -135,4 +135,4 @@ def test_no_strategy_calls_model_generate(monkeypatch, problem):
     short = problem.__class__(**{**problem.to_dict(), "question": "2 + 3?", "id": "short"})
     for name in STRATEGIES.names():
         extra = {**TINY_OPTIONS.get(name, {}), **SHORT_OPTIONS.get(name, {})}
-        decode(handle, short if name in OWN_CONTRACT else problem, SMALL.replace(strategy=name, seed=99, extra=extra))
+        run_one(handle, short if name in OWN_CONTRACT else problem, SMALL.replace(strategy=name, seed=99, extra=extra))

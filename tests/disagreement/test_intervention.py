@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from backend.disagreement.gate import Threshold, calibrate
-from backend.disagreement.intervention import FixedPositions, SignalGate, decode
+from backend.disagreement.intervention import FixedPositions, SignalGate, take_over
 from backend.disagreement.pair import check_pair, load_pair, reasoning_candidates
 from backend.disagreement.rollout import prompt_ids, typed_problem
 from backend.errors import UserError
@@ -30,11 +30,11 @@ def _reference(handle):
 def test_budget_zero_is_base_greedy_decoding(pair):
     prompt = prompt_ids(pair.base, PROBLEM)
     never = calibrate(np.array([1.0, 2.0, 3.0]), 0.0)
-    out = decode(pair, prompt, SignalGate("ce", never), N)
+    out = take_over(pair, prompt, SignalGate("ce", never), N)
     assert list(out.token_ids) == _reference(pair.base)
     assert out.n_interventions == 0
     assert np.isfinite(out.signal).all()  # the guided gate scored every step
-    assert decode(pair, prompt, FixedPositions(frozenset()), N).reasoning_passes == 0  # base alone: never queried
+    assert take_over(pair, prompt, FixedPositions(frozenset()), N).reasoning_passes == 0  # base alone: never queried
 
 
 def test_gate_always_on_is_reasoning_greedy_decoding(pair):
@@ -43,14 +43,14 @@ def test_gate_always_on_is_reasoning_greedy_decoding(pair):
     assert expected != _reference(pair.base)  # otherwise the test would prove nothing
     for policy in (SignalGate("ce", Threshold.always()), SignalGate("entropy_base", Threshold.always()),
                    FixedPositions(frozenset(), every=True)):
-        out = decode(pair, prompt, policy, N)
+        out = take_over(pair, prompt, policy, N)
         assert list(out.token_ids) == expected
         assert out.intervened.all()
 
 
 def test_lazy_follower_catches_up_in_one_chunk(pair):
     prompt = prompt_ids(pair.base, PROBLEM)
-    out = decode(pair, prompt, FixedPositions(frozenset({5, 9})), 12)
+    out = take_over(pair, prompt, FixedPositions(frozenset({5, 9})), 12)
     assert out.intervened.nonzero()[0].tolist() == [5, 9]
     assert out.reasoning_passes == 2  # one prefill of prompt + 5 tokens, one extend of 4 tokens
     # a takeover writes the reasoning model's greedy token for that exact prefix
@@ -59,7 +59,7 @@ def test_lazy_follower_catches_up_in_one_chunk(pair):
 
 
 def test_fixed_length_runs_ignore_eos(pair):
-    out = decode(pair, prompt_ids(pair.base, PROBLEM), FixedPositions(frozenset()), 10, fixed_length=True)
+    out = take_over(pair, prompt_ids(pair.base, PROBLEM), FixedPositions(frozenset()), 10, fixed_length=True)
     assert len(out.token_ids) == 10
 
 
@@ -83,18 +83,18 @@ def test_over_long_and_empty_prompts_are_user_errors(pair):
         typed_problem("   ")
     long = typed_problem("How many? " * 60, 1)
     with pytest.raises(UserError, match="context"):
-        decode(pair, prompt_ids(pair.base, long), FixedPositions(frozenset()), N)
+        take_over(pair, prompt_ids(pair.base, long), FixedPositions(frozenset()), N)
 
 
 def test_batched_rows_equal_one_by_one_decoding(pair):
-    from backend.disagreement.batched import decode_rows
+    from backend.disagreement.batched import take_over_rows
 
     prompt = prompt_ids(pair.base, PROBLEM)
     make = lambda: [FixedPositions(frozenset()), FixedPositions(frozenset(), every=True),  # noqa: E731
                     SignalGate("ce", Threshold(0.1, 5.5695, 1.0001)), FixedPositions(frozenset({3, 7}))]
-    rows = decode_rows(pair, prompt, make(), 16)
+    rows = take_over_rows(pair, prompt, make(), 16)
     for policy, row in zip(make(), rows):
-        single = decode(pair, prompt, policy, 16)
+        single = take_over(pair, prompt, policy, 16)
         assert row.token_ids == single.token_ids
         assert (row.intervened == single.intervened).all()
 
@@ -138,16 +138,16 @@ def test_a_decisive_gate_counts_only_the_tokens_it_changes(pair):
     the steps where the base would have written another token count as takeovers."""
     prompt = prompt_ids(pair.base, PROBLEM)
     fires = Threshold(1.0, -1.0, 0.0)  # every signal >= 0 passes, yet not the 'always' gate
-    plain = decode(pair, prompt, SignalGate("ce", fires, window=0), N)
-    decisive = decode(pair, prompt, SignalGate("ce", fires, window=0, decisive=True), N)
+    plain = take_over(pair, prompt, SignalGate("ce", fires, window=0), N)
+    decisive = take_over(pair, prompt, SignalGate("ce", fires, window=0, decisive=True), N)
     assert decisive.token_ids == plain.token_ids == tuple(_reference(pair.reasoning))
     base_picks = _base_argmax_along(pair, prompt, decisive.token_ids)
     changed = [b != y for b, y in zip(base_picks, decisive.token_ids)]
     assert decisive.intervened.tolist() == changed
     assert plain.n_interventions == len(plain.token_ids)
     same = check_pair(pair.base, pair.base)  # a model against itself never writes another token
-    assert decode(same, prompt, SignalGate("ce", fires, window=0), N).n_interventions == N
-    assert decode(same, prompt, SignalGate("ce", fires, window=0, decisive=True), N).n_interventions == 0
+    assert take_over(same, prompt, SignalGate("ce", fires, window=0), N).n_interventions == N
+    assert take_over(same, prompt, SignalGate("ce", fires, window=0, decisive=True), N).n_interventions == 0
 
 
 def test_decisive_controls_wait_for_a_step_where_the_tokens_differ():
@@ -161,15 +161,15 @@ def test_decisive_controls_wait_for_a_step_where_the_tokens_differ():
 
 
 def test_decisive_rows_equal_one_by_one_decoding(pair):
-    from backend.disagreement.batched import decode_rows
+    from backend.disagreement.batched import take_over_rows
 
     prompt = prompt_ids(pair.base, PROBLEM)
     make = lambda: [SignalGate("ce", Threshold(0.3, 5.0, 1.0), window=0, decisive=True),  # noqa: E731
                     SignalGate("entropy_base", Threshold(0.3, 1.0, 1.0), window=0, decisive=True),
                     FixedPositions(frozenset({0, 4, 9}), decisive=True)]
-    rows = decode_rows(pair, prompt, make(), 16)
+    rows = take_over_rows(pair, prompt, make(), 16)
     for policy, row in zip(make(), rows):
-        single = decode(pair, prompt, policy, 16)
+        single = take_over(pair, prompt, policy, 16)
         assert row.token_ids == single.token_ids and row.stop_taken == single.stop_taken
         assert (row.intervened == single.intervened).all()
     assert rows[2].n_interventions == 3
@@ -180,7 +180,7 @@ def test_a_stop_written_at_a_takeover_is_flagged_not_counted(pair):
     of the stop; the base alone, whose pick differs, does not stop and flags nothing."""
     prompt = prompt_ids(pair.base, PROBLEM)
     first = _reference(pair.reasoning)[0]
-    ended = decode(pair, prompt, FixedPositions(frozenset(), every=True), N, stops=[first])
+    ended = take_over(pair, prompt, FixedPositions(frozenset(), every=True), N, stops=[first])
     assert ended.token_ids == () and ended.stop_taken and ended.n_interventions == 0
-    alone = decode(pair, prompt, FixedPositions(frozenset()), N, stops=[first])
+    alone = take_over(pair, prompt, FixedPositions(frozenset()), N, stops=[first])
     assert not alone.stop_taken and len(alone.token_ids) > 0

@@ -5,7 +5,7 @@ import pytest
 
 from backend.disagreement.calibration import Calibration, GateConfig
 from backend.disagreement.divergences import SIGNALS
-from backend.disagreement.intervention import decode
+from backend.disagreement.intervention import take_over
 from backend.disagreement.pair import load_pair
 from backend.disagreement.policies import MATCHED_TO, POLICIES, PolicyInputs, policy_for, sweep_policies
 from backend.disagreement.rollout import prompt_ids, typed_problem
@@ -29,7 +29,7 @@ def pair():
 def runs(pair):
     """Every policy decoded once at budget 0.3 (the controls told to take COUNT tokens over N)."""
     prompt = prompt_ids(pair.base, PROBLEM)
-    return {spec.name: decode(pair, prompt, spec.run(PolicyInputs(GATE, CAL, 0.3, COUNT, N,
+    return {spec.name: take_over(pair, prompt, spec.run(PolicyInputs(GATE, CAL, 0.3, COUNT, N,
                                                                   np.random.default_rng(0))), N)
             for spec in POLICIES}
 
@@ -47,14 +47,14 @@ def test_every_policy_decodes_with_a_fresh_object(name, runs, pair):
     if spec.matched:  # a control takes exactly the count it was given (within the output)
         assert decoded.n_interventions == min(COUNT, len(decoded.token_ids))
     if not spec.matched and not spec.reference:  # a gated policy: budget 0 never takes over, 0.3 does here
-        zero = decode(pair, prompt_ids(pair.base, PROBLEM), policy_for(name, GATE, CAL, 0.0), N)
+        zero = take_over(pair, prompt_ids(pair.base, PROBLEM), policy_for(name, GATE, CAL, 0.0), N)
         assert zero.n_interventions == 0 and decoded.n_interventions > 0
 
 
 def test_references_are_one_model_alone(runs, pair):
     assert runs["base"].n_interventions == 0 and runs["base"].reasoning_passes == 0
     assert runs["reasoning"].intervened.all()
-    alone = decode(pair, prompt_ids(pair.base, PROBLEM), policy_for("base", GATE, None, 0.0), N)
+    alone = take_over(pair, prompt_ids(pair.base, PROBLEM), policy_for("base", GATE, None, 0.0), N)
     assert alone.token_ids == runs["base"].token_ids != runs["reasoning"].token_ids
 
 
@@ -83,5 +83,5 @@ def test_a_decisive_gate_reaches_every_policy(pair):
     assert guided.threshold.tau < CAL.threshold("ce", 0.3).tau, "half the positions eligible: a lower threshold"
     prompt = prompt_ids(pair.base, PROBLEM)
     for name in ("random", "early"):  # the tiny pair's greedy tokens differ at every step: the count is kept
-        out = decode(pair, prompt, policy_for(name, gate, cal, 0.3, COUNT, N, np.random.default_rng(0)), N)
+        out = take_over(pair, prompt, policy_for(name, gate, cal, 0.3, COUNT, N, np.random.default_rng(0)), N)
         assert out.n_interventions == min(COUNT, len(out.token_ids))

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from backend.decoding import STRATEGIES, DecodeConfig, decode
+from backend.decoding import STRATEGIES, DecodeConfig, run_one
 from backend.disagreement.calibration import GateConfig
 from backend.errors import UserError
 from backend.models import load
@@ -17,7 +17,7 @@ def test_guided_is_listed_and_decodes():
     assert STRATEGIES.get("guided").label == "Guided intervention"
     problem = generate_problems(1, "heldout", seed=0, difficulty=1)[0]
     handle = load("tiny-llama")
-    result = decode(handle, problem, DecodeConfig(strategy="guided", max_new_tokens=8, extra=OPTIONS)).value
+    result = run_one(handle, problem, DecodeConfig(strategy="guided", max_new_tokens=8, extra=OPTIONS)).value
     assert result.strategy == "guided" and 1 <= len(result.token_ids) <= 8
     assert "tokens written by" in result.notes[0]
     assert result.config.extra == {**STRATEGIES.get("guided").extra_defaults, **OPTIONS}  # all in the cache key

@@ -71,3 +71,12 @@ def test_a_sliding_window_that_holds_the_text_is_rolled_back_too(monkeypatch):
     decoder = kernel.start(handle.model, _prompt(handle), 1, 24)
     assert speculative.eligible(decoder, 24) and not speculative.eligible(decoder, 60)
     assert torch.equal(_greedy(handle, 24, (), True, 4, monkeypatch).tokens, _greedy(handle, 24).tokens)
+
+
+def test_transformers_passive_capturing_hooks_do_not_turn_chunks_off(tiny_handle):
+    """A forward that asked for attentions leaves transformers' capturing hooks on the layers for good."""
+    with torch.no_grad():
+        tiny_handle.model(input_ids=_prompt(tiny_handle), output_attentions=True)
+    decoder = kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 8)
+    if tiny_handle.info.model_type != "gemma3_text":
+        assert speculative.eligible(decoder, 8)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from backend.decoding import STRATEGIES, DecodeConfig, decode
+from backend.decoding import STRATEGIES, DecodeConfig, run_one
 from backend.disagreement import batched, intervention, rollout
 from backend.disagreement.pair import check_pair
 from backend.errors import UserError
@@ -77,18 +77,27 @@ def _rollouts(base, reasoning, question):
 def _intervention(base, reasoning, question):
     pair = check_pair(base, reasoning)
     policy = intervention.FixedPositions(frozenset({0, 1}))
-    return list(intervention.decode(pair, _prompt(base, question), policy, NEW).token_ids)
+    return list(intervention.take_over(pair, _prompt(base, question), policy, NEW).token_ids)
 
 
 def _batched_sweep(base, reasoning, question):
     pair = check_pair(base, reasoning)
     policies = [intervention.FixedPositions(frozenset()), intervention.FixedPositions(frozenset(), every=True)]
-    return [t for row in batched.decode_rows(pair, _prompt(base, question), policies, NEW) for t in row.token_ids]
+    return [t for row in batched.take_over_rows(pair, _prompt(base, question), policies, NEW) for t in row.token_ids]
 
 
 def _watermark_sentences(base, reasoning, question):
     cfg = SamplingConfig(continue_past_eos=False, max_sentence_tokens=NEW)
     candidates = sample_candidates(base, _prompt(base, question), "", 3, cfg, torch.Generator().manual_seed(0), [])
+    return [c.tokens for c in candidates if c.tokens]
+
+
+def _watermark_after_a_sentence(base, reasoning, question):
+    """After a sentence only whitespace-led tokens may start the next, and every stop id (not the tokenizer's eos
+    alone): a chat end-of-turn ends the text there."""
+    cfg = SamplingConfig(continue_past_eos=False, max_sentence_tokens=NEW)
+    candidates = sample_candidates(base, _prompt(base, question), "It was late.", 3, cfg,
+                                   torch.Generator().manual_seed(0), [])
     return [c.tokens for c in candidates if c.tokens]
 
 
@@ -99,7 +108,7 @@ def _mt_steering(base, reasoning, question):
 
 FEATURES = {"plain generation": _plain, "disagreement rollouts": _rollouts, "intervention": _intervention,
             "batched sweep": _batched_sweep, "watermark sentences": _watermark_sentences,
-            "mt steering": _mt_steering}
+            "watermark sentence after a sentence": _watermark_after_a_sentence, "mt steering": _mt_steering}
 
 
 @pytest.mark.parametrize("feature", FEATURES)
@@ -130,7 +139,7 @@ def test_every_decoding_strategy_stops_at_the_first_stop_id(strategy, pushed):
              "rc": {"summary_tokens": 8, "cycles": 2, "summary_instruction": "Sum up."}}.get(strategy, {})  # RC fits 256
     config = DecodeConfig(strategy=strategy, max_new_tokens=NEW, n=3, block_size=3, mh_steps=1, alpha=2.0,
                           seed=11, extra=extra)
-    result = decode(base, QUESTION, config).value
+    result = run_one(base, QUESTION, config).value
     assert list(result.token_ids) in ([], [stop])
 
 
@@ -147,8 +156,8 @@ def test_the_kernel_feeds_finished_rows_a_pad_and_counts_only_live_tokens(tiny_h
 
     out = kernel_decode(decoder, policy, 5, stops)
     assert out.lengths.tolist() == [2, 5]
-    assert out.tokens[0, 2:].tolist() == [min(stops)] * 3 and out.row(0, keep_stop=False, stops=stops) \
-        == out.tokens[0, :1].tolist()
+    assert out.tokens[0, 2:].tolist() == [min(stops)] * 3 and out.row(0, keep_stop=False) \
+        == out.tokens[0, :1].tolist() and out.stopped.tolist() == [True, False]
 
 
 def test_a_prompt_over_the_context_is_refused_before_any_forward(tiny_handle):

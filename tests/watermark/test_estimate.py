@@ -2,7 +2,7 @@
 earlier runs of the same method and candidate count."""
 import pytest
 
-from backend.watermark.estimate import expected_seconds
+from backend.watermark.estimate import candidates_in, expected_seconds
 from backend.watermark.generation import generate, make_request
 from backend.watermark.sampling import SamplingConfig
 
@@ -18,3 +18,9 @@ def test_measured_first_then_from_earlier_runs(writer_handle, identity):
     assert later.basis.startswith("median of 1 earlier run")
     assert later.seconds == pytest.approx(done.seconds / 2 * 4)  # seconds per requested sentence, scaled
     assert expected_seconds(writer_handle, "ipmark", 4, 4).basis.startswith("measured now")  # not mixed in
+
+
+def test_candidates_per_sentence_come_from_the_method_not_its_name():
+    assert candidates_in({"method": "ipmark", "ipmark": {"n_candidates": 4}}) == 4
+    assert candidates_in({"method": "kgw", "ipmark": {"n_candidates": 4}}) == 1  # kgw ranks no candidates
+    assert candidates_in({"method": "gone-method"}) == 1  # a stored run of a method no longer registered

@@ -105,3 +105,21 @@ def test_on_the_embedded_model_library_text_is_detected():
     text = outside_the_app(handle, cfg.watermarking_config(), n_tokens=64)
     report = assert_g_values_are_the_library_s(handle, text, cfg)
     assert report.mean.score > 0.53 and report.verdict == WATERMARKED, report.mean
+
+
+def test_nothing_after_a_chat_end_of_turn_is_scored():
+    """SynthID's detector scores up to the first stop id of the one stop rule, a chat end-of-turn that is not the
+    tokenizer's eos included (transformers' mask is given the tokenizer's eos alone)."""
+    from backend.models.rules import stop_ids
+
+    handle = load("tiny-llama")
+    tok = handle.tokenizer
+    old_eos, tok.eos_token = tok.eos_token, "<|endoftext|>"  # the end of turn (<|im_end|>) is now another id
+    try:
+        assert tok.convert_tokens_to_ids("<|im_end|>") in stop_ids(handle) - {tok.eos_token_id}
+        words = "the harbour town sleeps under a grey sky"
+        upto = synthid_detect(handle, words + "<|im_end|>")
+        after = synthid_detect(handle, words + "<|im_end|>" + " and the boats come home at night")
+        assert after.n_tokens == upto.n_tokens > 0
+    finally:
+        tok.eos_token = old_eos

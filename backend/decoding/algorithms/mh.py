@@ -53,15 +53,15 @@ def run_mh(ctx: DecodeContext, config: DecodeConfig) -> Outcome:
     toks: list[int] = []
     lp: list[float] = []
     lq: list[float] = []
-    stops = set(ctx.stops)
+    ended = False  # the current sequence ends on a stop token (as the kernel recorded it)
     passes = generated = 0
     trace: list[tuple[int, int, float, bool, int]] = []
     n_blocks = _blocks(config)
     for block in range(n_blocks):
         end = min((block + 1) * config.block_size, config.max_new_tokens)
-        if not (toks and toks[-1] in stops):  # grow the current sequence to the block's end
+        if not ended:  # grow the current sequence to the block's end
             roll = ctx.rollout(1, tau, end - len(toks), context_ids=_context(ctx, toks))
-            toks = toks + roll.row(0)
+            toks, ended = toks + roll.row(0), bool(roll.stopped[0])
             passes, generated = passes + roll.forward_passes, generated + roll.tokens_generated
             lp += roll.log_p[0, : roll.lengths[0]].tolist()
             lq += roll.log_q[0, : roll.lengths[0]].tolist()
@@ -75,10 +75,10 @@ def run_mh(ctx: DecodeContext, config: DecodeConfig) -> Outcome:
             log_r = log_ratio(alpha, lp, lq, new_p, new_q, idx)
             accept = math.log(float(torch.rand((), generator=g, dtype=torch.float64)) or 1e-300) < log_r
             if accept:
-                toks, lp, lq = toks[:idx] + roll.row(0), new_p, new_q
+                toks, lp, lq, ended = toks[:idx] + roll.row(0), new_p, new_q, bool(roll.stopped[0])
             trace.append((block, idx, log_r, accept, n_new))
         ctx.progress((block + 1) / n_blocks, f"block {block + 1}/{n_blocks}: {sum(t[3] for t in trace)} accepted")
-        if toks and toks[-1] in stops:
+        if ended:
             break
     cols = list(zip(*trace)) if trace else [(), (), (), (), ()]
     mh = MHTrace(block=np.array(cols[0], dtype=np.int64), position=np.array(cols[1], dtype=np.int64),

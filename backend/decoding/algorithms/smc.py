@@ -67,7 +67,7 @@ def smc_round(model, prompt_ids: torch.Tensor, n: int, alpha: float, max_new_tok
         log_p = log_probs(logits)
         log_q = log_probs(logits, 1.0 / a_t)
         alive = ~decoder.finished.cpu()
-        x = torch.where(alive, draw(log_q, generator).cpu(), 0)  # the kernel pads finished rows
+        x = draw(log_q, generator).cpu()  # a finished row's token is not read: the kernel pads it
         lp_x = log_p.gather(1, x.to(dev)[:, None]).view(-1).cpu().double()
         lq_x = log_q.gather(1, x.to(dev)[:, None]).view(-1).cpu().double()
         state["log_w"] += torch.where(alive, a_t * lp_x - lq_x, 0.0)

@@ -20,12 +20,14 @@ they add about 1,000 / 65,536 = 1.5% to the variance, which these p-values ignor
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import torch
 
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
+from backend.models.rules import stop_ids
 from backend.watermark.library import text_config, text_ids
 from backend.watermark.methods import CLEAN, TOO_SHORT, WATERMARKED
 from backend.watermark.synthid.config import SynthIDConfig
@@ -92,13 +94,14 @@ def layer_weights(depth: int) -> torch.Tensor:
     return w * depth / w.sum()
 
 
-def g_values_and_mask(processor, ids: torch.Tensor, eos_token_id: int | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """g-values `[1, L - n + 1, depth]` and the mask `[1, L - n + 1]` (1: scored) of `ids` `[1, L]`."""
+def g_values_and_mask(processor, ids: torch.Tensor, stops: Collection[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """g-values `[1, L - n + 1, depth]` and the mask `[1, L - n + 1]` (1: scored) of `ids` `[1, L]`: nothing from
+    the first stop id (`rules.stop_ids`, a chat end-of-turn included) on is scored."""
     n = processor.ngram_len
     g = processor.compute_g_values(ids)
     mask = processor.compute_context_repetition_mask(ids).long()
-    if eos_token_id is not None:
-        mask = mask * processor.compute_eos_token_mask(ids, eos_token_id)[:, n - 1:].long()
+    for stop in sorted(stops):  # transformers' mask takes one eos id: masked from each one's first occurrence
+        mask = mask * processor.compute_eos_token_mask(ids, stop)[:, n - 1:].long()
     return g, mask
 
 
@@ -130,7 +133,7 @@ def detect(handle: ModelHandle, text: str, cfg: SynthIDConfig = SynthIDConfig())
                         f"{handle.display_name}'s tokenizer): no n-gram to score.")
     processor = processor_for(handle, cfg)
     tensor = torch.tensor([ids], dtype=torch.long, device=handle.model.device)
-    g, mask = g_values_and_mask(processor, tensor, handle.tokenizer.eos_token_id)
+    g, mask = g_values_and_mask(processor, tensor, stop_ids(handle))
     g, mask = g[0].cpu(), mask[0].cpu()
     depth = g.shape[-1]
     pi = float(processor.sampling_table.double().mean())
