@@ -23,7 +23,7 @@ from backend.errors import UserError
 from backend.models.locks import model_lock
 from backend.models.rules import check_room, context_limit
 
-__all__ = ["IncrementalDecoder", "context_limit"]
+__all__ = ["IncrementalDecoder"]
 RESAMPLE_MODES = ("reorder", "recompute")
 
 
@@ -177,4 +177,3 @@ class IncrementalDecoder:
         if self.attention_mask is not None:
             self.attention_mask = self.attention_mask.index_select(0, index)
 
-    reorder = select  # the particle-filter name for the same operation

@@ -32,7 +32,7 @@ def test_reorder_rows_keeps_cache_coherent(tiny_handle):
     for step in range(6):
         decoder.step(torch.randint(0, tiny_handle.info.vocab_size, (4,), generator=gen))
         if step == 2:
-            decoder.reorder(torch.tensor([3, 3, 0, 1]))
+            decoder.select(torch.tensor([3, 3, 0, 1]))
     torch.testing.assert_close(decoder.logits, _full_logits(tiny_handle, decoder.tokens), atol=1e-5, rtol=1e-5)
     assert decoder.tokens.shape == (4, _prompt(tiny_handle).shape[1] + 6)
 
