@@ -59,6 +59,26 @@ class Bf16Linear(nn.Module):
         return y if self.bias is None else y + self.bias
 
 
+class PackedHead(nn.Module):
+    """The fp32 `lm_head` of a reduced copy, its weight also held in MKL's packed layout for one-row products:
+    at batch 1 the head is a matrix-vector product bound by reading the weight, and the packed layout reads it
+    about 1.4x faster (the numbers differ from `F.linear` in the last bits, as any reduced copy's do)."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None):
+        super().__init__()
+        self.weight, self.bias = weight, bias  # shared with the reference model
+        self.register_buffer("packed", torch.ops.mkl._mkl_reorder_linear_weight(weight.detach(), 1))
+
+    @staticmethod
+    def available(weight: torch.Tensor) -> bool:
+        return torch._C.has_mkl and weight.device.type == "cpu" and weight.dtype == torch.float32
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dtype == torch.float32 and x.shape[:-1].numel() == 1:
+            return torch.ops.mkl._mkl_linear(x, self.packed, self.weight, self.bias, 1)
+        return nn.functional.linear(x, self.weight, self.bias)
+
+
 PRECISIONS = ("reference", "int8", "bf16")
 _LINEAR = {"int8": Int8Linear, "bf16": Bf16Linear}
 
@@ -81,6 +101,9 @@ def _rounded_copy(model: nn.Module, precision: str, round_head: bool) -> nn.Modu
     """A module tree like `model` whose Linear layers (lm_head only if round_head) are rounded to `precision`;
     every other tensor is shared with `model`, and the copy carries none of `model`'s hooks."""
     shared = {id(t): t for t in [*model.parameters(), *model.buffers()]}
+    for config in (model.config, getattr(model, "generation_config", None)):  # one config: the copy reads the same
+        if config is not None:
+            shared[id(config)] = config
     clone = copy.deepcopy(model, memo=shared)
     head = clone.get_output_embeddings()
     for module in clone.modules():
@@ -90,6 +113,8 @@ def _rounded_copy(model: nn.Module, precision: str, round_head: bool) -> nn.Modu
             parts = _linear_parts(child)
             if parts is not None and (child is not head or round_head):
                 setattr(module, name, _LINEAR[precision](*parts))
+            elif child is head and parts is not None and PackedHead.available(parts[0]):
+                setattr(module, name, PackedHead(*parts))
     return clone.eval()
 
 

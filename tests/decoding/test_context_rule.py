@@ -6,7 +6,7 @@ import json
 import pytest
 
 from backend.__main__ import main
-from backend.decoding import DecodeConfig, decode
+from backend.decoding import DecodeConfig, run_one
 from backend.errors import UserError
 from backend.models import load
 
@@ -14,7 +14,7 @@ from backend.models import load
 def test_one_decode_over_the_context_is_refused_with_the_rules_message(fresh_store):
     with pytest.raises(UserError, match=r"^The prompt has \d+ tokens; with 64 new tokens that is over the model's "
                                         r"context of 256 tokens\. Shorten the prompt or ask for fewer new tokens\.$"):
-        decode(load("tiny-llama"), "How many apples? " * 12, DecodeConfig(strategy="greedy", max_new_tokens=64))
+        run_one(load("tiny-llama"), "How many apples? " * 12, DecodeConfig(strategy="greedy", max_new_tokens=64))
 
 
 def test_compare_skips_counts_and_says_which_problem_did_not_fit(tmp_path, capsys, fresh_store):

@@ -30,7 +30,9 @@ def test_copy_shares_what_it_does_not_round_and_drops_hooks(tiny_handle):
         handle.remove()
     assert copy is reduced_copy(model, "int8") and reduced_copy(model, "reference") is model
     assert copy.get_input_embeddings().weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
-    assert isinstance(copy.get_output_embeddings(), nn.Linear)  # the head keeps the reference precision
+    head = copy.get_output_embeddings()  # the head keeps the reference precision and weight (maybe packed too)
+    assert not isinstance(head, Int8Linear)
+    assert head.weight.data_ptr() == model.get_output_embeddings().weight.data_ptr()
     assert not any(_linear_parts(m) for m in copy.get_decoder().modules())  # nn.Linear, or GPT-2's Conv1D
     assert not any(m._forward_hooks for m in copy.modules())
     assert not any(isinstance(m, Int8Linear) for m in model.modules())  # the reference is untouched
@@ -57,3 +59,16 @@ def test_kernel_decodes_on_the_copy_under_the_reference_lock(tiny_handle, precis
         rounded = copy(input_ids=_prompt(tiny_handle)).logits[0, -1]
     assert not torch.equal(full, rounded)
     assert (full - rounded).abs().max() < 0.05 * full.abs().max()
+
+
+def test_the_packed_head_computes_the_head():
+    from backend.models.reduced import PackedHead
+
+    torch.manual_seed(0)
+    linear = nn.Linear(64, 300, bias=False)
+    if not PackedHead.available(linear.weight):
+        pytest.skip("no MKL in this torch build")
+    packed = PackedHead(linear.weight, None)
+    for shape in [(1, 64), (1, 1, 64), (3, 64)]:
+        x = torch.randn(*shape)
+        torch.testing.assert_close(packed(x), linear(x), atol=1e-4, rtol=1e-4)
