@@ -89,7 +89,7 @@ def test_generate_without_an_identity_uses_the_demo_one_and_says_so(capsys):
     assert run(capsys, "generate", "Say hi.", "--method", "ipmark", "--model-id", "tiny-llama")[0] == 2
 
 
-def test_generate_on_the_int8_copy_and_detect_the_text(capsys):
+def test_generate_on_the_int8_copy_and_detect_the_text(writer_handle, capsys):
     """`--precision int8` samples the candidates with the model's int8 copy; the detector scores the text alone."""
     from backend.models import load
     from backend.models.reduced import _copies
