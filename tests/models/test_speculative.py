@@ -1,8 +1,14 @@
 """Greedy decoding in checked chunks writes the step-by-step greedy tokens (backend/models/speculative.py)."""
+import pytest
 import torch
 
 from backend.models import kernel, speculative
 from backend.models.hooks import Hooks, OutputAdd
+
+
+@pytest.fixture(autouse=True)
+def short_runs_are_chunked_too(monkeypatch):
+    monkeypatch.setattr(speculative, "MIN_NEW_TOKENS", 1)  # the tiny models' runs are short
 
 
 def _prompt(handle):
@@ -80,3 +86,9 @@ def test_transformers_passive_capturing_hooks_do_not_turn_chunks_off(tiny_handle
     decoder = kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 8)
     if tiny_handle.info.model_type != "gemma3_text":
         assert speculative.eligible(decoder, 8)
+
+
+def test_a_short_run_takes_the_step_by_step_loop(tiny_handle, monkeypatch):
+    monkeypatch.setattr(speculative, "MIN_NEW_TOKENS", 32)
+    decoder = kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 8)
+    assert not speculative.eligible(decoder, 8)
