@@ -139,12 +139,25 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
         raw_logp[:] = [torch.log_softmax(decoder.logits, dim=-1)]  # the model's own distribution, for quality
         return sample(step, scores)
 
+    sentences: dict[int, tuple[str, str, bool]] = {}  # row -> the sentence its last token closed (this step)
+
+    def sentence_ended(generated: torch.Tensor) -> torch.Tensor:
+        """The feature's own stop, passed to the kernel as a criterion: the row's text has closed a sentence."""
+        sentences.clear()
+        for r, ids in enumerate(generated.tolist()):
+            finished = _finish(tail, tok.decode(ids, skip_special_tokens=True))
+            if finished is not None:
+                sentences[r] = finished
+        return torch.tensor([r in sentences for r in range(generated.shape[0])], dtype=torch.bool)
+
     def select(step: int, picked: torch.Tensor) -> torch.Tensor | None:
         nonlocal rows
-        keep, stopped = [], decoder.finished.tolist()  # the kernel's stop rule (no criteria here: a stop id)
+        # ended rows leave the batch: on a stop id (the kernel's stop rule) or on a closed sentence (the criterion,
+        # which a stop id, being no text, never meets)
+        keep, ended = [], decoder.finished.tolist()
         for r, cid in enumerate(rows):
             t = int(picked[r])
-            if stopped[r]:
+            if ended[r] and r not in sentences:
                 raw, body, valid = _close(tail, tok.decode(tokens[cid], skip_special_tokens=True))
                 done[cid] = Candidate(raw=raw, text=body, tokens=len(tokens[cid]), logprob=sum(logps[cid]), ended="eos",
                                       valid=valid)
@@ -152,7 +165,7 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
             tokens[cid].append(t)
             logps[cid].append(float(raw_logp[0][r, t]))
             seen[cid, t] = True
-            finished = _finish(tail, tok.decode(tokens[cid], skip_special_tokens=True))
+            finished = sentences.get(r)
             if finished is not None:
                 raw, body, valid = finished
                 k = _tokens_covering(tok, tokens[cid], len(raw))
@@ -165,7 +178,8 @@ def sample_candidates(handle: ModelHandle, context: torch.Tensor, tail: str, n: 
         rows = [rows[r] for r in keep]
         return torch.tensor(keep, dtype=torch.long)
 
-    decode(decoder, policy, cfg.max_sentence_tokens, tuple(stops), processors=processors, select=select)
+    decode(decoder, policy, cfg.max_sentence_tokens, tuple(stops), processors=processors, select=select,
+           criteria=(sentence_ended,))
     for cid in range(n):  # rows that ran out of tokens: close the sentence where it stands
         if cid not in done:
             raw, body, valid = _close(tail, tok.decode(tokens[cid], skip_special_tokens=True))
