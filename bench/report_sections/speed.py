@@ -76,6 +76,7 @@ def speed(ctx: Ctx) -> Body:
         lines += ["", "Targets (issue 47): greedy batch 1 ≥ 1.5× generate at fp32 with identical tokens; sampling ×8 "
                   "≥ 1.2×; the reduced-precision path ≥ 2× fp32 with ≥ 95 % greedy token agreement. Against them:", ""]
         lines += [f"- {line}" for line in _verdicts(r)] + [""]
+        cmds.append(clean_command(r["command"], ctx.root))
     lines += ["What was tried, beside the rows above: transformers' static cache (its row: no faster on CPU); "
               "`torch.compile` of the forward (compiling SmolLM2's had not finished after 10 minutes on this 2-core "
               "machine, so it cannot pay for a page's run here); MKL's packed weight layout for the fp32 step "
@@ -85,7 +86,6 @@ def speed(ctx: Ctx) -> Body:
               "fp32 matrix product, which no loop change reaches; the kernel's saving there is the single prefill "
               "broadcast to the rows. Speculative sampling would keep the distribution but not the seeded tokens "
               "the tests pin; it was not attempted.", ""]
-        cmds.append(clean_command(r["command"], ctx.root))
     return Body(lines, cmds)
 
 
