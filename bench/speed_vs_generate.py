@@ -29,8 +29,6 @@ CONTESTANTS = ("generate", "generate static cache", "kernel", "kernel checked ch
 
 
 def _contestants(handle, stops: list[int], tokens: int) -> dict[str, Callable]:
-    import torch
-
     from backend.models import kernel
 
     model = handle.model
@@ -50,39 +48,45 @@ def _contestants(handle, stops: list[int], tokens: int) -> dict[str, Callable]:
             return kernel.decode(decoder, kernel.greedy_policy, tokens, stops, speculate=speculate).row(0)
         return run
 
-    with torch.no_grad():
-        return {"generate": gen(), "generate static cache": gen("static"), "kernel": ours(),
-                "kernel checked chunks": ours(speculate=True), "kernel int8": ours("int8"),
-                "kernel bf16": ours("bf16")}
+    return {"generate": gen(), "generate static cache": gen("static"), "kernel": ours(),
+            "kernel checked chunks": ours(speculate=True), "kernel int8": ours("int8"), "kernel bf16": ours("bf16")}
 
 
-def greedy_batch1(handle, prompts, stops, tokens: int, reps: int) -> dict:
+def _race(runs: dict[str, Callable], reps: int) -> tuple[dict[str, float], dict]:
+    """Median wall seconds of each contestant over reps interleaved rounds (after one untimed warm-up round, where
+    the reduced copies are built), and what each returned in the last round."""
     import torch
 
-    runs = _contestants(handle, stops, tokens)
-    seconds = {name: [] for name in runs}
-    written: dict[str, list[list[int]]] = {}
+    seconds: dict[str, list[float]] = {name: [] for name in runs}
+    returned: dict = {}
     with torch.no_grad():
-        for name, run in runs.items():  # warm-up (and the reduced copies are built here, not timed)
-            run(prompts[0])
+        for run in runs.values():
+            run()
         for _ in range(reps):
             for name, run in runs.items():
                 start = time.perf_counter()
-                written[name] = [run(ids) for ids in prompts]
+                returned[name] = run()
                 seconds[name].append(time.perf_counter() - start)
-    reference = written["generate"]
-    n_tokens = sum(len(r) for r in reference)
-    out = {"new_tokens": n_tokens, "prompts": len(prompts), "contestants": {}}
-    for name in runs:
-        wall = statistics.median(seconds[name])
-        same = sum(a == b for a, b in zip(written[name], reference))
-        out["contestants"][name] = {
-            "wall_s": wall, "tokens_per_s": sum(len(r) for r in written[name]) / wall,
-            "prompts_identical_to_generate": same}
-    base = out["contestants"]["generate"]["tokens_per_s"]
-    for row in out["contestants"].values():
+    return {name: statistics.median(s) for name, s in seconds.items()}, returned
+
+
+def _against_generate(contestants: dict[str, dict]) -> dict[str, dict]:
+    base = contestants["generate"]["tokens_per_s"]
+    for row in contestants.values():
         row["speed_vs_generate"] = row["tokens_per_s"] / base
-    return out
+    return contestants
+
+
+def greedy_batch1(handle, prompts, stops, tokens: int, reps: int) -> dict:
+    runs = {name: (lambda run=run: [run(ids) for ids in prompts])
+            for name, run in _contestants(handle, stops, tokens).items()}
+    wall, written = _race(runs, reps)
+    reference = written["generate"]
+    contestants = {name: {"wall_s": wall[name], "tokens_per_s": sum(len(r) for r in written[name]) / wall[name],
+                          "prompts_identical_to_generate": sum(a == b for a, b in zip(written[name], reference))}
+                   for name in runs}
+    return {"new_tokens": sum(len(r) for r in reference), "prompts": len(prompts),
+            "contestants": _against_generate(contestants)}
 
 
 def sampling_x8(handle, prompt, tokens: int, reps: int, rows: int = 8) -> dict:
@@ -104,24 +108,9 @@ def sampling_x8(handle, prompt, tokens: int, reps: int, rows: int = 8) -> dict:
             kernel.decode(decoder, policy, tokens, stop_at_eos=False)
         return run
 
-    runs = {"generate": gen, "kernel": ours(), "kernel int8": ours("int8")}
-    seconds = {name: [] for name in runs}
-    with torch.no_grad():
-        for run in runs.values():
-            run()
-        for _ in range(reps):
-            for name, run in runs.items():
-                start = time.perf_counter()
-                run()
-                seconds[name].append(time.perf_counter() - start)
-    out = {"rows": rows, "new_tokens_per_row": tokens, "contestants": {}}
-    for name in runs:
-        wall = statistics.median(seconds[name])
-        out["contestants"][name] = {"wall_s": wall, "tokens_per_s": rows * tokens / wall}
-    base = out["contestants"]["generate"]["tokens_per_s"]
-    for row in out["contestants"].values():
-        row["speed_vs_generate"] = row["tokens_per_s"] / base
-    return out
+    wall, _ = _race({"generate": gen, "kernel": ours(), "kernel int8": ours("int8")}, reps)
+    contestants = {name: {"wall_s": w, "tokens_per_s": rows * tokens / w} for name, w in wall.items()}
+    return {"rows": rows, "new_tokens_per_row": tokens, "contestants": _against_generate(contestants)}
 
 
 def drift(handle, prompts, stops, tokens: int) -> dict:
