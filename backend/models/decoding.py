@@ -55,8 +55,9 @@ class IncrementalDecoder:
     def length(self) -> int:
         return 0 if self.tokens is None else self.tokens.shape[1]
 
-    def _forward(self, ids: torch.Tensor, keep_last_only: bool, keep: int = 1) -> torch.Tensor:
-        kwargs = {"logits_to_keep": keep} if keep_last_only else {}
+    def _forward(self, ids: torch.Tensor, keep: int = 1) -> torch.Tensor:
+        """Logits after the last `keep` tokens of `ids` (the next-token logits `[batch, vocab]` when keep is 1)."""
+        kwargs = {"logits_to_keep": keep}
         if self.attention_mask is not None:  # left-padded rows: the mask covers the cache and `ids`
             mask = self.attention_mask
             kwargs["attention_mask"] = mask
@@ -78,7 +79,7 @@ class IncrementalDecoder:
             raise UserError("The prompt is empty.")
         check_room(self.model, prompt_ids.shape[1], max_new_tokens)
         prompt_ids = prompt_ids.to(self.model.device)
-        logits = self._forward(prompt_ids, keep_last_only=True)
+        logits = self._forward(prompt_ids)
         if n > 1:
             self.cache.batch_repeat_interleave(n)
         self.prompt_length = prompt_ids.shape[1]
@@ -107,7 +108,7 @@ class IncrementalDecoder:
             mask[row, width - n:] = 1
         ids = ids.to(device)
         self.attention_mask = mask.to(device)
-        self.logits = self._forward(ids, keep_last_only=True)
+        self.logits = self._forward(ids)
         self.prompt_length = width
         self.tokens = ids
         self.finished = torch.zeros(len(prompts), dtype=torch.bool, device=self.logits.device)
@@ -129,7 +130,7 @@ class IncrementalDecoder:
             prompt = self.tokens[:1, : self.prompt_length]
             generated = self.tokens[:, self.prompt_length:]
             self.cache = DynamicCache(config=self.model.config)
-            self._forward(prompt, keep_last_only=True)
+            self._forward(prompt)
             if self.batch_size > 1:
                 self.cache.batch_repeat_interleave(self.batch_size)
             self._stale = False
@@ -137,7 +138,7 @@ class IncrementalDecoder:
             chunk = torch.cat([generated, chunk], dim=1)
         if self.attention_mask is not None:
             self.attention_mask = torch.cat([self.attention_mask, torch.ones_like(chunk)], dim=1)
-        self.logits = self._forward(chunk, keep_last_only=True)
+        self.logits = self._forward(chunk)
         self.tokens = torch.cat([self.tokens, chunk], dim=1)
         return self.logits
 
@@ -149,7 +150,7 @@ class IncrementalDecoder:
         if self.batch_size != 1 or self.attention_mask is not None or self._stale:
             raise ValueError("extend_all checks guesses for one unpadded row")
         chunk = chunk.to(self.model.device).view(1, -1)
-        logits = self._forward(chunk, keep_last_only=True, keep=chunk.shape[1])[0]
+        logits = self._forward(chunk, keep=chunk.shape[1])[0]
         self.tokens = torch.cat([self.tokens, chunk], dim=1)
         self.logits = logits[-1:].clone()
         return logits
