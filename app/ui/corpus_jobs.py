@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
 from app.ui.guarded import guarded
@@ -159,8 +158,3 @@ def _export(job_id: str, rows: int, key: str) -> None:
         st.download_button("Download job rows (Parquet)", data, file_name=f"corpus-job-{job_id}.parquet",
                            mime="application/octet-stream", key=f"{key}-download-{job_id}")
 
-
-def frame_of(job_id: str, limit: int = 200) -> pd.DataFrame:
-    """The first rows of a job, for a page's own view."""
-    first = next(iter(jobs.iter_tables(job_id)), None)
-    return pd.DataFrame() if first is None else first.slice(0, limit).to_pandas()

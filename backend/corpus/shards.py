@@ -57,7 +57,3 @@ def list_shards(corpus: str | Path) -> list[Shard]:
         shards.append(Shard(index=index, path=str(p.resolve()), size=stat.st_size, mtime_ns=stat.st_mtime_ns))
     return shards
 
-
-def corpus_digest(shards: list[Shard]) -> str:
-    """Identity of the whole corpus (every shard's identity, in order)."""
-    return hashlib.sha256("|".join(s.id for s in shards).encode()).hexdigest()[:20]

@@ -20,15 +20,10 @@ def _is_browser_test(item) -> bool:
     return "tests/e2e/" in str(item.fspath).replace(os.sep, "/")
 
 
-def _has_own_server(item) -> bool:
-    """The load test starts its own app server and browsers (bench/load.py), so it runs beside the others."""
-    return str(item.fspath).replace(os.sep, "/").endswith("tests/e2e/test_load.py")
-
-
 def pytest_collection_modifyitems(items):
     browser_tests = [item for item in items if _is_browser_test(item)]
     for item in browser_tests:  # under xdist: one worker runs them all, with one app server and one Chromium
-        item.add_marker(pytest.mark.xdist_group("browser-load" if _has_own_server(item) else "browser"))
+        item.add_marker(pytest.mark.xdist_group("browser"))
     if Path(CHROMIUM).exists() or os.environ.get("CI") == "true":
         return
     skip = pytest.mark.skip(reason="Debian chromium is not installed (CI installs it)")

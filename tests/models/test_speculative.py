@@ -44,7 +44,7 @@ def test_a_stop_inside_a_chunk_ends_the_row_there(tiny_handle, monkeypatch):
 def test_fewer_checking_forwards_when_the_draft_agrees(tiny_handle, monkeypatch):
     """With the draft made the reference itself (a perfect guesser) every chunk is kept whole."""
     if not speculative.eligible(kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 1), 24):
-        return
+        pytest.skip("the tiny Gemma's 6-token sliding window cannot hold the text: no checked chunks to count")
     monkeypatch.setattr(speculative, "reduced_copy", lambda model, precision, round_head=False: model)
     monkeypatch.setattr(speculative, "repeated", lambda history, k: [])  # every guess from the draft
     fast = _greedy(tiny_handle, 21, (), True, 4, monkeypatch)
