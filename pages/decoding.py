@@ -145,6 +145,9 @@ with st.expander("Parameters and budgets", expanded=False):  # ranges and help f
     values["precision"] = select_for(Cfg, "precision", "Weights", container=c2, key="dec-precision",
                                      labels={"reference": "reference (the model's own)", "int8": "int8 copy (faster)",
                                              "bf16": "bf16 copy (faster)"})
+    if values["precision"] != "reference":
+        c2.caption("A reduced-precision copy rounds the weights: its tokens can differ from the model's own "
+                   "(greedy text typically diverges after a few dozen tokens), so compare strategies on one setting.")
     values["block_size"] = min(values["block_size"], values["max_new_tokens"])
     extra: dict = {}
     for name in picked:  # options of strategies registered by other features

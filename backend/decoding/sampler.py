@@ -12,12 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from backend.models.kernel import decode, draw, log_probs, start  # the kernel's one sampler
-
-
-def pick(log_q: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
-    """Draw from log_q, or take the argmax when generator is None (greedy)."""
-    return log_q.argmax(dim=-1) if generator is None else draw(log_q, generator)
+from backend.models.kernel import decode, draw, greedy_policy, log_probs, start  # the kernel's one sampler
 
 
 @dataclass
@@ -48,19 +43,19 @@ def rollout(model, context_ids: torch.Tensor, n: int, temperature: float, max_ne
     The context is prefilled once and its cache broadcast to the n rows (the kernel's decoder).
     """
     decoder = start(model, context_ids, n=n, max_new_tokens=max_new_tokens, precision=precision)
-    lps, lqs = [], []
+    if generator is None:  # greedy has no proposal (log q recorded as 0): the kernel's checked chunks may serve it
+        out = decode(decoder, greedy_policy, max_new_tokens, stops, stop_at_eos=stop_at_eos, on_step=on_step,
+                     speculate=True)
+        return Rollout(tokens=out.tokens, log_p=out.log_p, log_q=torch.zeros_like(out.log_p), lengths=out.lengths,
+                       forward_passes=out.forward_passes, stopped=out.stopped)
+    lqs = []
 
     def policy(t: int, logits: torch.Tensor) -> torch.Tensor:
-        log_p = log_probs(logits)
-        log_q = log_p if temperature == 1.0 else log_probs(logits, temperature)
-        x = pick(log_q, generator)
-        alive = (~decoder.finished).float()
-        lps.append(log_p.gather(1, x[:, None]).view(-1) * alive)
-        # greedy has no proposal: log q is recorded as 0
-        lq = log_q.gather(1, x[:, None]).view(-1) if generator is not None else torch.zeros(n, device=x.device)
-        lqs.append(lq * alive)
+        log_q = log_probs(logits, temperature)
+        x = draw(log_q, generator)
+        lqs.append(log_q.gather(1, x[:, None]).view(-1) * (~decoder.finished).float())
         return x
 
     out = decode(decoder, policy, max_new_tokens, stops, stop_at_eos=stop_at_eos, on_step=on_step)
-    return Rollout(tokens=out.tokens, log_p=torch.stack(lps, 1).cpu(), log_q=torch.stack(lqs, 1).cpu(),
-                   lengths=out.lengths, forward_passes=out.forward_passes, stopped=out.stopped)
+    return Rollout(tokens=out.tokens, log_p=out.log_p, log_q=torch.stack(lqs, 1).cpu(), lengths=out.lengths,
+                   forward_passes=out.forward_passes, stopped=out.stopped)

@@ -47,6 +47,8 @@ class Decoded:
     lengths: torch.Tensor
     forward_passes: int
     stopped: torch.Tensor  # [N] bool: the row's last token is a stop id (not a criterion's end, not the budget)
+    log_p: torch.Tensor  # [N, steps] each written token's log-probability under the model (temperature 1, before
+    # any processor); 0 where the row had finished
 
     def row(self, i: int, keep_stop: bool = True) -> list[int]:
         ids = self.tokens[i, : int(self.lengths[i])].tolist()
@@ -163,9 +165,10 @@ def decode(decoder: IncrementalDecoder, policy: Policy, max_new_tokens: int, sto
     if (speculate and policy is greedy_policy and not processors and select is None and not criteria
             and not followers and speculative.eligible(decoder, max_new_tokens)):
         stops = stops if stop_at_eos else ()
-        ids, _ = speculative.greedy_in_chunks(decoder, max_new_tokens, stops, on_step=on_step)
+        ids, log_p, _ = speculative.greedy_in_chunks(decoder, max_new_tokens, stops, on_step=on_step)
         return Decoded(tokens=torch.tensor([ids]), lengths=torch.tensor([len(ids)]),
-                       forward_passes=decoder.forward_passes, stopped=torch.tensor([bool(ids) and ids[-1] in stops]))
+                       forward_passes=decoder.forward_passes, stopped=torch.tensor([bool(ids) and ids[-1] in stops]),
+                       log_p=torch.tensor([log_p]))
     for follower in followers:
         follower.lead = decoder
     dev = decoder.logits.device
@@ -174,8 +177,10 @@ def decode(decoder: IncrementalDecoder, policy: Policy, max_new_tokens: int, sto
     tokens = torch.empty(decoder.batch_size, 0, dtype=torch.long, device=dev)
     lengths = torch.zeros(decoder.batch_size, dtype=torch.long, device=dev)
     stopped = torch.zeros(decoder.batch_size, dtype=torch.bool, device=dev)
+    log_p = torch.empty(decoder.batch_size, 0, device=dev)
     for t in range(max_new_tokens):
         scores = decoder.logits
+        raw = scores
         for processor in processors:
             scores = processor(decoder.tokens, scores)
         x = policy(t, scores).to(dev)
@@ -183,6 +188,8 @@ def decode(decoder: IncrementalDecoder, policy: Policy, max_new_tokens: int, sto
         x = torch.where(finished, pad, x)
         lengths += (~finished).long()
         tokens = torch.cat([tokens, x[:, None]], dim=1)
+        chosen = log_probs(raw).gather(1, x[:, None]).view(-1)
+        log_p = torch.cat([log_p, torch.where(finished, 0.0, chosen)[:, None]], dim=1)
         if stop_at_eos:
             stopped = stopped | (torch.isin(x, stop) & ~finished)
             decoder.finished = finished | stopped
@@ -196,10 +203,11 @@ def decode(decoder: IncrementalDecoder, policy: Policy, max_new_tokens: int, sto
                 for follower in followers:
                     follower.select(index)
                 tokens, lengths, stopped, x = tokens[index], lengths[index], stopped[index], x[index]
+                log_p = log_p[index]
         if on_step is not None:
             on_step(t)
         if t == max_new_tokens - 1 or decoder.batch_size == 0 or bool(decoder.finished.all()):
             break
         decoder.step(x)
     return Decoded(tokens=tokens.cpu(), lengths=lengths.cpu(), forward_passes=decoder.forward_passes,
-                   stopped=stopped.cpu())
+                   stopped=stopped.cpu(), log_p=log_p.cpu())

@@ -80,9 +80,10 @@ def _guess_with_draft(draft: IncrementalDecoder, unread: list[int], k: int) -> l
 @torch.no_grad()
 def greedy_in_chunks(decoder: IncrementalDecoder, max_new_tokens: int, stops: Sequence[int],
                      lookahead: int | None = None, on_step: Callable[[int], None] | None = None
-                     ) -> tuple[list[int], int]:
-    """Greedy tokens (up to and including a stop id) from an eligible prefilled decoder, and the number of
-    checking forwards. The decoder is spent afterwards (its cache may hold a guess past a stop).
+                     ) -> tuple[list[int], list[float], int]:
+    """Greedy tokens (up to and including a stop id) from an eligible prefilled decoder, each token's
+    log-probability under the reference model, and the number of checking forwards. The decoder is spent
+    afterwards (its cache may hold a guess past a stop).
 
     Guesses come from the text itself when its last tokens occurred before (`repeated`), else from the draft."""
     stop, lookahead = set(stops), lookahead or LOOKAHEAD
@@ -91,16 +92,18 @@ def greedy_in_chunks(decoder: IncrementalDecoder, max_new_tokens: int, stops: Se
     history = decoder.tokens[0].tolist()
     unread: list[int] = []  # tokens written that the draft has not read yet
     out: list[int] = []
+    log_p: list[float] = []
     passes = 0
 
-    def write(token: int) -> bool:  # True when the row ends here
+    def write(token: int, logits: torch.Tensor) -> bool:  # True when the row ends here
         out.append(token)
+        log_p.append(float(torch.log_softmax(logits.float(), dim=-1)[token]))
         history.append(token)
         if on_step is not None:
             on_step(len(out) - 1)
         return token in stop or len(out) >= max_new_tokens
 
-    while not write(int(decoder.logits[0].argmax())):
+    while not write(int(decoder.logits[0].argmax()), decoder.logits[0]):
         x, k = out[-1], min(lookahead, max_new_tokens - len(out))
         unread.append(x)
         guesses = repeated(history, k)
@@ -114,7 +117,7 @@ def greedy_in_chunks(decoder: IncrementalDecoder, max_new_tokens: int, stops: Se
         kept = 0
         while kept < len(guesses) and guesses[kept] == choice[kept]:
             kept += 1
-        if any(write(token) for token in guesses[:kept]):
+        if any(write(token, checked[i]) for i, token in enumerate(guesses[:kept])):
             break
         rejected = len(guesses) - kept
         decoder.drop_last(rejected, checked[kept:kept + 1].clone())
@@ -124,4 +127,4 @@ def greedy_in_chunks(decoder: IncrementalDecoder, max_new_tokens: int, stops: Se
             draft.drop_last(rejected - 1)
         else:
             unread = guesses[-1:]
-    return out, passes
+    return out, log_p, passes
