@@ -54,11 +54,11 @@ def _accuracy(ctx: Ctx, name: str) -> Body:
     return Body(lines, [clean_command(c, ctx.root) for c in cmds])
 
 
-def accuracy_attempt3(ctx: Ctx) -> Body:
+def accuracy_first_reasoner(ctx: Ctx) -> Body:
     return _accuracy(ctx, "decoding_accuracy.json")
 
 
-def accuracy_attempt6(ctx: Ctx) -> Body:
+def accuracy_everyday(ctx: Ctx) -> Body:
     body = _accuracy(ctx, "decoding_accuracy_everyday.json")
     note = ["The 2,400 decodes are carried in `bench/runs/decoding_accuracy_everyday.jsonl.gz`: import them with "
             "`python -m backend store reference-import --directory bench/runs` and the command only reads them.", ""]
@@ -67,9 +67,9 @@ def accuracy_attempt6(ctx: Ctx) -> Body:
 
 SECTIONS = [
     Section("Decoding speed", ("decoding.json",), speed),
-    Section("Decoding accuracy, adapter attempt 6 (the Decoding page's model)",
-            ("decoding_accuracy_everyday.json",), accuracy_attempt6),
-    Section("Decoding accuracy, adapter attempt 3", ("decoding_accuracy.json",), accuracy_attempt3),
+    Section("Decoding accuracy, everyday adapter (the Decoding page's model)",
+            ("decoding_accuracy_everyday.json",), accuracy_everyday),
+    Section("Decoding accuracy, first reasoner adapter", ("decoding_accuracy.json",), accuracy_first_reasoner),
 ]
 
 

@@ -133,11 +133,11 @@ def floor(ctx: Ctx) -> Body:
 
 SECTIONS = [
     Section("Disagreement: intervention cost", ("disagreement.json",), cost),
-    Section("Disagreement: decisive sweep, adapter attempt 3 (the page's pair)",
+    Section("Disagreement: decisive sweep, first reasoner adapter (the page's pair)",
             ("disagreement_decisive.json",), decisive),
     Section("Disagreement: decisive sweep at r = 12.5%", ("disagreement_decisive_r12.json",),
             decisive_r12),
-    Section("Disagreement: decisive sweep, adapter attempt 6", ("disagreement_decisive_everyday.json",),
+    Section("Disagreement: decisive sweep, everyday adapter", ("disagreement_decisive_everyday.json",),
             decisive_everyday),
     Section("Disagreement: threshold-only sweep without the decisive condition",
             ("disagreement_accuracy.json",), plain_and_capped, also=("disagreement_threshold_only.json",)),

@@ -75,11 +75,11 @@ def accuracy(r: dict) -> str:
     by = {s["label"]: s for s in r["summary"]}
     asmc = max((s for s in r["summary"] if s["strategy"] == "asmc"), key=lambda s: s["budget"])  # largest budget
     p = {c["against"]: c["mcnemar_p"] for c in r["comparisons"] if c["label"] == asmc["label"]}
-    return _link(f"**p^alpha sampling** (adapter attempt 6, {by['Greedy']['problems']} problems): {asmc['label']} "
+    return _link(f"**p^alpha sampling** (everyday adapter, {by['Greedy']['problems']} problems): {asmc['label']} "
                  f"{pct(asmc['accuracy'])} against temperature-1 sampling {pct(by['Sampling']['accuracy'])} "
                  f"(McNemar p = {p['Sampling']:.2g}) and greedy {pct(by['Greedy']['accuracy'])} "
                  f"(p = {p['Greedy']:.2g}).",
-                 "Decoding accuracy, adapter attempt 6 (the Decoding page's model)")
+                 "Decoding accuracy, everyday adapter (the Decoding page's model)")
 
 
 @_from("disagreement_decisive.json")
@@ -90,14 +90,14 @@ def disagreement(r: dict) -> str:
     return _link(f"**Disagreement-guided intervention**: handing single tokens to the reasoning model at a realised "
                  f"{pct(g['realised_rate'])} of steps lifts the base from {pct(acc['base'], 0)} to "
                  f"{pct(g['accuracy'], 0)} (reasoning alone {pct(acc['reasoning'], 0)}; as many random takeovers "
-                 f"{pct(rnd['accuracy'], 0)}).", "Disagreement: decisive sweep, adapter attempt 3 (the page's pair)")
+                 f"{pct(rnd['accuracy'], 0)}).", "Disagreement: decisive sweep, first reasoner adapter (the page's pair)")
 
 
 @_from("data/models/smollm2-135m-arith-lora-everyday/eval.json")
 def adapters(r: dict) -> str:
     ev = r["evaluations"]
     sets = ", ".join(f"{name} {pct(ev[name]['reasoning']['exact_match'], 0)}" for name in ev)
-    return _link(f"**Arithmetic adapter** (attempt 6, greedy): {sets}; the base model "
+    return _link(f"**Arithmetic adapter** (everyday, greedy): {sets}; the base model "
                  f"{pct(min(e['base']['exact_match'] for e in ev.values()), 0)}–"
                  f"{pct(max(e['base']['exact_match'] for e in ev.values()), 0)}.", "Arithmetic reasoning adapters")
 
