@@ -92,10 +92,13 @@ def genealogy(result: DecodeResult, round_index: int = -1) -> go.Figure:
                              hovertemplate="token %{x}, particle %{y}<extra>click: its text and weights</extra>"))
     for t in p.resampled.nonzero()[0]:  # resampling after token t+1 rewires the segments from x=t to x=t+1
         fig.add_vline(x=int(t) + 0.5, line_color="rgba(200,80,60,0.35)", line_width=1)
+    events, lineages = p.resampling_events, int(p.lineages[-1])
+    # particles are whole numbers: ticks on them only (Plotly's own put ticks at 0.5, 1.5 for a few particles)
     return fig.update_layout(height=360, margin=dict(t=30, b=10), xaxis_title="generated token",
-                             yaxis_title="particle", legend_title_text="", clickmode="event+select",
-                             title=f"N={p.n}: {p.resampling_events} resampling events (red), "
-                                   f"{int(p.lineages[-1])} first-token lineage(s) survive")
+                             yaxis=dict(title="particle", tickmode="linear", tick0=0, dtick=max(1, -(-n // 16))),
+                             legend_title_text="", clickmode="event+select",
+                             title=f"N={p.n}: {events} resampling event{'' if events == 1 else 's'} (red), "
+                                   f"{lineages} first-token lineage{' survives' if lineages == 1 else 's survive'}")
 
 
 def mh_acceptance(result: DecodeResult) -> go.Figure:
