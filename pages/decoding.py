@@ -53,6 +53,7 @@ with st.container(border=True):
     source = st.radio("Input", ["Arithmetic problem", "Own prompt", "Upload JSONL"], horizontal=True,
                       key="dec-source", persist_state="session")
     problems = None
+    problem_name = "own prompt"  # how the results table names the problem
     expected = None  # a free prompt's expected answer, when the user gives one
     illustrated = False  # the first view's problem of the stored benchmark, on its model: labelled as such
     if source == "Own prompt":
@@ -80,6 +81,7 @@ with st.container(border=True):
         pick = st.selectbox("Problem", range(len(problems)), key="dec-upload-pick", persist_state="session",
                             format_func=lambda i: f"{i}: {problems[i].question[:80]}")
         task = problems[pick]
+        problem_name = task.id
     else:
         c1, c2, c3 = st.columns([2, 1, 1])
         # opens on the first view's problem (backend/decoding/first_view.py), chosen from the stored benchmark
@@ -100,6 +102,7 @@ with st.container(border=True):
                                 persist_state="session")
         illustrated = FIRST_VIEW.shows(handle.id, family, difficulty, int(index))
         task = problem_set(family, int(index) + 1, difficulty)[-1]
+        problem_name = f"{family}, {difficulty} step{'s' * (difficulty > 1)}, #{int(index)}"  # as picked above
     if not isinstance(task, str):
         st.markdown(f"**{literal(task.question)}** (answer: {task.answer})")
     reasoner = arithmetic_reasoner()
@@ -268,7 +271,7 @@ def side_by_side() -> None:
                 with st.container(height=200):
                     st.text(r.output or "(empty)")
         st.plotly_chart(figs.side_by_side(results, label_of), width="stretch", key="dec-side")
-        table = figs.results_table(results, label_of)
+        table = figs.results_table(results, label_of, problem_name)
         st.dataframe(table, hide_index=True, width="stretch")
         table_downloads(table, "decoding-runs", key="dec-runs-export")
         lazy_tabs({"ESS over time": lambda: ess_view(results), "Genealogy": lambda: genealogy_view(results),

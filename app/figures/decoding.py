@@ -21,12 +21,16 @@ def _empty(text: str, height: int = 280) -> go.Figure:
     return fig.update_layout(height=height, xaxis_visible=False, yaxis_visible=False)
 
 
-def results_table(results: list[DecodeResult], labels: dict[str, str] | None = None) -> pd.DataFrame:
-    """One row per run: output, correctness, latency, tokens and the particle / MH diagnostics."""
+def results_table(results: list[DecodeResult], labels: dict[str, str] | None = None,
+                  problem: str | None = None) -> pd.DataFrame:
+    """One row per run: output, correctness, latency, tokens and the particle / MH diagnostics. `problem`: the
+    problem as the page names it, in place of its id (a shipped set's problems carry the id of an upload's line)."""
     rows = []
     for r in results:
         row = r.summary()
         row["strategy"] = (labels or {}).get(r.strategy, r.strategy)
+        if problem is not None:
+            row = {"problem" if k == "problem_id" else k: problem if k == "problem_id" else v for k, v in row.items()}
         rows.append(row)
     return pd.DataFrame(rows)
 
