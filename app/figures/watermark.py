@@ -84,6 +84,14 @@ def token_strip(pieces) -> go.Figure:
                              xaxis_title="scored token", title="Per-token evidence · click a token")
 
 
+def text_pieces(pieces) -> list[dict]:
+    """The highlighted text as data for the clickable text (app/ui/watermark_text.py): each piece's text (set as
+    text by the browser, never parsed as markup), its shade, its hover and, for a scored piece, its position in
+    `pieces`, what a click on it selects (None: plain text between scored pieces)."""
+    return [{"text": text, "colour": MARK_COLOURS[mark] if mark else "", "title": title if mark else "",
+             "pick": i if mark else None} for i, (text, mark, title) in enumerate(pieces)]
+
+
 def highlighted(pieces) -> str:
     """HTML: the detected text, each scored piece (sentence or token) shaded by its mark: green strong,
     pale one bit, red none, grey unscored. The text is user data: no tag, no markdown, no blank line that
