@@ -6,6 +6,7 @@ import streamlit as st
 
 from app.figures import decoding as figs
 from app.figures import decoding_rc as rc_figs
+from app.ui.decoding_batch import partial_view, streamed_batch
 from app.ui.decoding_compare import STATE as COMPARISON, Comparison, compare, result_column
 from app.ui.decoding_particle import particle_drilldown
 from app.ui.downloads import table_downloads
@@ -13,7 +14,6 @@ from app.session import choose_model, opened_on_recommendation
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import checkbox_for, number_for, select_for, slider_for
-from app.ui.run import run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.convexbench import convexbench_tab
 from app.ui.inspect_link import inspect_button
@@ -294,13 +294,16 @@ def batch() -> None:
         batch_problems = problems or problem_set(
             batch_family, int(count), difficulty=None if batch_difficulty == "mixed" else batch_difficulty)
         settings = guarded(lambda: settings_for([config_for(name) for name in picked], budgets))
-        done = None if settings is None else run_with_progress(
-            "Batch", lambda p: run_batch(handle, batch_problems, settings, p))
+        st.session_state.pop("dec-batch", None)  # a new batch: its table grows below, the previous one goes
+        done = None if settings is None else streamed_batch(handle.id, lambda p, on_problem: run_batch(
+            handle, batch_problems, settings, p, on_problem=on_problem))
         if done is not None:
             st.session_state["dec-batch"] = (handle.id, done.value)
     batch = st.session_state.get("dec-batch")
+    stopped = partial_view(handle.id)  # a batch stopped part-way: its rows so far, marked as partial
     if batch is None or batch[0] != handle.id:
-        stored_view()
+        if not stopped:
+            stored_view()
     else:
         if batch[1].skipped:  # the context rule for batches: skipped, counted and said
             st.warning(literal(skipped_line(batch[1].skipped)))
