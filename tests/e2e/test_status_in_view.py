@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import PAGE_TIMEOUT_S, open_tab, wait_until_idle
+from tests.e2e.conftest import PAGE_TIMEOUT_S, start_long_batch
 
 
 def _inside(box: dict, width: int, height: int) -> bool:
@@ -13,20 +13,7 @@ def _inside(box: dict, width: int, height: int) -> bool:
 
 @pytest.mark.parametrize("width, height", [(1400, 1000), (1280, 720)])
 def test_stop_is_in_the_viewport_right_after_the_click(app_url, browser, width, height):
-    page = browser.new_page(viewport={"width": width, "height": height})
-    page.goto(f"{app_url}/decoding")
-    wait_until_idle(page)
-    page.get_by_text("Parameters and budgets").click()
-    tokens = page.get_by_role("spinbutton", name="Max new tokens")
-    tokens.fill("4")  # the tiny test models' context holds the problems with a few new tokens
-    tokens.press("Enter")
-    wait_until_idle(page)
-    open_tab(page, "Batch & budgets")
-    problems = page.get_by_role("spinbutton", name="Problems")
-    problems.fill("200")  # long enough on the tiny model to be seen running
-    problems.press("Enter")
-    wait_until_idle(page)
-    page.get_by_role("button", name="Run batch").click()
+    page = start_long_batch(app_url, browser, width, height)
     stop = page.get_by_role("button", name="Stop")
     stop.wait_for(state="visible", timeout=60_000)
     # where the user is: no scrolling after the click (bounding boxes are in the window's coordinates)
