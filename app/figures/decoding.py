@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from app.figures.axes import log_axis
 from backend.decoding import AggregateRow, BatchResult, DecodeResult
 from backend.significance import wilson_interval
 
@@ -217,6 +218,7 @@ def accuracy_curves(frame: pd.DataFrame, y: str = "accuracy") -> go.Figure:
                   hover_data=["label", "budget", "p95_latency_s", *(["95% CI"] if bars else [])], log_x=True,
                   labels={"mean_tokens": "generated tokens per problem (log)", y: y.replace("_", " ")}, **bars)
     fig.update_layout(height=340, margin=dict(t=30, b=10), legend_title_text="")
+    fig.update_xaxes(log_axis(frame["mean_tokens"]))
     return fig.update_layout(yaxis_range=[0, 1.05]) if y.startswith("accuracy") else fig
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from app.figures.axes import log_axis
 from app.ui.text import plot_label
 
 LEVEL_COLOURS = {"model": "#4a7ab5", "user": "#d08a2e", "": "#bbbbbb", "total": "#5a9a5a", "tokens": "#5a9a5a"}
@@ -139,8 +140,8 @@ def latency_chart(rows: list[dict]) -> go.Figure:
     fig = go.Figure()
     for column, name in (("hierarchical_ms", "hierarchical"), ("flat_ms", "flat scan")):
         fig.add_trace(go.Scatter(x=frame["users"], y=frame[column], mode="lines+markers", name=name))
-    fig.update_xaxes(type="log", title="registered users")
-    fig.update_yaxes(type="log", title="retrieval time (ms)")
+    fig.update_xaxes(log_axis(frame["users"], title="registered users"))
+    fig.update_yaxes(log_axis(frame["hierarchical_ms"], frame["flat_ms"], title="retrieval time (ms)"))
     return fig.update_layout(height=320, margin=dict(t=40, b=10), title="Identity retrieval latency")
 
 

@@ -62,3 +62,9 @@ def test_genealogy_ticks_whole_particles_and_counts_events_in_words():
     assert "1 first-token lineage survives" in fig.layout.title.text
     assert "2 resampling events" in _genealogy(2, [False, True, True]).layout.title.text
     assert _genealogy(64, [False, True]).layout.yaxis.dtick == 4  # 16 ticks at most
+
+
+def test_the_token_axis_of_accuracy_curves_labels_whole_values():
+    from tests.app.test_figure_axes import whole_labels
+
+    assert whole_labels(accuracy_curves(_summary()).layout.xaxis)
