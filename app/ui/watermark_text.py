@@ -36,7 +36,8 @@ _CSS = """
 .wm-piece:hover { outline: 1px solid #666; }
 .wm-picked { outline: 2px solid #222; }
 """
-_TEXT = st.components.v2.component("wm_clickable_text", js=_JS, css=_CSS)
+# in the page's own DOM, not a shadow root: the text is the page's text (find in page, the page's innerText)
+_TEXT = st.components.v2.component("wm_clickable_text", js=_JS, css=_CSS, isolate_styles=False)
 
 
 def chosen_piece(value, pieces) -> int | None:

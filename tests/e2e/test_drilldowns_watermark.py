@@ -44,7 +44,7 @@ def test_a_click_on_a_sentence_of_the_text_opens_its_evidence(app_url, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 2400})
     page.goto(f"{app_url}/watermark")
     wait_until_idle(page)
-    pieces = page.locator(".wm-piece")  # the scored pieces, inside the component's shadow root
+    pieces = page.locator(".wm-piece")  # the scored pieces of the text
     pieces.first.wait_for(state="visible", timeout=60_000)
     second = pieces.nth(1) if pieces.count() > 1 else pieces.first
     number = 2 if pieces.count() > 1 else 1
