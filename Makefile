@@ -27,6 +27,9 @@ test-seconds: prepare
 	DASH_RECORD_TEST_SECONDS=1 HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup tests
 
 # Screenshots for the README: the browser tests on the embedded default model (every page's first view, and
-# Inspect with a head's drill-down open); each first view's headings are recorded beside its picture.
+# Inspect with a head's drill-down open); each first view's headings are recorded beside its picture. On a fresh
+# store at a relative path, as a new user's (the reference first views only; no machine's absolute path on Home).
+SCREENSHOT_STORE = data/screenshots.duckdb
 screenshots: prepare
-	DASH_SCREENSHOT_DIR=assets/screenshots DASH_E2E_REAL_MODEL=1 HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q tests/e2e/test_browser.py tests/e2e/test_inspect.py
+	rm -rf $(SCREENSHOT_STORE) $(SCREENSHOT_STORE).wal $(SCREENSHOT_STORE).wanted $(SCREENSHOT_STORE).locks
+	DASH_STORE=$(SCREENSHOT_STORE) DASH_SCREENSHOT_DIR=assets/screenshots DASH_E2E_REAL_MODEL=1 HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q tests/e2e/test_browser.py tests/e2e/test_inspect.py

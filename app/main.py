@@ -20,7 +20,7 @@ if _FIRST_RUN:
 from app.session import open_page_on  # noqa: E402
 from app.ui.guarded import guarded  # noqa: E402
 from app.ui.model_picker import model_picker  # noqa: E402
-from app.ui.run import unclaimed_stop_notices  # noqa: E402
+from app.ui.run import pin_running_status, unclaimed_stop_notices  # noqa: E402
 from app.ui.scope import browser_scope  # noqa: E402
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
 from backend.features import load_all, opening_model  # noqa: E402
@@ -41,6 +41,7 @@ def _page(view, default=False):
 
 
 sections = {"": [_page(HOME, default=True)], "Views": [_page(v) for v in FEATURES], "Tools": [_page(v) for v in TOOLS]}
+pin_running_status()
 navigation = st.navigation({name: pages for name, pages in sections.items() if pages})
 browser_scope()  # runs recorded during this script run belong to this browser session
 # A feature may declare the model its page opens on (MT heads: the embedded model that translates; Decoding: the

@@ -6,13 +6,14 @@ import streamlit as st
 
 from app.figures import decoding as figs
 from app.figures import decoding_rc as rc_figs
+from app.ui.decoding_batch import partial_view, streamed_batch
+from app.ui.decoding_compare import STATE as COMPARISON, Comparison, compare, result_column
 from app.ui.decoding_particle import particle_drilldown
 from app.ui.downloads import table_downloads
 from app.session import choose_model, opened_on_recommendation
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import checkbox_for, number_for, select_for, slider_for
-from app.ui.run import NEVER_ASK, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.convexbench import convexbench_tab
 from app.ui.inspect_link import inspect_button
@@ -53,6 +54,7 @@ with st.container(border=True):
     source = st.radio("Input", ["Arithmetic problem", "Own prompt", "Upload JSONL"], horizontal=True,
                       key="dec-source", persist_state="session")
     problems = None
+    problem_name = "own prompt"  # how the results table names the problem
     expected = None  # a free prompt's expected answer, when the user gives one
     illustrated = False  # the first view's problem of the stored benchmark, on its model: labelled as such
     if source == "Own prompt":
@@ -80,6 +82,7 @@ with st.container(border=True):
         pick = st.selectbox("Problem", range(len(problems)), key="dec-upload-pick", persist_state="session",
                             format_func=lambda i: f"{i}: {problems[i].question[:80]}")
         task = problems[pick]
+        problem_name = task.id
     else:
         c1, c2, c3 = st.columns([2, 1, 1])
         # opens on the first view's problem (backend/decoding/first_view.py), chosen from the stored benchmark
@@ -100,6 +103,7 @@ with st.container(border=True):
                                 persist_state="session")
         illustrated = FIRST_VIEW.shows(handle.id, family, difficulty, int(index))
         task = problem_set(family, int(index) + 1, difficulty)[-1]
+        problem_name = f"{family}, {difficulty} step{'s' * (difficulty > 1)}, #{int(index)}"  # as picked above
     if not isinstance(task, str):
         st.markdown(f"**{literal(task.question)}** (answer: {task.answer})")
     reasoner = arithmetic_reasoner()
@@ -241,43 +245,34 @@ def illustration() -> None:
 def side_by_side() -> None:
     own_expected = None if expected is None else int(expected)
     clicked = st.button("Run selected strategies", type="primary", key="dec-run")
-    state = st.session_state.get("dec-results")
-    if clicked or state is None or state[0] != handle.id:
-        results = []
-        for name in picked:
-            done = run_with_progress(label_of[name], lambda p, name=name: run_one(handle, task, config_for(name), p,
-                                                                                 expected=own_expected),
-                                     ask_over_s=NEVER_ASK)
-            if done is not None:
-                results.append(done.value)
-        st.session_state["dec-results"] = state = (handle.id, results)
-    results = state[1]
     if illustrated:
         illustration()
+    shown = st.session_state.get(COMPARISON)
+    streamed = clicked or not isinstance(shown, Comparison) or shown.model_id != handle.id
+    comparison = compare(handle.id, picked, lambda name, p: run_one(handle, task, config_for(name), p,
+                                                                    expected=own_expected), label_of, clicked)
+    results = list(comparison.results)
+    if not comparison.complete:  # stopped part-way: what finished, said to be partial
+        st.warning(comparison.partial_line(label_of), icon=":material/stop_circle:")
     if not results:
         st.info("Pick at least one strategy and press Run.")
-    else:
-        prompt_now = task if isinstance(task, str) else format_prompt(task)
-        inspect_button(prompt_now, key="dec-inspect")  # opens the Inspect page on this prompt
-        if results[0].prompt != prompt_now:
-            st.warning("These results are for an earlier input; press Run for the current one.")
+        return
+    if not streamed:  # computed now, each column was drawn as its strategy finished
         for column, r in zip(st.columns(len(results)), results):
             with column:
-                verdict = {True: ":green[correct]", False: ":red[wrong]", None: ":gray[no checker]"}[r.correct]
-                st.markdown(f"**{label_of.get(r.strategy, r.strategy)}** · {verdict}")
-                st.metric("Answer", "-" if r.answer is None else r.answer)
-                st.caption(f"{r.wall_seconds:.2f} s · {r.tokens_generated} tokens · "
-                           f"{r.forward_passes} forward passes")
-                with st.container(height=200):
-                    st.text(r.output or "(empty)")
-        st.plotly_chart(figs.side_by_side(results, label_of), width="stretch", key="dec-side")
-        table = figs.results_table(results, label_of)
-        st.dataframe(table, hide_index=True, width="stretch")
-        table_downloads(table, "decoding-runs", key="dec-runs-export")
-        lazy_tabs({"ESS over time": lambda: ess_view(results), "Genealogy": lambda: genealogy_view(results),
-                   "MH acceptance": lambda: mh_view(results), "Candidates": lambda: candidates_view(results),
-                   "RC cycles": lambda: rc_view(results)},
-                  key="dec-detail-tab")
+                result_column(r, label_of.get(r.strategy, r.strategy))
+    prompt_now = task if isinstance(task, str) else format_prompt(task)
+    inspect_button(prompt_now, key="dec-inspect")  # opens the Inspect page on this prompt
+    if results[0].prompt != prompt_now:
+        st.warning("These results are for an earlier input; press Run for the current one.")
+    st.plotly_chart(figs.side_by_side(results, label_of), width="stretch", key="dec-side")
+    table = figs.results_table(results, label_of, problem_name)
+    st.dataframe(table, hide_index=True, width="stretch")
+    table_downloads(table, "decoding-runs", key="dec-runs-export")
+    lazy_tabs({"ESS over time": lambda: ess_view(results), "Genealogy": lambda: genealogy_view(results),
+               "MH acceptance": lambda: mh_view(results), "Candidates": lambda: candidates_view(results),
+               "RC cycles": lambda: rc_view(results)},
+              key="dec-detail-tab")
 
 
 # ---------------------------------------------------------------- batch (behind a button)
@@ -302,13 +297,16 @@ def batch() -> None:
         batch_problems = problems or problem_set(
             batch_family, int(count), difficulty=None if batch_difficulty == "mixed" else batch_difficulty)
         settings = guarded(lambda: settings_for([config_for(name) for name in picked], budgets))
-        done = None if settings is None else run_with_progress(
-            "Batch", lambda p: run_batch(handle, batch_problems, settings, p))
+        st.session_state.pop("dec-batch", None)  # a new batch: its table grows below, the previous one goes
+        done = None if settings is None else streamed_batch(handle.id, lambda p, on_problem: run_batch(
+            handle, batch_problems, settings, p, on_problem=on_problem))
         if done is not None:
             st.session_state["dec-batch"] = (handle.id, done.value)
     batch = st.session_state.get("dec-batch")
+    stopped = partial_view(handle.id)  # a batch stopped part-way: its rows so far, marked as partial
     if batch is None or batch[0] != handle.id:
-        stored_view()
+        if not stopped:
+            stored_view()
     else:
         if batch[1].skipped:  # the context rule for batches: skipped, counted and said
             st.warning(literal(skipped_line(batch[1].skipped)))

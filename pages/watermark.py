@@ -8,7 +8,9 @@ from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.numbers import readable
-from app.ui.watermark_sentence import candidates_view, sentence_drilldown, sentence_table, token_drilldown
+from app.ui.watermark_sentence import (GENERATED, candidates_view, piece_clicked, sentence_drilldown, sentence_table,
+                                      token_drilldown)
+from app.ui.watermark_text import clickable_text
 from app.ui.params import config_inputs, number_for, select_for
 from app.ui.run import duration, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
@@ -81,6 +83,9 @@ SCORE_HELP = ("Each method's own statistic, for ranking texts (ROC curves), neve
               "green tokens or g-values. The verdict is taken on the corrected p.")
 
 
+VERDICT_ROW_PX = 96  # four lines of a wrapped cell
+
+
 def verdicts_view(text: str, prompt: str, address: int, handle, configs: dict | None = None):
     """Every method that can judge the text, in one table (backend.watermark.verdicts)."""
     # kept for this text, model, settings and registry: a rerun (any widget) does not judge the same text again
@@ -103,10 +108,14 @@ def verdicts_view(text: str, prompt: str, address: int, handle, configs: dict | 
                            "scored": "" if r.scored is None else f"{r.scored:,} {r.scored_unit}",
                            "identity": r.identity} for r in table.rows])
     if table.rows:  # p as 9.3e-10 / < 1e-300 (a float column printed 1e-39 as a row of zeros); exports keep it
-        st.dataframe(readable(frame), hide_index=True, width="stretch", key="wm-verdicts", column_config={
-            "score": st.column_config.NumberColumn(help=SCORE_HELP),
-            "p (corrected)": st.column_config.TextColumn(help="The p-value the verdict is taken on, corrected for "
-                                                              "the keys compared (see 'corrected over').")})
+        # rows tall enough to wrap (Streamlit wraps a cell's text past 4 rem): "what it means" was cut to one line
+        st.dataframe(readable(frame), hide_index=True, width="stretch", key="wm-verdicts", row_height=VERDICT_ROW_PX,
+                     column_config={
+                         "what it means": st.column_config.TextColumn(width="large"),
+                         "score": st.column_config.NumberColumn(help=SCORE_HELP),
+                         "p (corrected)": st.column_config.TextColumn(help="The p-value the verdict is taken on, "
+                                                                           "corrected for the keys compared (see "
+                                                                           "'corrected over').")})
     if table.skipped:
         st.caption("Not in the table: " + "; ".join(f"{s.label}: {s.reason}" for s in table.skipped))
     return table
@@ -178,11 +187,10 @@ def detect_tab() -> None:
                 columns[-1].metric("keys scored", f"{found.keys_evaluated:,}", f"{found.seconds * 1000:.0f} ms",
                                    delta_color="off")
             st.plotly_chart(figs.level_evidence(found), width="stretch", key="wm-levels")
-            st.markdown(figs.highlighted(found.pieces), unsafe_allow_html=True)
-            if not method.identifies_users and found.pieces:  # token-level methods: each token opens on a click
-                clicked_token = st.plotly_chart(figs.token_strip(found.pieces), width="stretch", key="wm-tokens",
-                                                on_select="rerun", selection_mode="points")
-                token_drilldown(found.pieces, clicked_token)
+            # every scored piece of the text opens on a click: a token (token-level methods) or a sentence (IPMark)
+            clickable_text(found.pieces, f"wm-text-{method.name}", piece_clicked(found.pieces, method.identifies_users))
+            if not method.identifies_users and found.pieces:
+                token_drilldown(found)
             if method.identifies_users:  # sentences carry the model or the user key: show which, and their bits
                 st.caption(("Green: both bits 1 · pale green: one bit · red: none · grey: too short to carry bits. "
                             if found.flagged else "Not flagged: no sentence is coloured as evidence (the bits under "
@@ -192,7 +200,8 @@ def detect_tab() -> None:
                            "over that model's users only, so more users never weaken a model verdict.")
                 clicked = st.plotly_chart(figs.sentence_contributions(found.units), width="stretch",
                                           key="wm-sentences", on_select="rerun", selection_mode="points")
-                sentence_drilldown(found.units, clicked)
+                sentence_drilldown(found.units, clicked, getattr(settings.get(method.name), "n_bits",
+                                                                 IPMarkConfig().n_bits), text)
             if found.units:
                 table = sentence_table(found.units)
                 st.dataframe(table, hide_index=True, width="stretch")
@@ -286,6 +295,7 @@ def generate_tab() -> None:
                     if meth != BASELINE:  # the Detect tab opens on this text, its method and its key
                         with column:
                             candidates_view(done.value)
+                        st.session_state[GENERATED] = done.value  # the Detect tab's sentences show their candidates
                         st.session_state.update({"wm-text": done.value.text, "wm-source": "Paste",
                                                  "wm-detect-method": meth})
                         if chosen.needs_identity_to_detect:

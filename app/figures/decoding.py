@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from app.figures.axes import log_axis
 from backend.decoding import AggregateRow, BatchResult, DecodeResult
 from backend.significance import wilson_interval
 
@@ -21,12 +22,16 @@ def _empty(text: str, height: int = 280) -> go.Figure:
     return fig.update_layout(height=height, xaxis_visible=False, yaxis_visible=False)
 
 
-def results_table(results: list[DecodeResult], labels: dict[str, str] | None = None) -> pd.DataFrame:
-    """One row per run: output, correctness, latency, tokens and the particle / MH diagnostics."""
+def results_table(results: list[DecodeResult], labels: dict[str, str] | None = None,
+                  problem: str | None = None) -> pd.DataFrame:
+    """One row per run: output, correctness, latency, tokens and the particle / MH diagnostics. `problem`: the
+    problem as the page names it, in place of its id (a shipped set's problems carry the id of an upload's line)."""
     rows = []
     for r in results:
         row = r.summary()
         row["strategy"] = (labels or {}).get(r.strategy, r.strategy)
+        if problem is not None:
+            row = {"problem" if k == "problem_id" else k: problem if k == "problem_id" else v for k, v in row.items()}
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -92,10 +97,13 @@ def genealogy(result: DecodeResult, round_index: int = -1) -> go.Figure:
                              hovertemplate="token %{x}, particle %{y}<extra>click: its text and weights</extra>"))
     for t in p.resampled.nonzero()[0]:  # resampling after token t+1 rewires the segments from x=t to x=t+1
         fig.add_vline(x=int(t) + 0.5, line_color="rgba(200,80,60,0.35)", line_width=1)
+    events, lineages = p.resampling_events, int(p.lineages[-1])
+    # particles are whole numbers: ticks on them only (Plotly's own put ticks at 0.5, 1.5 for a few particles)
     return fig.update_layout(height=360, margin=dict(t=30, b=10), xaxis_title="generated token",
-                             yaxis_title="particle", legend_title_text="", clickmode="event+select",
-                             title=f"N={p.n}: {p.resampling_events} resampling events (red), "
-                                   f"{int(p.lineages[-1])} first-token lineage(s) survive")
+                             yaxis=dict(title="particle", tickmode="linear", tick0=0, dtick=max(1, -(-n // 16))),
+                             legend_title_text="", clickmode="event+select",
+                             title=f"N={p.n}: {events} resampling event{'' if events == 1 else 's'} (red), "
+                                   f"{lineages} first-token lineage{' survives' if lineages == 1 else 's survive'}")
 
 
 def mh_acceptance(result: DecodeResult) -> go.Figure:
@@ -210,6 +218,7 @@ def accuracy_curves(frame: pd.DataFrame, y: str = "accuracy") -> go.Figure:
                   hover_data=["label", "budget", "p95_latency_s", *(["95% CI"] if bars else [])], log_x=True,
                   labels={"mean_tokens": "generated tokens per problem (log)", y: y.replace("_", " ")}, **bars)
     fig.update_layout(height=340, margin=dict(t=30, b=10), legend_title_text="")
+    fig.update_xaxes(log_axis(frame["mean_tokens"]))
     return fig.update_layout(yaxis_range=[0, 1.05]) if y.startswith("accuracy") else fig
 
 

@@ -61,6 +61,9 @@ def distributions_figure(result, base_name: str, reasoning_name: str) -> go.Figu
             "#2ca02c" if t.id == result.token_id else colour for t in top][::-1], showlegend=False,
             hovertemplate="%{y}: p = %{x:.4f}<extra></extra>", row=1, col=col)
         fig.update_xaxes(title_text="probability", range=[0, 1], row=1, col=col)
+    # each title starts from its outer edge: centred on its panel, a long model name ran off the right edge
+    fig.layout.annotations[0].update(x=0, xanchor="left")
+    fig.layout.annotations[1].update(x=1, xanchor="right")
     return fig.update_layout(height=60 + 28 * max(len(result.base_top), 1), margin=dict(t=50, b=10),
                              title=dict(text=f"Position {result.position}: the rollout wrote "
                                              f"{_display(result.token)} (green)", y=0.99))

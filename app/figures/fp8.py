@@ -5,6 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from app.figures.axes import log_axis
 from app.ui.text import plot_label
 
 HEATMAP_VIEWS = {
@@ -51,15 +52,18 @@ def head_histogram(head) -> go.Figure:
     lines = [(head.bound, "bound", "#d62728", "dash"), (head.layer_bound, "layer bound", "#ff7f0e", "dot")]
     if head.n_logits:
         lines.append((head.observed_max, "observed max |S|", "#2ca02c", "solid"))
-    for value, label, colour, dash in lines:
-        for sign in (-1, 1):
-            fig.add_vline(x=sign * value, line_color=colour, line_dash=dash,
-                          annotation_text=f"{label} {value:.3g}" if sign > 0 else None,
-                          annotation_position="top left" if label == "observed max |S|" else "top right")
+    for row, (value, label, colour, dash) in enumerate(lines):
+        for sign in (-1, 1):  # no label of its own: add_vline draws a placeholder for a None text
+            fig.add_vline(x=sign * value, line_color=colour, line_dash=dash)
+        # one row per label, ending at its line: the layer bound sits at the axis's edge (a label to its right was
+        # cut off) and the three values can be close (labels at one height overlapped)
+        fig.add_annotation(x=value, xref="x", y=1 - 0.09 * row, yref="y domain", xanchor="right", yanchor="top",
+                           text=f"{label} {value:.3g}", font_color=colour, showarrow=False,
+                           bgcolor="rgba(255,255,255,0.8)")
     utilisation = f" · utilisation {100 * head.utilisation:.2f} %" if head.n_logits else " · no sample texts"
     fig.update_layout(title=f"Layer {head.layer}, head {head.head} (kv {head.kv_head}): {head.n_logits} observed "
                             f"logits{utilisation} · {plot_label(head.model)}",
-                      xaxis_title="S_ij (logits)", yaxis_title="count", yaxis_type="log", showlegend=False,
+                      xaxis_title="S_ij (logits)", yaxis_title="count", yaxis=log_axis(head.counts), showlegend=False,
                       bargap=0, height=380, xaxis_range=[-1.05 * head.layer_bound, 1.05 * head.layer_bound])
     return fig
 
@@ -83,7 +87,9 @@ def layer_bounds_figure(result) -> go.Figure:
     # by hand: add_hline's own label is placed at y in log space on a log axis, i.e. off the chart
     fig.add_annotation(text=f"{result.fp8_format} max {result.fp8_max:g}", x=0, xref="x domain",
                        y=float(np.log10(result.fp8_max)), yref="y", xanchor="left", yanchor="bottom", showarrow=False)
-    fig.update_yaxes(type="log", title_text="|S_ij| (logits)", row=1, col=1)
+    fig.update_yaxes(log_axis(result.bound_rank_aware.max(axis=1), result.bound_rotation_safe.max(axis=1),
+                              result.fp8_max, result.observed_layer if observed else ()),
+                     title_text="|S_ij| (logits)", row=1, col=1)
     if observed:
         fig.add_scatter(x=layers, y=result.observed_layer, name="observed max |S|", mode="lines+markers",
                         customdata=layers, row=1, col=1)
@@ -106,7 +112,8 @@ def transient_figure(sim) -> go.Figure:
     fig.add_bar(x=steps, y=sim.overflow_delayed, name="overflows (delayed)", row=2, col=1)
     fig.add_bar(x=steps, y=sim.overflow_geometry, name="overflows (geometry-aware)", row=2, col=1)
     fig.add_vline(x=sim.spike_step, line_dash="dot", annotation_text=f"spike x{sim.spike_factor:g}")
-    fig.update_yaxes(type="log", title_text="|S| (logits)", row=1, col=1)
+    fig.update_yaxes(log_axis(sim.amax, sim.limit_delayed, sim.limit_geometry), title_text="|S| (logits)", row=1,
+                     col=1)
     fig.update_yaxes(title_text="overflows", row=2, col=1)
     fig.update_xaxes(title_text="training step", row=2, col=1)
     fig.update_layout(title=f"Spike transient, layer {sim.layer} ({sim.fp8_format}, history {sim.history_len})"

@@ -28,7 +28,7 @@ def vocab_effects(detail) -> go.Figure:
     coloured by the side of the data set they occur in."""
     items = list(reversed(detail.suppressed)) + list(reversed(detail.promoted))
     labels = [f"{plot_label(repr(e.token))} #{e.id}" for e in items]
-    fig = go.Figure(go.Bar(x=[e.logit for e in items], y=labels, orientation="h",
+    fig = go.Figure(go.Bar(x=[e.logit for e in items], y=labels, orientation="h", showlegend=False,  # legend: below
                            marker_color=[LANGUAGE_COLOURS[e.language] for e in items],
                            customdata=[e.language or "neither" for e in items],
                            hovertemplate="%{y}<br>direct effect %{x:.3f} logits<br>in %{customdata} "

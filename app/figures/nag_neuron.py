@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from app.figures.axes import log_axis
 from app.ui.text import literal_html, plot_label
 
 
@@ -11,7 +12,7 @@ def activation_histogram(detail) -> go.Figure:
     centres = (detail.hist_edges[:-1] + detail.hist_edges[1:]) / 2
     fig = go.Figure(go.Bar(x=centres, y=detail.hist_counts, width=np.diff(detail.hist_edges), marker_color="#6a4c93",
                            hovertemplate="activation ≈ %{x:.3f}<br>%{y} tokens<extra></extra>"))
-    return fig.update_layout(height=260, margin=dict(t=40, b=10), yaxis_type="log",
+    return fig.update_layout(height=260, margin=dict(t=40, b=10), yaxis=log_axis(detail.hist_counts),
                              title=f"Activation over {detail.scanned_tokens:,} tokens of {detail.scanned_docs} pool "
                                    "documents", xaxis_title="up-projection output", yaxis_title="tokens (log)")
 

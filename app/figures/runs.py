@@ -6,6 +6,8 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from app.figures.axes import log_axis
+
 
 def _empty(height: int) -> go.Figure:
     fig = go.Figure()
@@ -37,7 +39,7 @@ def runs_timeline(runs: pd.DataFrame) -> go.Figure:
                            "<br>run %{customdata[1]}, %{customdata[2]}<br>model %{customdata[3]}<extra></extra>")))
     return fig.update_layout(height=320, margin=dict(t=30, b=10), legend_title_text="",
                              xaxis_title="requested at (open circles: served from the store)",
-                             yaxis=dict(type="log", title="compute time (s, log)"))
+                             yaxis=log_axis(runs["seconds"], title="compute time (s, log)"))
 
 
 def runs_per_feature(runs: pd.DataFrame) -> go.Figure:

@@ -2,13 +2,12 @@
 latency. Pure functions of backend results (no Streamlit)."""
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from app.ui.text import literal_html, plot_label
+from app.figures.axes import log_axis
+from app.ui.text import plot_label
 
 LEVEL_COLOURS = {"model": "#4a7ab5", "user": "#d08a2e", "": "#bbbbbb", "total": "#5a9a5a", "tokens": "#5a9a5a"}
 MARK_COLOURS = {"strong": "#9fd79f", "weak": "#d7ecb0", "miss": "#f3b3a6", "unscored": "#e6e6e6",
@@ -68,34 +67,12 @@ MARK_WORDS = {"strong": "evidence (green / most keys' g-value 1)", "weak": "some
               "unscored": "not scored (context too short, or a repeat)", "neutral": "scored; the text is not flagged"}
 
 
-def token_strip(pieces) -> go.Figure:
-    """One cell per scored piece of a token-level method (KGW, transformers' KGW, SynthID), coloured by its mark;
-    customdata[0] is the piece's position, what a click selects."""
-    scored = [(i, text, mark, tip) for i, (text, mark, tip) in enumerate(pieces) if mark]
-    if not scored:
-        return _empty("No scored tokens", height=120)
-    fig = go.Figure(go.Bar(
-        x=list(range(1, len(scored) + 1)), y=[1] * len(scored),
-        marker_color=[MARK_COLOURS[m] if m != "neutral" else "#dddddd" for _, _, m, _ in scored],
-        customdata=[[i, plot_label(text), MARK_WORDS.get(m, m), plot_label(tip)] for i, text, m, tip in scored],
-        hovertemplate="token %{x}: %{customdata[1]}<br>%{customdata[2]}<br>%{customdata[3]}<br>click for its "
-                      "details<extra></extra>"))
-    return fig.update_layout(height=140, margin=dict(t=30, b=10), bargap=0.05, yaxis_visible=False,
-                             xaxis_title="scored token", title="Per-token evidence · click a token")
-
-
-def highlighted(pieces) -> str:
-    """HTML: the detected text, each scored piece (sentence or token) shaded by its mark: green strong,
-    pale one bit, red none, grey unscored. The text is user data: no tag, no markdown, no blank line that
-    would end the HTML block and hand the rest to the markdown parser (app.ui.text.literal_html)."""
-    spans = []
-    for text, mark, title in pieces:
-        if not mark:
-            spans.append(literal_html(text))
-            continue
-        tip = f' title="{html.escape(title)}"' if title else ""
-        spans.append(f'<span{tip} style="background:{MARK_COLOURS[mark]};border-radius:3px">{literal_html(text)}</span>')
-    return '<div style="line-height:1.9;white-space:pre-wrap">' + "".join(spans) + "</div>"
+def text_pieces(pieces) -> list[dict]:
+    """The highlighted text as data for the clickable text (app/ui/watermark_text.py): each piece's text (set as
+    text by the browser, never parsed as markup), its shade, its hover and, for a scored piece, its position in
+    `pieces`, what a click on it selects (None: plain text between scored pieces)."""
+    return [{"text": text, "colour": MARK_COLOURS[mark] if mark else "", "title": title if mark else "",
+             "pick": i if mark else None} for i, (text, mark, title) in enumerate(pieces)]
 
 
 def roc_curves(result, method: str) -> go.Figure:
@@ -163,8 +140,8 @@ def latency_chart(rows: list[dict]) -> go.Figure:
     fig = go.Figure()
     for column, name in (("hierarchical_ms", "hierarchical"), ("flat_ms", "flat scan")):
         fig.add_trace(go.Scatter(x=frame["users"], y=frame[column], mode="lines+markers", name=name))
-    fig.update_xaxes(type="log", title="registered users")
-    fig.update_yaxes(type="log", title="retrieval time (ms)")
+    fig.update_xaxes(log_axis(frame["users"], title="registered users"))
+    fig.update_yaxes(log_axis(frame["hierarchical_ms"], frame["flat_ms"], title="retrieval time (ms)"))
     return fig.update_layout(height=320, margin=dict(t=40, b=10), title="Identity retrieval latency")
 
 

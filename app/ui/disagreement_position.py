@@ -48,7 +48,10 @@ def position_drilldown(pair, trace_config: TraceConfig, rollout, event: Any) -> 
         return
     r = done.value
     st.subheader(f"Position {i} of the {r.source} rollout")
-    st.caption(f"Prefix: …{literal(r.prefix[-160:])} → written: {literal(r.token)}")
+    # the whole context the models read there: the question, then what the rollout wrote before the position
+    st.caption(f"Question: {literal(trace_config.question)}")
+    st.caption(f"Written before it: {literal(r.prefix) or '(nothing: the first token)'} → written here: "
+               f"{literal(r.token)}")
     st.plotly_chart(distributions_figure(r, pair.base.display_name, pair.reasoning.display_name), width="stretch",
                     key="dis-position-fig")
     table = pd.DataFrame([{"signal": SIGNAL_LABELS.get(k, k), "nats": v} for k, v in r.signals.items()])

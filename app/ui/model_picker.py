@@ -16,7 +16,9 @@ def model_picker() -> None:
     specs = {spec.id: spec for spec in list_models()}
     current = selected_model_id()
     options = list(specs) if current in specs else [current, *specs]
-    st.sidebar.selectbox("Model", options, index=options.index(current), key=MODEL_KEY,
+    # no index: the value is the session state's (selected_model_id set it); an index beside it made Streamlit warn
+    # "model_id set via the Session State API" in the server's log
+    st.sidebar.selectbox("Model", options, key=MODEL_KEY,
                          on_change=choose_model,  # picked by hand: every page opens on it from now on
                          format_func=lambda mid: visible(specs[mid].display_name if mid in specs else mid),
                          help="Allowlisted models (data/models/registry.json and DASH_EXTRA_MODELS).")

@@ -1,13 +1,14 @@
-"""The Watermark page's sentence drill-down: a click on a bar of the per-sentence chart opens that sentence's
-evidence (its level, both keyed bits, what it counted for). The click only chooses a row of the detection on screen;
+"""The Watermark page's drill-downs: a sentence (a click on its bar or on it in the text) opens its evidence (its
+level, both keyed bits, what it counted for, its signature, the candidates it was chosen among); a token its own. The click only chooses a row of the detection on screen;
 nothing the browser sends is read as evidence."""
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from app.ui.drilldown_state import clicked_or_hint
-from app.ui.selection import remember_click
+from app.ui.drilldown_state import remember_pick
+from app.ui.guarded import guarded
+from app.ui.selection import clicked_cell, remember_click
 from app.ui.text import literal
 
 PICK = "wm-sentence-pick"
@@ -20,9 +21,32 @@ def sentence_table(units) -> pd.DataFrame:
     return frame.assign(index=frame["index"] + 1).rename(columns={"index": "sentence"})
 
 
-def sentence_drilldown(units, event) -> None:
-    chosen = clicked_or_hint(PICK, event, (len(units),), "Click a sentence's bar to open its evidence.")
-    if chosen is None:
+GENERATED = "wm-generated"  # the Generate tab's last watermarked generation: its sentences' candidates
+
+
+def generated_candidates(text: str, index: int, generation) -> tuple[str, ...]:
+    """The candidates sentence `index` of `text` was chosen among, when `text` is that generation's (detection
+    reads a normalised copy, so the sentences are matched by position in the same text, not by their wording)."""
+    if generation is None or generation.text != text or not 0 <= index < len(generation.sentences):
+        return ()
+    return generation.sentences[index].candidates
+
+
+def signature_lines(text: str, n_bits: int) -> list[str]:
+    """Its signature, as detection reads it: the semantic bits (signs of its embedding on the public hyperplanes),
+    the function-word skeleton and how close the nearest hyperplane is."""
+    from backend.watermark.signatures import sign_text
+
+    return [f"Signature: semantic {sig.semantic} (margin {sig.margin:.3f}) · skeleton “{sig.syntactic}”"
+            for sig in sign_text(text, n_bits) if sig.usable]
+
+
+def sentence_drilldown(units, event, n_bits: int, text: str) -> None:
+    """A sentence chosen on the per-sentence chart or in the text (kept under PICK): its bits, what it counted for,
+    its signature and, for a sentence generated here, the candidates it was chosen among."""
+    chosen = remember_pick(PICK, {"chart": event}, lambda e: clicked_cell(e, (len(units),)))
+    if not chosen or not 0 <= chosen[0] < len(units):
+        st.caption("Click a sentence in the text or its bar to open its evidence.")
         return
     row = units[chosen[0]]
     with st.container(border=True):
@@ -39,25 +63,69 @@ def sentence_drilldown(units, event) -> None:
                                                                "messages were already counted at this level.")
         if row.repeated:
             st.caption("Its messages repeat an earlier sentence's at this level: counted once, there.")
+        for line in guarded(lambda: signature_lines(row.text, n_bits)) or ():
+            st.caption(literal(line))
+        generation = st.session_state.get(GENERATED)
+        candidates = generated_candidates(text, row.index, generation)
+        if candidates:
+            chosen_text = generation.sentences[row.index].text
+            st.caption(f"Chosen among {len(candidates)} candidates (generated here):")
+            st.dataframe(pd.DataFrame({"chosen": [c == chosen_text for c in candidates], "candidate": list(candidates)}),
+                         hide_index=True, width="stretch")
 
 
-def token_drilldown(pieces, event) -> None:
-    """A click on the token strip opens that token: its text, its mark in words, what the method says of it (the
-    g-values over the keys, or green / not green) and the token before it, which seeds its green list."""
+def seeding_width(report) -> int:
+    """How many tokens before a token seed its green list or g-values: SynthID's n - 1, transformers' KGW its context
+    width, our KGW the one token before it."""
+    config = getattr(report, "config", None)
+    if hasattr(config, "ngram_len"):
+        return max(1, int(config.ngram_len) - 1)
+    return max(1, int(getattr(config, "context_width", 1)))
+
+
+def token_facts(found, i: int) -> list[str]:
+    """What a clicked token of a token-level detection counted for, in sentences: green-list membership and its
+    share of z (KGW), or its g-values, their share and its share of the mean (SynthID); then its seeding context."""
+    text, mark, tip = found.pieces[i]
+    tokens = getattr(found.report, "tokens", ())
+    facts = [tip] if tip else []
+    level = found.levels[0] if found.levels else None
+    if len(tokens) == len(found.pieces) and len(tokens[i]) == 2:  # KGW: (text, 1 green / 0 red / -1 not scored)
+        green = int(tokens[i][1])
+        facts.append({1: "In the green list seeded by its context.", 0: "Not in its green list (red).",
+                      -1: "Not scored (its context was too short, or it repeats a scored context)."}[green])
+        if green >= 0 and level is not None and level.n_sentences and level.variance > 0:
+            gamma = level.expected / level.n_sentences
+            share = (green - gamma) / level.variance ** 0.5
+            facts.append(f"Its share of z = {level.z:.2f}: {share:+.3f} (z = (green − γn) / √(nγ(1 − γ)), "
+                         f"n = {level.n_sentences:,} scored tokens, γ = {gamma:.2f}).")
+    elif len(tokens) == len(found.pieces) and len(tokens[i]) == 3 and tokens[i][1] >= 0:  # SynthID
+        ones, depth = int(tokens[i][1]), int(tokens[i][2])
+        facts.append(f"g-values: {ones} of its {depth} keys' are 1, a share of {ones / depth:.0%}.")
+        if level is not None and level.n_sentences and "(mean)" in level.level:
+            facts.append(f"It moves the text's mean g ({level.score:.3f}; unmarked {level.expected:.3f}) by "
+                         f"{(ones / depth - level.expected) / level.n_sentences:+.4f}.")
+    width = seeding_width(found.report)
+    context = "".join(piece[0] for piece in found.pieces[max(0, i - width):i])
+    facts.append(f"Seeded by the {width} token{'s' * (width > 1)} before it: "
+                 f"“{context or '(start of the text)'}”")
+    return facts
+
+
+def token_drilldown(found, event=None) -> None:
+    """A clicked token (of the text, kept under TOKEN_PICK): its text, its mark in words and `token_facts`."""
     from app.figures.watermark import MARK_WORDS
 
-    chosen = remember_click(st.session_state, TOKEN_PICK, event, (len(pieces),))
-    if chosen is None:
+    chosen = remember_click(st.session_state, TOKEN_PICK, event, (len(found.pieces),))
+    if chosen is None or not found.pieces[chosen[0]][1]:
+        st.caption("Click a token of the text to see what it counted for.")
         return
     i = chosen[0]
-    text, mark, tip = pieces[i]
-    before = next((pieces[j][0] for j in range(i - 1, -1, -1) if pieces[j][0].strip()), "")
+    text, mark, _ = found.pieces[i]
     with st.container(border=True):
         st.markdown(f"**Token** “{literal(text.strip() or repr(text))}” · {MARK_WORDS.get(mark, mark)}")
-        if tip:
-            st.caption(literal(tip))
-        st.caption("Seeded by the text before it (its green list, or its g-values' context): "
-                   f"“{literal(before.strip()[-40:] or '(start of the text)')}”")
+        for fact in token_facts(found, i):
+            st.caption(literal(fact))
 
 
 def candidates_table(sentences) -> pd.DataFrame:
@@ -75,3 +143,16 @@ def candidates_view(generation) -> None:
         return
     with st.expander(f"The candidates each sentence was chosen among ({len(generation.sentences)} sentences)"):
         st.dataframe(table, hide_index=True, width="stretch")
+
+
+def piece_clicked(pieces, sentences: bool):
+    """The text's click callback (app/ui/watermark_text.py): a piece opens as a sentence (IPMark) or a token."""
+    from app.ui.watermark_text import unit_of
+
+    def pick(index: int) -> None:
+        if sentences:
+            st.session_state[PICK] = (unit_of(pieces, index),)
+        else:
+            st.session_state[TOKEN_PICK] = (index,)
+
+    return pick

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -136,10 +136,12 @@ class BatchKey:
 
 
 def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], progress: Progress = silent,
-              chat: bool = True) -> Computed[BatchResult]:
+              chat: bool = True, on_problem: Callable[[BatchResult, int], None] | None = None) -> Computed[BatchResult]:
     """Every setting on every problem (each decode cached on its own); problems outer, so settings
     interleave in time and share the machine's load fairly. Problems whose prompt leaves no room for the longest
-    setting's max_new_tokens are skipped and named in `BatchResult.skipped` (the context rule for batches)."""
+    setting's max_new_tokens are skipped and named in `BatchResult.skipped` (the context rule for batches).
+    `on_problem(partial, total)`: after each problem, the rows so far as a BatchResult, and how many problems
+    there are; only the complete result is stored."""
     if not problems:
         raise UserError("No problems to run.")
     if not settings:
@@ -154,6 +156,11 @@ def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], 
         fitting = keep_fitting(handle.model, problems,
                                lambda p: encode_prompt(handle, format_prompt(p), chat).shape[1], longest, where)
         kept = fitting.kept
+
+        def result(rows: list[BatchRow]) -> BatchResult:
+            return BatchResult(model_id=handle.id, rows=tuple(rows), labels=tuple(s.label for s in settings),
+                               skipped=fitting.skipped)
+
         rows, total = [], len(kept) * len(settings)
         for i, problem in enumerate(kept):
             for j, s in enumerate(settings):
@@ -169,7 +176,8 @@ def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], 
                                      acceptance_rate=r.acceptance_rate, run_key=done.key,
                                      cycle_answers=tuple(c.answer for c in r.cycles),
                                      cycle_tokens=r.cycle_tokens))
-        return BatchResult(model_id=handle.id, rows=tuple(rows), labels=tuple(s.label for s in settings),
-                           skipped=fitting.skipped)
+            if on_problem is not None:
+                on_problem(result(rows), len(kept))
+        return result(rows)
 
     return cached(FEATURE, "batch", ModelRef.of(handle), key, compute, code_version=CODE_VERSION)

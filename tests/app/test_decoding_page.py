@@ -15,6 +15,10 @@ def test_decoding_page_shows_strategies_side_by_side_and_ess():
     assert {"dec-side", "dec-ess-fig"} <= keys, "no figure after the default run"
     assert len(at.metric) == 2  # greedy and ASMC columns
     assert any("ESS_min/N" in c.value for c in at.caption), "the ESS caption of the default ASMC run is missing"
+    runs = next(df.value for df in at.dataframe if "output" in df.value.columns)
+    # a shipped hand-written problem was named by its file line as an upload's ("upload-4")
+    assert set(runs["problem"]) == {f"{FIRST_VIEW.problem_set}, 1 step, #{FIRST_VIEW.index}"}
+    assert "problem_id" not in runs.columns
 
 
 def test_decoding_page_mh_and_batch():

@@ -3,6 +3,7 @@ every divergence, and, on request, the gate's verdict with the values it compare
 import html
 
 from app.ui.disagreement_position import PICK
+from backend.tasks import generate_problems
 from tests.app.helpers import plotly_charts, run_page
 
 FITS = {"dis-max-new": 16, "dis-cal-n": 2}  # a short trace; the gate calibrates on 2 training rollouts
@@ -23,6 +24,8 @@ def test_trace_position_pick_opens_the_drilldown():
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(s.value == "Position 3 of the base rollout" for s in at.subheader)
+    question = generate_problems(1, "heldout", seed=0, difficulty=2)[0].question  # the page's first problem: shown
+    assert any(html.unescape(c.value) == f"Question: {question}" for c in at.caption)
     assert [c.key for c in plotly_charts(at)] == ["dis-trace-fig", "dis-position-fig"]
     signals = at.dataframe[-1].value
     assert len(signals) == 6 and (signals["nats"] >= -1e-6).all()

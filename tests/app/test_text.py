@@ -46,8 +46,10 @@ def test_token_views_keep_model_output_as_text():
 
 
 def test_detected_text_view_keeps_pasted_markdown_as_text():
-    from app.figures.watermark import highlighted
+    """The clickable text (app/ui/watermark_text.py) hands each piece to the browser as data, set as text there."""
+    from app.figures.watermark import text_pieces
 
-    out = highlighted([("Hi there.", "", ""), ("\n\n![t](http://host/x.gif) ok.", "", "")])
-    assert "\n" not in out and "![" not in out and "](http" not in out
-    assert html.unescape(out.replace("<br>", "\n")).endswith("![t](http://host/x.gif) ok.</div>")
+    pasted = "\n\n![t](http://host/x.gif) <b>ok</b>."
+    out = text_pieces([("Hi there.", "", ""), (pasted, "strong", "2 <i>bits</i>")])
+    assert [p["text"] for p in out] == ["Hi there.", pasted] and out[1]["title"] == "2 <i>bits</i>"
+    assert [p["pick"] for p in out] == [None, 1]

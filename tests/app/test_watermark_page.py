@@ -1,4 +1,7 @@
 """The Watermark page under AppTest: the default detection runs and shows its figures without errors."""
+import html
+import json
+
 import pytest
 
 from tests.app.helpers import open_tab, plotly_charts, private_identities, run_page
@@ -123,6 +126,14 @@ def test_the_verdict_table_writes_p_values_as_text_a_researcher_reads(one_identi
     assert shown and all(re.fullmatch(r"(\d\.\d+|0\.\d+|1|\d\.\de-\d+|< 1e-300)", p) for p in shown), shown
 
 
+def test_the_verdict_tables_meanings_wrap_instead_of_being_cut(one_identity):
+    """Rows of one line cut "what it means" off; Streamlit wraps a cell's text in rows taller than 4 rem (64 px)."""
+    at = run_page("watermark.py")
+    table = next(df for df in at.dataframe if "what it means" in df.value.columns)
+    assert table.proto.row_height > 64
+    assert json.loads(table.proto.columns)["what it means"]["width"] == "large"
+
+
 def test_a_clicked_sentence_opens_its_evidence_and_numbers_agree(one_identity):
     """The per-sentence chart numbers sentences from 1 and so does the table; a click (the page keeps it under
     wm-sentence-pick, as app/ui/selection.remember_click stores it) opens that sentence's bits."""
@@ -142,22 +153,26 @@ def test_a_clicked_sentence_opens_its_evidence_and_numbers_agree(one_identity):
     first = table["text"].iloc[0]
     assert any(m.value.startswith("**Sentence 1**") for m in at.markdown)
     assert any(m.label == "Semantic bit" for m in at.metric) or any("Too short" in c.value for c in at.caption), first
+    if any(m.label == "Semantic bit" for m in at.metric):  # its signature, as detection reads it
+        assert any(html.unescape(c.value).startswith("Signature: semantic ") for c in at.caption)
 
 
 def test_a_clicked_token_of_a_token_level_method_opens_its_evidence(one_identity):
-    """KGW-type methods: a strip of the scored tokens; a click (kept under wm-token-pick) opens the token, its mark
-    in words and the text that seeds it."""
+    """KGW-type methods: a click on a token of the text (kept under wm-token-pick) opens the token, its mark in
+    words, its green-list membership, its share of z and the tokens that seed it."""
     from app.ui.watermark_sentence import TOKEN_PICK
 
     at = run_page("watermark.py")
     at.selectbox(key="wm-detect-method").set_value("hf-kgw").run()
     assert not at.exception
-    assert "wm-tokens" in {c.key for c in plotly_charts(at)}
+    assert any("Click a token of the text" in c.value for c in at.caption)
     at.session_state[TOKEN_PICK] = (3,)
     at.run()
     assert not at.exception
     assert any(m.value.startswith("**Token**") for m in at.markdown)
-    assert any(c.value.startswith("Seeded by the text before it") for c in at.caption)
+    captions = [html.unescape(c.value) for c in at.caption]
+    assert any(c.startswith("Seeded by the 1 token before it") for c in captions), captions
+    assert any("green list" in c or "Not scored" in c for c in captions), captions
 
 
 def test_a_generated_ipmark_text_shows_the_candidates_each_sentence_was_chosen_among(one_identity):
@@ -170,3 +185,12 @@ def test_a_generated_ipmark_text_shows_the_candidates_each_sentence_was_chosen_a
     assert not at.exception and not at.error, [e.value for e in at.error]
     table = next(df.value for df in at.dataframe if "candidate" in df.value.columns)
     assert len(table) == 2 and table["chosen"].sum() == 1
+    from app.ui.watermark_sentence import PICK
+
+    at.session_state[PICK] = (0,)  # its sentence, clicked on the Detect tab (which now holds the generated text)
+    open_tab(at, "wm-tab", "Detect")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    if any(m.label == "Semantic bit" for m in at.metric):  # a usable sentence: its candidates beside its bits
+        assert any(c.value.startswith("Chosen among 2 candidates") for c in at.caption)
+        shown = next(df.value for df in at.dataframe if list(df.value.columns) == ["chosen", "candidate"])
+        assert list(shown["candidate"]) == list(table["text"]) and shown["chosen"].sum() == 1

@@ -29,3 +29,42 @@ def test_the_scored_count_is_used_when_some_problems_had_no_checker():
 
 def test_latency_curves_have_no_interval_bars():
     assert all(t.error_y.array is None for t in accuracy_curves(_summary(), "p95_latency_s").data)
+
+
+def _particles(n: int, resampled: list[bool]):
+    import numpy as np
+
+    from backend.decoding.result import ParticleTrace
+
+    steps = len(resampled)
+    genealogy = np.tile(np.arange(n), (steps, 1))
+    genealogy[1:][np.array(resampled[1:])] = 0  # every row descends from row 0 where it resampled
+    return ParticleTrace(n=n, alpha=np.ones(steps), ess=np.full(steps, float(n)), resampled=np.array(resampled),
+                         unique_parents=np.full(steps, n), lineages=np.full(steps, 1), genealogy=genealogy,
+                         log_weights=np.zeros(n), tokens_generated=n * steps)
+
+
+def _genealogy(n: int, resampled: list[bool]):
+    from app.figures.decoding import genealogy
+    from backend.decoding.config import DecodeConfig
+    from backend.decoding.result import DecodeResult
+
+    result = DecodeResult("asmc", DecodeConfig(), "m", "p", "q", "", (), None, None, None, 0, 0, 0.0,
+                          particles=(_particles(n, resampled),))
+    return genealogy(result)
+
+
+def test_genealogy_ticks_whole_particles_and_counts_events_in_words():
+    fig = _genealogy(2, [False, True, False])
+    axis = fig.layout.yaxis
+    assert axis.tickmode == "linear" and axis.tick0 == 0 and axis.dtick == 1, "ticks at 0.5 / 1.5 on two particles"
+    assert "1 resampling event (red)" in fig.layout.title.text
+    assert "1 first-token lineage survives" in fig.layout.title.text
+    assert "2 resampling events" in _genealogy(2, [False, True, True]).layout.title.text
+    assert _genealogy(64, [False, True]).layout.yaxis.dtick == 4  # 16 ticks at most
+
+
+def test_the_token_axis_of_accuracy_curves_labels_whole_values():
+    from tests.app.test_figure_axes import whole_labels
+
+    assert whole_labels(accuracy_curves(_summary()).layout.xaxis)

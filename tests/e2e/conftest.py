@@ -89,3 +89,23 @@ def open_tab(page, name: str, timeout_s: float = PAGE_TIMEOUT_S) -> None:
     page.get_by_role("tab", name=name).click()
     time.sleep(0.5)  # the rerun starts a moment after the click
     wait_until_idle(page, timeout_s)
+
+
+def start_long_batch(app_url: str, browser, width: int, height: int):
+    """A new page on Decoding that has just clicked "Run batch" on 200 problems (long enough on the tiny model to be
+    seen running); returns the page."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(f"{app_url}/decoding")
+    wait_until_idle(page)
+    page.get_by_text("Parameters and budgets").click()
+    tokens = page.get_by_role("spinbutton", name="Max new tokens")
+    tokens.fill("4")  # the tiny test models' context holds the problems with a few new tokens
+    tokens.press("Enter")
+    wait_until_idle(page)
+    open_tab(page, "Batch & budgets")
+    problems = page.get_by_role("spinbutton", name="Problems")
+    problems.fill("200")
+    problems.press("Enter")
+    wait_until_idle(page)
+    page.get_by_role("button", name="Run batch").click()
+    return page

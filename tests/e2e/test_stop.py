@@ -5,24 +5,11 @@ from __future__ import annotations
 
 import time
 
-from tests.e2e.conftest import PAGE_TIMEOUT_S, open_tab, wait_until_idle
+from tests.e2e.conftest import PAGE_TIMEOUT_S, start_long_batch
 
 
 def test_a_batch_shows_progress_and_stop_and_says_it_stopped(app_url, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1600})
-    page.goto(f"{app_url}/decoding")
-    wait_until_idle(page)
-    page.get_by_text("Parameters and budgets").click()
-    tokens = page.get_by_role("spinbutton", name="Max new tokens")
-    tokens.fill("4")  # the tiny test models' context holds the problems with a few new tokens
-    tokens.press("Enter")
-    wait_until_idle(page)
-    open_tab(page, "Batch & budgets")
-    problems = page.get_by_role("spinbutton", name="Problems")
-    problems.fill("200")  # long enough on the tiny model to be seen running
-    problems.press("Enter")
-    wait_until_idle(page)
-    page.get_by_role("button", name="Run batch").click()
+    page = start_long_batch(app_url, browser, 1400, 1600)
     stop = page.get_by_role("button", name="Stop")
     stop.wait_for(state="visible", timeout=60_000)  # in view at once: not inside a closed box
     # the bar comes with the run's first progress report (the batch first checks which problems fit the context)

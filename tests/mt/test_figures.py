@@ -43,3 +43,16 @@ def test_evaluation_and_ablation_charts():
     fig = ablation_chart(rows)
     bars = [t for t in fig.data if t.type == "bar"]
     assert len(bars) == 6 and bars[2].error_y.array[0] > 0
+
+
+def test_head_vocabulary_effects_legend_names_only_the_colours():
+    """The data bar had no name: the legend showed a stray "trace 0" beside the colours' entries."""
+    from app.figures.mt_head import LANGUAGE_COLOURS, vocab_effects
+    from backend.mt.head_detail import HeadDetail, HeadDetailConfig, VocabEffect
+
+    effects = tuple(VocabEffect(f"t{i}", i, 1.0 - i, lang) for i, lang in enumerate(["target", "source", ""]))
+    detail = HeadDetail("m", HeadDetailConfig(), ("a", "b"), "b", np.array([0.4, 0.6]), effects, effects[::-1], 0.3,
+                        1.0, (0,), ("b",), (0.1,))
+    fig = vocab_effects(detail)
+    in_legend = [t.name for t in fig.data if t.showlegend is not False]
+    assert in_legend == [side or "neither" for side in LANGUAGE_COLOURS]

@@ -23,3 +23,13 @@ def test_every_figure_builds():
                          np.array([[1.05, 1.0], [1.1, 1.02]]), np.zeros((3, 1), dtype=int), 1, 0.01)
     assert deactivation_figure(deact).data[0].y.tolist() == [0.5, 0.10000000000000009]
     assert deact.summary()["ratio_target"] > 3
+
+
+def test_the_neuron_activation_histogram_labels_whole_counts():
+    from app.figures.nag_neuron import activation_histogram
+    from backend.nag.neuron import NeuronConfig, NeuronDetail
+    from tests.app.test_figure_axes import whole_labels
+
+    counts = np.array([3000, 800, 120, 9, 2, 1])
+    detail = NeuronDetail("m", NeuronConfig(), 4, int(counts.sum()), (), counts, np.linspace(-1, 2, 7), (), (), ())
+    assert whole_labels(activation_histogram(detail).layout.yaxis)

@@ -1,0 +1,57 @@
+"""Decoding side by side streams its columns: each strategy's column is on screen as soon as it finishes (greedy
+first), while the next one still runs with its own progress and Stop; a Stop keeps the finished columns, marked as a
+partial comparison (also tests/app/test_decoding_compare.py, without a race against MH's end). Everything waits on
+what the page shows, never on a clock."""
+from __future__ import annotations
+
+from tests.e2e.conftest import PAGE_TIMEOUT_S, wait_until_idle
+
+
+MH = "MH power sampling"
+
+
+def _number(page, label: str, value: int) -> None:
+    field = page.get_by_role("spinbutton", name=label)
+    field.fill(str(value))
+    field.press("Enter")
+    wait_until_idle(page)
+
+
+def test_finished_strategies_show_before_the_last_one_ends_and_a_stop_keeps_them(app_url, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    page.goto(f"{app_url}/decoding")
+    wait_until_idle(page)
+    page.get_by_text("Own prompt").click()  # a short prompt: room in the tiny models' context for long decodes
+    wait_until_idle(page)
+    page.get_by_text("Parameters and budgets").click()
+    _number(page, "Max new tokens", 150)
+    _number(page, "MH block size B", 1)
+    _number(page, "MH steps K per block", 10)  # ~57k proposal tokens (the budget is 65,536): minutes on the tiny model
+    page.locator('[data-testid="stMultiSelect"]').first.click()
+    page.get_by_role("option", name=MH).click()
+    page.keyboard.press("Escape")
+    wait_until_idle(page)
+    page.get_by_role("button", name="Run selected strategies").click()
+    # one reading of the page, the moment greedy's column appears: the last strategy (MH) has no column yet. (A free
+    # prompt has no checker: these columns are this run's; the first view's were judged correct or wrong.)
+    seen = page.wait_for_function(f"""() => {{
+        const text = document.body.innerText;
+        return text.includes("Greedy · no checker") && {{mh: text.includes("{MH} · no checker")}};
+    }}""", timeout=PAGE_TIMEOUT_S * 1000).json_value()
+    assert seen == {"mh": False}, "greedy's column came only with the last strategy's"
+    # then, whichever comes first: MH running (its Stop) with two columns on screen, or MH's own column
+    first = page.wait_for_function(f"""() => {{
+        const text = document.body.innerText;
+        if (text.includes("{MH} · no checker")) return "finished";
+        const stop = [...document.querySelectorAll("button")].some(b => b.innerText.trim() === "Stop");
+        return stop && text.includes("ASMC · no checker") && "running";
+    }}""", timeout=PAGE_TIMEOUT_S * 1000).json_value()
+    if first == "running":  # MH still runs (minutes on a loaded machine): a Stop keeps the two finished columns
+        page.get_by_role("button", name="Stop").click()
+        page.get_by_text("Partial comparison: 2 of 3 strategies finished").wait_for(
+            state="visible", timeout=PAGE_TIMEOUT_S * 1000)
+        wait_until_idle(page)
+        body = page.inner_text("body")
+        assert "Greedy · no checker" in body and "ASMC · no checker" in body and f"not run: {MH}" in body
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.close()
