@@ -30,9 +30,12 @@ _ASCII_WORD = (True, frozenset(), frozenset())
 
 @lru_cache(maxsize=1)
 def table() -> dict[str, str]:
-    """Character -> the ASCII Latin letter it can be mistaken for (Turkish ı and İ left out)."""
+    """Character -> the ASCII Latin letter it can be mistaken for (Turkish ı and İ left out). UTS #39 writes the
+    look-alikes of I and l as "l" (its skeletons do not keep case); a capital one (Greek Ι, Cyrillic І) stands for I
+    in a word, as the Latin text it imitates writes it."""
     letters = json.loads(_FILE.read_text(encoding="utf-8"))["letters"]
-    return {char: latin for char, latin in letters.items() if char not in _NOT_FOLDED}
+    return {char: "I" if latin == "l" and char.isupper() else latin
+            for char, latin in letters.items() if char not in _NOT_FOLDED}
 
 
 @lru_cache(maxsize=1)
