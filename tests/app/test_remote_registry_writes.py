@@ -152,3 +152,17 @@ def test_walking_every_remote_page_verb_leaves_the_registry_byte_identical(remot
     runs = list_runs()
     assert "evaluate" in set(runs["action"])  # the evaluation ran for the remote session
     assert _snapshot(remote_registry) == before, clicked
+
+
+def test_a_remote_page_on_a_fresh_registry_adds_no_demo_identity(tmp_path, monkeypatch, exposed):
+    """The demo identity is added on a fresh registry for the server's own user only (or by its operator:
+    `watermark identity add-demo`); a remote page load wrote it before."""
+    identities = private_identities(tmp_path, monkeypatch)
+    run_page("watermark.py")
+    assert identities.list_models() == []
+    monkeypatch.delenv("DASH_ADMIN", raising=False)
+    from streamlit import config
+
+    config.set_option("server.address", "127.0.0.1")
+    run_page("watermark.py")
+    assert [m.name for m in identities.list_models()] == ["demo model (public demo secret)"]
