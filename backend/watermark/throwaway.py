@@ -9,7 +9,7 @@ import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from backend.watermark import identities
+from backend.watermark.identities import in_memory
 from backend.watermark.keys import Key, rooted_at
 
 # Public on purpose, like the demo secret: marks written under a throw-away identity prove nothing about anyone, and
@@ -20,5 +20,5 @@ _ROOT = Key(hashlib.sha256(b"dash watermark throw-away registry v1: public, eval
 @contextmanager
 def throwaway_registry() -> Iterator[None]:
     """Identities added, listed and keyed inside the block live and die with it."""
-    with identities.in_memory(), rooted_at(_ROOT):
+    with in_memory(), rooted_at(_ROOT):
         yield
