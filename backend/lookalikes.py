@@ -25,7 +25,6 @@ _FILE = Path(__file__).resolve().parents[1] / "data" / "unicode" / "latin_confus
 _NOT_FOLDED = {"ı", "İ"}  # Turkish dotless and dotted i: real letters of Latin-script languages, not disguises
 NEAR = 3  # words on each side that can show a look-alike-only word belongs to its own script's prose
 _WORD = re.compile(r"\w+")
-_ASCII_WORD = (True, frozenset(), frozenset())
 
 
 @lru_cache(maxsize=1)
@@ -85,22 +84,29 @@ def _fold_word(word: str, scripts: frozenset, before: bool) -> tuple[str, int]:
     return "".join(out), folded
 
 
+@lru_cache(maxsize=65536)
+def _holds_twin(word: str, before: bool) -> bool:
+    lookup = before_nfkc() if before else table()
+    return not word.isascii() and any(c in lookup for c in word)
+
+
 def fold(text: str, before: bool) -> tuple[str, int]:
     """`text` with its look-alikes folded (the entries NFKC would spoil when `before`, else every entry) and how
     many letters were folded."""
     if text.isascii():
         return text, 0
-    lookup = before_nfkc() if before else table()
-    words = list(_WORD.finditer(text))
-    kinds = [_scripts(m.group(0)) if not m.group(0).isascii() else _ASCII_WORD for m in words]
+    words = [m for m in _WORD.finditer(text)]
     out, end, folded = [], 0, 0
-    for i, (match, (has_latin, twins, _)) in enumerate(zip(words, kinds)):
-        if not any(c in lookup for c in match.group(0)):
+    for i, match in enumerate(words):
+        word = match.group(0)
+        if not _holds_twin(word, before):
             continue
-        if not has_latin:  # a word of look-alikes only: folded unless a near word writes that script for real
-            twins = twins.difference(*(kinds[j][2] for j in range(max(0, i - NEAR), min(len(words), i + NEAR + 1))))
-        word, count = _fold_word(match.group(0), twins, before)
+        has_latin, twins, _ = _scripts(word)
+        if not has_latin and twins:  # a word of look-alikes only: folded unless a near word writes its script for real
+            near = range(max(0, i - NEAR), min(len(words), i + NEAR + 1))
+            twins = twins.difference(*(_scripts(words[j].group(0))[2] for j in near if j != i))
+        new, count = _fold_word(word, twins, before)
         if count:
-            out.append(text[end:match.start()] + word)
+            out.append(text[end:match.start()] + new)
             end, folded = match.end(), folded + count
     return ("".join(out) + text[end:] if folded else text), folded

@@ -50,7 +50,7 @@ class Normalized:
     """A text as the detectors read it, and what was changed to get it."""
 
     text: str
-    removed: int  # format characters (Cf) removed: zero-width, bidi controls, soft hyphens, ...
+    removed: int  # invisible characters removed: zero-width, bidi controls, soft hyphens, controls, fillers, ...
     folded: int  # look-alike letters folded to Latin
 
     @property
@@ -121,6 +121,6 @@ def normalize(text: str) -> Normalized:
     compatible = unicodedata.normalize("NFKC", kept)
     again = _IGNORABLE.sub("", compatible)
     removed += len(compatible) - len(again)
-    again, more = fold(again, before=False)
+    again, more = fold(again, before=False) if again != kept else (again, 0)  # what NFKC made may be a twin
     out = _WHITESPACE.sub(" ", again).strip(" ")
     return Normalized(unicodedata.normalize("NFC", out), removed, folded + more)
