@@ -13,7 +13,7 @@ from backend.watermark.methods import METHODS, DetectRequest, detect, watermark_
 from backend.watermark.sampling import SamplingConfig
 from tests.watermark.test_detection import balanced_text
 
-SAMPLING = SamplingConfig(max_sentences=10, max_sentence_tokens=48, temperature=1.0, seed=3)
+SAMPLING = SamplingConfig(max_sentences=6, max_sentence_tokens=48, temperature=1.0, seed=3)
 GREEK = str.maketrans({"A": "Α", "B": "Β", "E": "Ε", "H": "Η", "I": "Ι", "K": "Κ", "M": "Μ", "N": "Ν", "O": "Ο",
                        "P": "Ρ", "T": "Τ", "X": "Χ", "Y": "Υ", "Z": "Ζ", "o": "ο", "v": "ν", "i": "ι", "u": "υ"})
 CYRILLIC = str.maketrans({"a": "а", "c": "с", "e": "е", "o": "о", "p": "р", "x": "х", "y": "у", "i": "і", "s": "ѕ"})
@@ -24,7 +24,8 @@ TAIL = " 日本語の文。"
 
 def _cyrillic_words(text: str) -> str:
     """Every word whose letters all have a Cyrillic twin written in Cyrillic."""
-    return " ".join(w.translate(CYRILLIC) if w and all(c in "acepxyois" for c in w) else w for w in text.split(" "))
+    return " ".join(w.translate(CYRILLIC) if w.strip(".,;:!?") and all(c in "acepxyois" for c in w.strip(".,;:!?"))
+                    else w for w in text.split(" "))
 
 
 TRANSFORMATIONS = {
