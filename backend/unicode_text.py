@@ -4,53 +4,45 @@ Two jobs, one table of what counts as hidden:
 - `visible(name)`: a name someone typed (a model, a user, an uploaded file) shown with its format and control
   characters written out as `\\u202e`, never applied: a right-to-left override would otherwise display
   "evil-model\\u202eko" as "evil-modelok" reversed, a zero-width space would make two names look the same.
-- `normalize(text)`: what every watermark detector reads (backend.watermark.methods.detect), by the standard rather
-  than by a list: every Default_Ignorable_Code_Point (Unicode's property: zero-width characters, variation selectors
-  such as U+FE0F, the combining grapheme joiner U+034F, Hangul fillers such as U+3164, tag characters) and every
-  format character (Cf: bidi controls, the soft hyphen, the BOM) removed; NFKC (fullwidth forms, mathematical bold
-  and italic letters, Roman numerals, ligatures) and every space separator (Zs: NBSP, the U+2000 spaces, U+3000)
-  made a space; then the letters Unicode's confusables data (UTS #39, data/unicode/latin_confusables.json) lists as
-  look-alikes of a Latin letter folded to it. Counts of what was removed and folded come back with the text, so a
-  verdict can say "412 invisible characters removed".
-
-Folding is per word and only where it cannot change a real word of another script: a letter of another script
-(Cyrillic, Greek, Armenian, Cherokee, ...) is folded when every letter of its script in that word has a Latin
-look-alike and the word also holds a Latin letter (the usual attack: "wаtеrmаrk" with three Cyrillic letters), or
-when the whole text is mostly Latin (a word made only of look-alikes, like the Cyrillic "а", inside English).
-Russian, Greek or Armenian prose keeps its letters: its words have letters without a Latin twin, and its text is
-not mostly Latin. Latin-script look-alikes ("ɑ") are always folded, but not the Turkish dotless and dotted i.
+- `normalize(text)`: the one canonical form every watermark detector reads (backend.watermark.methods.detect), by
+  the standard rather than by a list, so that nothing a reader cannot see changes a verdict:
+  - every White_Space character (tabs, newlines, NBSP, the U+2000 spaces, U+2028 and U+2029, U+3000) and every run
+    of them becomes one ASCII space, none at the ends;
+  - the blank fillers (Hangul fillers such as U+3164 and U+FFA0, the Mongolian vowel separator U+180E) become a
+    space where they stand between words, in a space's place, and are removed inside words: a text either writes
+    its word breaks with them or hides them in its words, and the reading whose words have the length of prose is
+    the one taken (see `_fillers_are_spaces`);
+  - every other Default_Ignorable_Code_Point (zero-width characters, variation selectors such as U+FE0F, the
+    combining grapheme joiner U+034F, tag characters), every format character (Cf: bidi controls, the soft hyphen,
+    the BOM) and every C0/C1 control character (U+0001 inside a word) is removed;
+  - NFKC (fullwidth forms, mathematical bold and italic letters, Roman numerals, ligatures), with the letters Unicode's
+    confusables data lists as look-alikes of a Latin letter folded to it around it (backend.lookalikes: per word,
+    and in the order that maps every entry of the table).
+  Counts of what was removed and folded come back with the text, so a verdict can say "412 invisible characters
+  removed"; whitespace made canonical is not counted (every pasted text has line breaks).
 """
 from __future__ import annotations
 
-import json
+import math
 import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
 import regex
 
-_CONFUSABLES_FILE = Path(__file__).resolve().parents[1] / "data" / "unicode" / "latin_confusables.json"
-_NOT_FOLDED = {"ı", "İ"}  # Turkish dotless and dotted i: real letters of Latin-script languages, not disguises
+from backend.lookalikes import fold
+
 # what every detector's input loses: Unicode's Default_Ignorable_Code_Point property (the `regex` module knows it;
-# Python's unicodedata does not) and category Cf (format characters, bidi controls, Arabic number signs)
-_IGNORABLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cf}]+")
-_SPACES = regex.compile(r"(?! )\p{Zs}")  # every space separator but " " (NBSP, U+2000..U+200A, U+202F, U+3000)
-
-
-@lru_cache(maxsize=1)
-def _confusables() -> dict[str, str]:
-    """Character -> the ASCII Latin letter Unicode's confusables data (UTS #39) says it can be mistaken for
-    (data/unicode/latin_confusables.json, written by scripts/build_latin_confusables.py)."""
-    table = json.loads(_CONFUSABLES_FILE.read_text(encoding="utf-8"))["letters"]
-    return {char: latin for char, latin in table.items() if char not in _NOT_FOLDED}
-
-
-_WORD = re.compile(r"\b\w*[^\W\x00-\x7f]\w*")  # the words holding a non-ASCII letter: only those can change
-_ASCII_LETTER = re.compile(r"[A-Za-z]")
+# Python's unicodedata does not), category Cf (format characters, bidi controls, Arabic number signs) and the
+# control characters that are not whitespace
+_IGNORABLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cf}\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]+")
+_FILLERS = "\u115f\u1160\u180e\u3164\uffa0"  # ignorable, yet drawn as a blank (or once a space, U+180E)
+_FILLER_RUN = regex.compile(f"[{_FILLERS}][{_FILLERS}\\p{{Default_Ignorable_Code_Point}}\\p{{Cf}}]*")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_WHITESPACE = regex.compile(r"\p{White_Space}+")
+_PLAIN = re.compile(r"(?:[!-~]+ )*[!-~]+")  # printable ASCII words one space apart: already canonical
+PROSE_WORD = 5.5  # characters per word of English prose with its punctuation (German about 7, French about 5.5)
 
 
 @dataclass(frozen=True)
@@ -58,7 +50,7 @@ class Normalized:
     """A text as the detectors read it, and what was changed to get it."""
 
     text: str
-    removed: int  # format characters (Cf) removed: zero-width, bidi controls, soft hyphens, ...
+    removed: int  # invisible characters removed: zero-width, bidi controls, soft hyphens, controls, fillers, ...
     folded: int  # look-alike letters folded to Latin
 
     @property
@@ -94,73 +86,41 @@ def _escape(char: str) -> str:
     return f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
 
 
-@lru_cache(maxsize=4096)
-def _script(char: str) -> str:
-    try:
-        return unicodedata.name(char).split(" ", 1)[0]
-    except ValueError:
-        return ""
+def _mean_word(text: str) -> float:
+    words = text.split()
+    return sum(map(len, words)) / len(words) if words else 0.0
 
 
-def _mostly_latin(text: str) -> bool:
-    """More than four Latin letters for each letter of another script that has no Latin twin."""
-    latin = len(_ASCII_LETTER.findall(text))
-    table = _confusables()
-    other = sum(n for char, n in Counter(_NON_ASCII.findall(text)).items()
-                if char.isalpha() and char not in table and _script(char) not in ("LATIN", ""))
-    return latin > 4 * other
+def _fillers_are_spaces(text: str) -> bool:
+    """Whether the text's fillers write its word breaks ("The\u3164cat\u3164sat") rather than hide inside its words
+    ("Th\u3164e c\u3164at"): the reading whose mean word length is nearer to prose's."""
+    as_space = _mean_word(_IGNORABLE.sub("", _FILLER_RUN.sub(" ", text)))
+    removed = _mean_word(_IGNORABLE.sub("", _FILLER_RUN.sub("", text)))
+    return as_space > 0 and abs(math.log(as_space / PROSE_WORD)) < abs(math.log(max(removed, 1e-9) / PROSE_WORD))
 
 
-@lru_cache(maxsize=65536)  # prose repeats its words: each distinct one is looked at once
-def _fold_word(word: str, mostly_latin: bool) -> tuple[str, int]:
-    if word.isascii():
-        return word, 0
-    table = _confusables()
-    has_latin = any(c.isascii() and c.isalpha() for c in word)
-    scripts = {_script(c) for c in word if not c.isascii()}
-    # a letter of another script is folded only where every letter of its script in the word has a Latin twin and
-    # the word (or the text) is Latin: "wаtеrmаrk" folds, a Russian or Armenian word keeps its letters
-    foldable = {s for s in scripts if s != "LATIN" and all(c in table for c in word if _script(c) == s)}
-    fold_script = foldable if (has_latin or mostly_latin) else set()
-    out, folded = [], 0
-    for char in word:
-        latin = table.get(char)
-        if latin is not None and (_script(char) == "LATIN" or _script(char) in fold_script):
-            out.append(latin)
-            folded += 1
-        else:
-            out.append(char)
-    return "".join(out), folded
-
-
-def _compatibility(text: str) -> tuple[str, int]:
-    """NFKC (fullwidth, mathematical alphanumerics, Roman numerals, ligatures to what they stand for) and every
-    space separator to a space; returns the text and how many characters changed."""
-    changed = sum(n for char, n in Counter(_NON_ASCII.findall(text)).items()
-                  if unicodedata.normalize("NFKC", char) != char)
-    text = unicodedata.normalize("NFKC", text)
-    spaces = len(_SPACES.findall(text))
-    return (_SPACES.sub(" ", text) if spaces else text), changed + spaces
+def _compatibility_changes(text: str) -> int:
+    """Characters NFKC changes (fullwidth ＦＵＬＬ, mathematical 𝐛𝐨𝐥𝐝) and spaces other than ASCII ones (NBSP, U+2028)."""
+    return sum(n for char, n in Counter(_NON_ASCII.findall(text)).items()
+               if char.isspace() or unicodedata.normalize("NFKC", char) != char)
 
 
 def normalize(text: str) -> Normalized:
-    """NFKC and spaces, default-ignorable and format characters removed, Latin look-alikes folded (see the
-    module docstring)."""
+    """The canonical form detection reads (see the module docstring)."""
     text = unicodedata.normalize("NFC", text or "")
-    if text.isascii():
+    if _PLAIN.fullmatch(text) or not text:
         return Normalized(text, 0, 0)
+    removed = 0
+    if _FILLER_RUN.search(text) and _fillers_are_spaces(text):
+        spaced = _FILLER_RUN.sub(" ", text)
+        removed, text = len(text) - len(spaced) + len(_FILLER_RUN.findall(text)), spaced
     kept = _IGNORABLE.sub("", text)  # before NFKC, which maps U+3164 to another filler, and after it
-    removed = len(text) - len(kept)
-    kept, folded = _compatibility(kept)
-    again = _IGNORABLE.sub("", kept)
-    removed += len(kept) - len(again)
-    mostly_latin = _mostly_latin(again)
-
-    def fold(match: re.Match) -> str:
-        nonlocal folded
-        word, count = _fold_word(match.group(0), mostly_latin)
-        folded += count
-        return word
-
-    out = _WORD.sub(fold, again) if not again.isascii() else again
-    return Normalized(unicodedata.normalize("NFC", out), removed, folded)
+    removed += len(text) - len(kept)
+    kept, folded = fold(kept, before=True)
+    folded += _compatibility_changes(kept)
+    compatible = unicodedata.normalize("NFKC", kept)
+    again = _IGNORABLE.sub("", compatible)
+    removed += len(compatible) - len(again)
+    again, more = fold(again, before=False) if again != kept else (again, 0)  # what NFKC made may be a twin
+    out = _WHITESPACE.sub(" ", again).strip(" ")
+    return Normalized(unicodedata.normalize("NFC", out), removed, folded + more)

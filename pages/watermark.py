@@ -28,12 +28,13 @@ st.caption("IPMark-style sentence-level watermark carrying a model address and a
            "candidate sentences by a semantic and a syntactic keyed bit; detection from text alone with "
            "hierarchical identity retrieval. KGW (token-level green list) as the baseline.")
 
-guarded(demo.ensure_demo)  # a fresh registry gets the demo identity (public demo secret; removable, stays removed)
-models = guarded(identities.list_models) or []
-users_by_model = guarded(identities.all_users_by_model) or {}
 # Who holds the keys: this server's own user (listening on this machine only) or an admin server. Anyone else gets
 # verdicts only under registered keys, and generates only with the demo identity (backend.watermark.disclosure).
 key_holder = registry_rights().allowed
+if key_holder:  # a fresh registry gets the demo identity (public demo secret; removable, stays removed); a remote
+    guarded(demo.ensure_demo)  # page writes no identity: its operator adds the demo (`watermark identity add-demo`)
+models = guarded(identities.list_models) or []
+users_by_model = guarded(identities.all_users_by_model) or {}
 identity_choices = [(m.address, u, demo.tagged(f"{m.address}.{u} · {visible(m.name)}", m.address))
                     for m in models for u in users_by_model.get(m.address, [])[:200]
                     if key_holder or demo.is_demo(m.address)]

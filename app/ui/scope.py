@@ -15,10 +15,11 @@ import secrets
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.ui.guarded import guarded
 from backend.config import settings
-from backend.store.scope import current_scope, set_scope
+from backend.store.scope import current_scope, set_client, set_scope
 
 KEY = "run_scope"
 MINTED = "run_scope_minted"  # the token this session made itself (never one read from a link)
@@ -42,7 +43,18 @@ def browser_scope() -> str:
     if st.query_params.get("runs") != scope:
         st.query_params["runs"] = scope
     set_scope(scope)
+    set_client(client_id())
     return scope
+
+
+def client_id() -> str:
+    """Who is connected: the connection's remote address when the server knows it (Streamlit gives none for a
+    browser on this machine), else this session's id (one websocket), never the URL's token, which a new tab renews."""
+    address = guarded(lambda: st.context.ip_address)
+    if isinstance(address, str) and address:  # (a test harness without a connection gives a stand-in object)
+        return f"address {address}"
+    ctx = get_script_run_ctx()
+    return f"session {ctx.session_id}" if ctx is not None else ""
 
 
 def listed_session() -> str | None:

@@ -71,6 +71,10 @@ def cmd_identity(args) -> dict | list:
     if args.identity_action == "add-user":
         user = identities.add_user(args.model, args.label, args.address)
         return {**user.__dict__, "address": user.full_address}
+    if args.identity_action == "add-demo":  # what the page adds on a fresh registry for its local user only
+        from backend.watermark import demo
+
+        return demo.add_demo().__dict__
     if args.identity_action == "bulk-users":
         return {"model": args.model, "added": identities.bulk_add_users(args.model, args.count, args.prefix)}
     if args.model is not None:
@@ -191,7 +195,8 @@ def add_commands(subparsers) -> None:
     actions = parser.add_subparsers(dest="action", required=True)
 
     ident = actions.add_parser("identity", help="add or list model/user identities")
-    ident.add_argument("identity_action", choices=("list", "add-model", "add-user", "bulk-users"))
+    ident.add_argument("identity_action", choices=("list", "add-model", "add-user", "bulk-users",
+                                                           "add-demo"))
     ident.add_argument("--name", default="", help="model name (add-model)")
     ident.add_argument("--label", default="", help="user label (add-user)")
     ident.add_argument("--model", type=int, help="model address (add-user, bulk-users; list: its users)")

@@ -9,8 +9,10 @@ model 1" at p = 4.8e-7 in 168 queries). So:
   could read the master secret anyway) sees everything.
 - Anyone else asking an identity-keyed method (`keyed` below) gets the verdict; for a flagged text also its
   corrected p and the identity; for a text not flagged nothing that moves (no score, z, p, bits, counts, colours
-  or best guess). Each such query is spent from a per-session and a per-server budget (`QueryBudget`) and
-  recorded in the run log.
+  or best guess). Each such query is spent from a per-client and a per-server budget (`QueryBudget`) and
+  recorded in the run log. The client is the connection's remote address, or its Streamlit session where the
+  address is unknown (backend.store.scope.current_client), not the URL's run scope: a new tab is no new budget. A
+  client's budget is at most a share of the server's, so no one client can spend it for everyone.
 - Public keys show everything to everyone: the demo identity (its secret is public) and the methods keyed by
   settings the asker supplies (transformers' KGW hashing key, SynthID's keys). Anyone can write those marks, and
   the page says so.
@@ -24,7 +26,8 @@ from collections import deque
 from dataclasses import dataclass, replace
 
 from backend.errors import UserError
-from backend.store.scope import current_scope
+from backend.params import require
+from backend.store.scope import current_client, current_scope
 
 WITHHELD = ("withheld: evidence under this key is shown to its holders only (the operator of this server); "
             "the verdict is all a text that is not flagged gets")
@@ -49,31 +52,39 @@ def withhold(found):
                    levels=(), pieces=plain, units=(), report=None, evidence=WITHHELD, corrected_over="")
 
 
+MAX_CLIENT_SHARE = 0.25  # one client's budget is at most this share of the server's
+
+
 @dataclass(frozen=True)
 class BudgetLimits:
-    per_session: int = 30  # keyed verdicts a browser session may ask for per window
-    per_server: int = 300  # all sessions together
+    per_client: int = 30  # keyed verdicts one client (remote address, else session) may ask for per window
+    per_server: int = 300  # all clients together
     window_s: float = 60.0
+
+    def __post_init__(self):
+        require(0 < self.per_client <= MAX_CLIENT_SHARE * self.per_server,
+                f"A client's query budget ({self.per_client}) must be at most {MAX_CLIENT_SHARE:.0%} of the "
+                f"server's ({self.per_server}): one client must not be able to spend it for everyone.")
 
 
 class QueryBudget:
-    """Sliding-window counts of keyed detections by those who do not hold the key, per session and per server."""
+    """Sliding-window counts of keyed detections by those who do not hold the key, per client and per server."""
 
     def __init__(self, limits: BudgetLimits = BudgetLimits(), clock=time.monotonic) -> None:
         self.limits, self.clock = limits, clock
         self._lock = threading.Lock()
         self._server: deque[float] = deque()
-        self._sessions: dict[str, deque[float]] = {}
+        self._clients: dict[str, deque[float]] = {}
 
-    def spend(self, session: str) -> None:
+    def spend(self, client: str) -> None:
         """Count one query, or refuse it with a UserError saying when the next one is allowed."""
         now, limits = self.clock(), self.limits
         with self._lock:
-            mine = self._sessions.setdefault(session, deque())
+            mine = self._clients.setdefault(client, deque())
             for times in (self._server, mine):
                 while times and times[0] <= now - limits.window_s:
                     times.popleft()
-            for times, cap, whose in ((mine, limits.per_session, "this session's"),
+            for times, cap, whose in ((mine, limits.per_client, "your"),
                                       (self._server, limits.per_server, "this server's")):
                 if len(times) >= cap:
                     wait = times[0] + limits.window_s - now
@@ -88,10 +99,10 @@ BUDGET = QueryBudget()  # one per server process
 
 
 def spend_query(method: str, model_address: int) -> None:
-    """Spend one keyed query of the current session and record it (or its refusal) in the run log."""
-    session = current_scope() or "cli"
+    """Spend one keyed query of the current client and record it (or its refusal) in the run log."""
+    client = current_client() or current_scope() or "cli"
     try:
-        BUDGET.spend(session)
+        BUDGET.spend(client)
     except UserError:
         _record(method, model_address, refused=True)
         raise

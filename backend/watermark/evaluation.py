@@ -10,6 +10,10 @@ user's keys (negative k is tested against the k-th identity in turn); KGW's is i
 model's key; hf-kgw's WatermarkDetector z and SynthID's g-value score z under their settings (no identity).
 `detect_ms` is the mean wall time of one detection. `tpr_decision` / `fpr_decision` use each method's own
 verdict instead: IPMark's full registry search at family-wise alpha, KGW's z >= 4.
+
+The evaluation's identities (its model, a decoy model, their users) live in a throw-away registry with its own public
+root secret (backend.watermark.throwaway): the server's registry is never written and no master-secret key signs
+anything, so it needs no key-holder rights.
 """
 from __future__ import annotations
 
@@ -37,8 +41,9 @@ from backend.watermark.quality import perplexity
 from backend.watermark.sampling import SamplingConfig
 from backend.watermark.segment import split_units
 from backend.watermark.synthid.config import SynthIDConfig
+from backend.watermark.throwaway import throwaway_registry
 
-CODE_VERSION = "4"  # 4: hf-kgw and synthid registered; per-text detection time
+CODE_VERSION = "5"  # 4: hf-kgw and synthid registered; per-text detection time; 5: a throw-away registry
 DEFAULT_ATTACKS = (("synonym_substitution", 0.1), ("synonym_substitution", 0.3), ("word_deletion", 0.1),
                    ("copy_paste", 0.5), ("sentence_shuffle", 1.0), ("sentence_deletion", 0.3),
                    ("lm_paraphrase", 1.0))
@@ -134,7 +139,8 @@ class EvalResult:
 
 
 def eval_identities(handle: ModelHandle, n_users: int) -> tuple[int, list[int]]:
-    """The evaluation's model identity (plus a decoy model with as many users, so retrieval has a choice)."""
+    """The evaluation's model identity (plus a decoy model with as many users, so retrieval has a choice), added to
+    the registry in use: callers run inside `throwaway_registry()`."""
     model = identities.get_or_add_model(f"eval:{handle.id}")
     decoy = identities.get_or_add_model(f"eval-decoy:{handle.id}")
     users = identities.ensure_users(model.address, n_users, "eval")
@@ -166,6 +172,11 @@ def _generations(handle: ModelHandle, cfg: EvalConfig, model_address: int, users
 
 
 def run_evaluation(handle: ModelHandle, cfg: EvalConfig, progress: Progress = silent) -> EvalResult:
+    with throwaway_registry():
+        return _run(handle, cfg, progress)
+
+
+def _run(handle: ModelHandle, cfg: EvalConfig, progress: Progress) -> EvalResult:
     model_address, users = eval_identities(handle, cfg.n_users)
     gens = _generations(handle, cfg, model_address, users, scaled(progress, 0.0, 0.7))
     progress(0.7, "Perplexity")
@@ -244,7 +255,8 @@ def _attribution(method: WatermarkMethod, items: list[Generation], model_address
 
 
 def evaluate(handle: ModelHandle, cfg: EvalConfig = EvalConfig(), progress: Progress = silent) -> Computed[EvalResult]:
-    cfg = replace(cfg, secret_tag=secret_tag())
+    with throwaway_registry():  # the tag of the throw-away root: the results do not depend on the master secret
+        cfg = replace(cfg, secret_tag=secret_tag())
     return cached("watermark", "evaluate", ModelRef.of(handle), cfg,
                   lambda: run_evaluation(handle, cfg, scaled(progress, 0.0, 1.0)), code_version=CODE_VERSION)
 
@@ -258,9 +270,11 @@ def latest_evaluation(handle: ModelHandle) -> EvalResult | None:
 def generation_costs(handle: ModelHandle, cfg: EvalConfig = EvalConfig()) -> dict[str, dict]:
     """Mean wall time and sentences per generation and method, read from the evaluation's cached generations
     (computed if missing). The times were measured when each text was first generated."""
-    model_address, users = eval_identities(handle, cfg.n_users)
+    with throwaway_registry():
+        model_address, users = eval_identities(handle, cfg.n_users)
+        gens = _generations(handle, cfg, model_address, users)
     out = {}
-    for method, items in _generations(handle, cfg, model_address, users).items():
+    for method, items in gens.items():
         n_sentences = sum(len(g.sentences) for g in items)
         out[method] = {"texts": len(items), "mean_seconds": round(float(np.mean([g.seconds for g in items])), 2),
                        "seconds_per_sentence": round(sum(g.seconds for g in items) / max(n_sentences, 1), 2),

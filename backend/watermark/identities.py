@@ -7,7 +7,12 @@ shared store for one short transaction (backend.store.db.connect).
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass
+
+import duckdb
 
 import pandas as pd
 
@@ -49,9 +54,28 @@ class UserIdentity:
         return f"{self.model_address}.{self.user_address}"
 
 
+# a throw-away registry in use in this context (backend.watermark.throwaway): every call reads and writes it instead
+_scoped: ContextVar[duckdb.DuckDBPyConnection | None] = ContextVar("watermark_scoped_registry", default=None)
+
+
 def _tx():
-    """One short store transaction with this module's tables in place."""
-    return connect_with(SCHEMA)
+    """One short store transaction with this module's tables in place (a throw-away registry's, while in use)."""
+    scoped = _scoped.get()
+    return nullcontext(scoped) if scoped is not None else connect_with(SCHEMA)
+
+
+@contextmanager
+def in_memory() -> Iterator[None]:
+    """Inside the block, this context's registry is a new empty one in memory, dropped at the end."""
+    con = duckdb.connect(":memory:")
+    for statement in SCHEMA:
+        con.execute(statement)
+    token = _scoped.set(con)
+    try:
+        yield
+    finally:
+        _scoped.reset(token)
+        con.close()
 
 
 def _clean_name(text: str, what: str) -> str:

@@ -18,6 +18,8 @@ import os
 import secrets as _random
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from backend.config import settings
@@ -30,6 +32,9 @@ _cache: dict[str, bytes] = {}
 DEMO_MODEL_ADDRESS = 2**31 - 1  # reserved for the demo identity: the identity registry gives it to no real model
 # Public on purpose (shipped example texts carry its marks); a fixed digest, so every install reads the examples.
 _DEMO_SECRET = hashlib.sha256(b"dash watermark demo secret v1: public, for example texts only").digest()
+# The root of a throw-away registry's keys (backend.watermark.throwaway) while one is in use in this context (the
+# evaluation's): its identities are not the server's, so neither is their secret.
+_scoped_root: ContextVar[Key | None] = ContextVar("watermark_scoped_root", default=None)
 
 
 class Key:
@@ -128,8 +133,21 @@ def is_demo(model_address: int) -> bool:
 
 
 def root_key(model_address: int) -> Key:
-    """The secret a model identity's keys derive from: the demo secret for the demo address, else the master."""
-    return demo_key() if is_demo(model_address) else master_key()
+    """The secret a model identity's keys derive from: the demo secret for the demo address, else a throw-away
+    registry's own root while one is in use, else the master."""
+    if is_demo(model_address):
+        return demo_key()
+    return _scoped_root.get() or master_key()
+
+
+@contextmanager
+def rooted_at(root: Key) -> Iterator[None]:
+    """Every non-demo identity's keys derive from `root` inside the block (in this thread or task only)."""
+    token = _scoped_root.set(root)
+    try:
+        yield
+    finally:
+        _scoped_root.reset(token)
 
 
 def model_key(model_address: int) -> Key:

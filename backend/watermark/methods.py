@@ -170,9 +170,10 @@ METHODS: Registry[WatermarkMethod] = Registry("watermark-methods", "watermark me
 
 def detect(text: str, request: DetectRequest) -> Detection:
     """Detect with the request's method (the prompt, when given, is removed first by the method). Every method
-    reads the text normalised here (backend.unicode_text: NFC, invisible format characters removed, Latin
-    look-alikes folded), so a zero-width space between every character or a Cyrillic "а" cannot hide a mark;
-    the Detection counts what was removed and folded."""
+    reads the one canonical form made here (backend.unicode_text: whitespace and separators one space, invisible
+    and control characters removed, NFKC, Latin look-alikes folded), so a zero-width space between every
+    character, a Hangul filler for every space or a Cyrillic "а" cannot hide a mark; the Detection counts what was
+    removed and folded."""
     method = METHODS.get(request.method)
     if len(text or "") > MAX_CHARS:  # every entry point (paste, --text, stdin, upload, scan) meets this limit
         raise UserError(f"The text has {len(text):,} characters; the limit is {MAX_CHARS:,}.")

@@ -59,3 +59,25 @@ def test_a_remote_user_sees_everything_under_the_demo_key(registry, exposed):
     at = _detect(DEMO_MODEL_ADDRESS)
     infos = [html.unescape(i.value) for i in at.info]
     assert any("green tokens" in i and "demo identity" in i for i in infos)
+
+
+def test_a_new_tab_scope_of_the_same_client_spends_the_same_budget(registry, exposed, monkeypatch):
+    """Issue 55 §2: keyed verdicts are counted per client (the connection's address, else its Streamlit session),
+    not per `?runs=` scope, which a new tab renews."""
+    from backend.store.scope import current_client, current_scope
+    from backend.watermark import disclosure
+
+    spent = []
+
+    class Recording(disclosure.QueryBudget):
+        def spend(self, client: str) -> None:
+            spent.append((client, current_client(), current_scope()))
+            super().spend(client)
+
+    monkeypatch.setattr(disclosure, "BUDGET", Recording())
+    at = _detect(registry)
+    at.session_state["run_scope"] = "another-tab-scop"  # what a new tab's token would be
+    at.session_state["wm-text"] = TEXT + " One more sentence."
+    at.run()
+    assert len(spent) >= 2 and len({scope for _, _, scope in spent}) == 2, spent
+    assert len({client for client, _, _ in spent}) == 1 and spent[0][0].startswith("session "), spent

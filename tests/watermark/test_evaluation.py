@@ -28,3 +28,18 @@ def test_small_evaluation(writer_handle):
     chosen = evaluate(writer_handle, EvalConfig(**{**cfg.__dict__, "methods": ("hf-kgw",)})).value  # cached texts
     assert [q.method for q in chosen.quality] == ["none", "hf-kgw"]
     assert {d.method for d in chosen.detection} == {"hf-kgw"}
+
+
+def test_the_evaluation_uses_a_throw_away_registry_and_no_master_secret(writer_handle, private_secret, identity):
+    """Issue 55 §2: the evaluation registered its model, a decoy and their users in the server's registry (kept
+    after Stop, weakening every IPMark model-level p) and signed its texts with master-secret keys."""
+    from backend.watermark import identities
+
+    before = (identities.summary_frame().to_dict(orient="records"), identities.all_users_by_model())
+    private_secret.unlink(missing_ok=True)  # the identity fixture's registry needs no key: nothing read it yet
+    cfg = EvalConfig(n_prompts=1, n_users=2, sampling=SamplingConfig(max_sentences=2, max_sentence_tokens=16),
+                     attacks=(("word_deletion", 0.1),))
+    result = evaluate(writer_handle, cfg).value
+    assert result.n_users == 2 and result.detection
+    assert (identities.summary_frame().to_dict(orient="records"), identities.all_users_by_model()) == before
+    assert not private_secret.exists()  # no key came from the master secret (it would have been created)

@@ -26,7 +26,7 @@ def _oracle(handle, address: int, key_holder: bool):
 @pytest.fixture
 def unlimited(monkeypatch):
     """The budget out of the way: the withholding alone must defeat the forger."""
-    monkeypatch.setattr(disclosure, "BUDGET", disclosure.QueryBudget(disclosure.BudgetLimits(10**6, 10**6)))
+    monkeypatch.setattr(disclosure, "BUDGET", disclosure.QueryBudget(disclosure.BudgetLimits(10**6, 4 * 10**6)))
     monkeypatch.setattr(disclosure, "_record", lambda *args, **kwargs: None)  # 1,000 run rows: a second of writes
 
 
@@ -50,28 +50,44 @@ def test_a_text_not_flagged_shows_a_remote_user_nothing_that_moves(handle, unlim
     assert "green" in _oracle(handle, 1, key_holder=True)(text).evidence
 
 
-def test_keyed_queries_are_budgeted_per_session_and_recorded(handle, monkeypatch, fresh_store):
+def test_keyed_queries_are_budgeted_per_client_and_recorded(handle, monkeypatch, fresh_store):
+    """Issue 55 §2: the budget is a client's (its remote address, else its session), not a tab's: a new `?runs=`
+    scope from the same client gets no fresh budget, and no one client can spend the server's."""
     from backend.store import list_runs
 
     now = [0.0]
-    monkeypatch.setattr(disclosure, "BUDGET", disclosure.QueryBudget(disclosure.BudgetLimits(5, 6, 60.0),
+    monkeypatch.setattr(disclosure, "BUDGET", disclosure.QueryBudget(disclosure.BudgetLimits(5, 20, 60.0),
                                                                      clock=lambda: now[0]))
+    client = ["address 203.0.113.9"]
+    monkeypatch.setattr("backend.watermark.disclosure.current_client", lambda: client[0])
     query = _oracle(handle, 1, key_holder=False)
     for _ in range(5):
         query("some text of a few words to check here")
-    with pytest.raises(UserError, match="this session's budget of 5 verdicts per 60 s"):
+    with pytest.raises(UserError, match="your budget of 5 verdicts per 60 s"):
         query("one more")
     runs = list_runs()
     keyed = runs[runs["action"] == "keyed-detect"]
     assert sorted(keyed["status"]) == ["done"] * 5 + ["refused"]
-    now[0] = 61.0  # a minute later the session may ask again
+    monkeypatch.setattr("backend.watermark.disclosure.current_scope", lambda: "a-new-tab")
+    with pytest.raises(UserError, match="your budget of 5"):  # a new tab of the same client: the same budget
+        query("from a new tab")
+    now[0] = 61.0  # a minute later the client may ask again
     query("again")
-    monkeypatch.setattr("backend.watermark.disclosure.current_scope", lambda: "another-session")
-    for text in "abcde":  # its own 5: the server's 6 are spent
+    for other in ("b", "c", "d"):  # other clients have their own 5 each: 16 of the server's 20 spent
+        client[0] = f"address 198.51.100.{ord(other)}"
+        for text in "vwxyz":
+            query(text)
+    client[0] = "session a-fifth-client"
+    for text in "wxyz":
         query(text)
-    monkeypatch.setattr("backend.watermark.disclosure.current_scope", lambda: "a-third-session")
-    with pytest.raises(UserError, match="this server's budget of 6"):
+    with pytest.raises(UserError, match="this server's budget of 20"):
         query("f")
+
+
+def test_one_client_s_budget_is_at_most_a_share_of_the_server_s():
+    with pytest.raises(UserError, match="at most 25% of the server's"):
+        disclosure.BudgetLimits(per_client=300, per_server=300)
+    assert disclosure.BudgetLimits().per_client * 4 <= disclosure.BudgetLimits().per_server
 
 
 def test_a_flagged_text_shows_a_remote_user_its_verdict_p_and_identity(handle, unlimited, fixed_secret):
