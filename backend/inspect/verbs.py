@@ -7,8 +7,15 @@ from backend.inspect.attention import AttentionResult, HeadResult, compute_atten
 from backend.inspect.config import AttentionConfig, DlaConfig, HeadConfig, LensConfig
 from backend.inspect.dla import CODE_VERSION as DLA_VERSION
 from backend.inspect.dla import DlaResult, compute_dla
+from backend.inspect.graph import CODE_VERSION as GRAPH_VERSION
+from backend.inspect.graph import GraphResult, compute_graph
+from backend.inspect.graph_config import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig
+from backend.inspect.head_scores import CODE_VERSION as HEADS_VERSION
+from backend.inspect.head_scores import GridResult, HeadScoresResult, compute_grid, compute_head_scores
 from backend.inspect.lens import CODE_VERSION as LENS_VERSION
 from backend.inspect.lens import LensResult, compute_lens
+from backend.inspect.node import CODE_VERSION as NODE_VERSION
+from backend.inspect.node import NodeResult, compute_node
 from backend.progress import Progress, silent
 from backend.store import Computed, ModelRef, cached
 
@@ -36,3 +43,20 @@ def attention(handle, config: AttentionConfig = AttentionConfig(),
 
 def head(handle, config: HeadConfig = HeadConfig(), progress: Progress = silent) -> Computed[HeadResult]:
     return _cached(handle, "head", config, compute_head, ATTENTION_VERSION, progress)
+
+
+def graph(handle, config: GraphConfig = GraphConfig(), progress: Progress = silent) -> Computed[GraphResult]:
+    return _cached(handle, "graph", config, compute_graph, GRAPH_VERSION, progress)
+
+
+def node(handle, config: NodeConfig = NodeConfig(), progress: Progress = silent) -> Computed[NodeResult]:
+    return _cached(handle, "node", config, compute_node, NODE_VERSION, progress)
+
+
+def head_scores(handle, config: HeadScoresConfig = HeadScoresConfig(),
+                progress: Progress = silent) -> Computed[HeadScoresResult]:
+    return _cached(handle, "heads", config, compute_head_scores, HEADS_VERSION, progress)
+
+
+def grid(handle, config: GridConfig = GridConfig(), progress: Progress = silent) -> Computed[GridResult]:
+    return _cached(handle, "grid", config, compute_grid, HEADS_VERSION, progress)
