@@ -104,10 +104,7 @@ def attention_shares(model, traced, states, middle, layer: int, per_head: bool) 
     return torch.cat(source), torch.cat(resid)
 
 
-@torch.no_grad()
-def contributions(model, ids: torch.Tensor, per_head: bool = False) -> Contributions:
-    """Every state's shares for the prompt `ids [1, T]` (one forward, then arithmetic on what it exposed)."""
-    states, middle, traced = residual_states(model, ids)
+def _collect(model, traced, states, middle, per_head: bool) -> Contributions:
     attn, attn_resid, ffn, ffn_resid = [], [], [], []
     for layer in range(arch_info(model).n_layers):
         source, resid = attention_shares(model, traced, states, middle, layer, per_head)
@@ -118,3 +115,17 @@ def contributions(model, ids: torch.Tensor, per_head: bool = False) -> Contribut
         ffn_resid.append(mlp[:, 1])
     numpy = lambda parts: torch.stack(parts).cpu().numpy().astype(np.float32)  # noqa: E731
     return Contributions(attn=numpy(attn), attn_resid=numpy(attn_resid), ffn=numpy(ffn), ffn_resid=numpy(ffn_resid))
+
+
+@torch.no_grad()
+def contributions(model, ids: torch.Tensor, per_head: bool = False) -> Contributions:
+    """Every state's shares for the prompt `ids [1, T]` (one forward, then arithmetic on what it exposed)."""
+    states, middle, traced = residual_states(model, ids)
+    return _collect(model, traced, states, middle, per_head)
+
+
+@torch.no_grad()
+def contributions_both(model, ids: torch.Tensor) -> tuple[Contributions, Contributions]:
+    """(per source, per head) shares from one forward."""
+    states, middle, traced = residual_states(model, ids)
+    return _collect(model, traced, states, middle, False), _collect(model, traced, states, middle, True)

@@ -20,7 +20,7 @@ import networkx as nx
 import numpy as np
 import torch
 
-from backend.inspect.flow import Contributions, contributions
+from backend.inspect.flow import Contributions, contributions_both
 from backend.inspect.graph_config import GraphConfig
 from backend.inspect.prompt import encode, position_index
 from backend.progress import Progress, silent
@@ -45,11 +45,12 @@ class GraphEdge:
     kind: str  # "attn" | "ffn" | "resid"
     head: int | None  # with per_head, the attention edge's head
     weight: float  # share of `target` this term holds
+    heads: tuple[float, ...] = ()  # a per-source attention edge: each head's share of `target` (per-head terms)
 
     def to_json(self) -> dict:
         return {"from": [self.source.layer, self.source.position], "to": [self.target.layer, self.target.position],
                 "from_stage": self.source.stage, "to_stage": self.target.stage, "kind": self.kind,
-                "head": self.head, "weight": self.weight}
+                "head": self.head, "weight": self.weight, "heads": list(self.heads)}
 
 
 @dataclass(frozen=True)
@@ -68,15 +69,17 @@ class GraphResult:
                 "edges": [e.to_json() for e in self.edges]}
 
 
-def strong_graph(shares: Contributions, upto: int, threshold: float) -> nx.MultiDiGraph:
+def strong_graph(shares: Contributions, upto: int, threshold: float,
+                 by_head: np.ndarray | None = None) -> nx.MultiDiGraph:
     """Every edge of at least `threshold` between the states of positions 0..upto (later ones cannot reach it).
-    Filtering before networkx sees an edge keeps it at most 1 / threshold edges per state."""
+    Filtering before networkx sees an edge keeps it at most 1 / threshold edges per state. `by_head` `[L, T, T, H]`:
+    per-head shares attached to per-source attention edges (which heads carry them)."""
     graph = nx.MultiDiGraph()
     per_head = shares.attn.ndim == 4
 
-    def add(source: GraphNode, target: GraphNode, kind: str, head, weight: float) -> None:
+    def add(source: GraphNode, target: GraphNode, kind: str, head, weight: float, heads=()) -> None:
         if weight >= threshold:
-            graph.add_edge(source, target, key=(kind, head), weight=float(weight))
+            graph.add_edge(source, target, key=(kind, head), weight=float(weight), heads=tuple(heads))
 
     for block in range(shares.attn.shape[0]):
         layer = block + 1
@@ -88,7 +91,8 @@ def strong_graph(shares: Contributions, upto: int, threshold: float) -> nx.Multi
             row = shares.attn[block, i, :i + 1]
             for index in zip(*np.nonzero(row >= threshold)):
                 head = int(index[1]) if per_head else None
-                add(GraphNode(layer - 1, int(index[0]), "post"), mid, "attn", head, row[index])
+                split = () if by_head is None else (float(w) for w in by_head[block, i, index[0]])
+                add(GraphNode(layer - 1, int(index[0]), "post"), mid, "attn", head, row[index], split)
     return graph
 
 
@@ -102,7 +106,7 @@ def prune(graph: nx.MultiDiGraph, root: GraphNode) -> nx.MultiDiGraph:
 def to_result(graph: nx.MultiDiGraph, tokens, position: int, config: GraphConfig, n_layers: int) -> GraphResult:
     order = {"mid": 0, "post": 1}
     nodes = sorted(graph.nodes, key=lambda n: (n.layer, order[n.stage], n.position))
-    edges = [GraphEdge(u, v, kind, head, float(d["weight"])) for u, v, (kind, head), d in
+    edges = [GraphEdge(u, v, kind, head, float(d["weight"]), d["heads"]) for u, v, (kind, head), d in
              graph.edges(keys=True, data=True)]
     edges.sort(key=lambda e: (-e.weight, e.target.layer, e.target.position, e.source.position, e.kind))
     return GraphResult(tokens=tokens, position=position, threshold=config.threshold, per_head=config.per_head,
@@ -114,9 +118,12 @@ def compute_graph(model, tokenizer, config: GraphConfig, progress: Progress = si
     encoded = encode(model, tokenizer, config.prompt)
     position = position_index(config.position, encoded.length)
     progress(0.1, "forward pass reading values, patterns and residual states")
-    shares = contributions(model, encoded.ids[:, :position + 1], per_head=config.per_head)
+    ids = encoded.ids[:, :position + 1]
+    by_source, per_head = contributions_both(model, ids)
+    shares = per_head if config.per_head else by_source
     progress(0.7, "building the graph and pruning it")
     n_layers = shares.attn.shape[0]
-    graph = prune(strong_graph(shares, position, config.threshold), GraphNode(n_layers, position, "post"))
+    graph = strong_graph(shares, position, config.threshold, None if config.per_head else per_head.attn)
+    graph = prune(graph, GraphNode(n_layers, position, "post"))
     progress(1.0, f"graph: {graph.number_of_nodes()} states, {graph.number_of_edges()} edges")
     return to_result(graph, encoded.tokens, position, config, n_layers)

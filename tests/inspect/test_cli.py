@@ -55,11 +55,12 @@ def test_graph_node_heads_grid_json_shapes(capsys, fresh_store):
     assert graph["tokens"] == list(PROMPT) and graph["position"] == len(PROMPT) - 1
     assert {"layer": 2, "position": len(PROMPT) - 1, "stage": "post"} in graph["nodes"]
     assert graph["edges"] and set(graph["edges"][0]) == {"from", "to", "from_stage", "to_stage", "kind", "head",
-                                                         "weight"}
+                                                         "weight", "heads"}
     assert all(e["kind"] in ("attn", "ffn", "resid") and e["head"] is None and e["weight"] >= 0.01
                for e in graph["edges"])
     per_head = _json(capsys, "graph", "--prompt", PROMPT, "--position", "4", "--per-head", "--threshold", "0.001")
     assert any(e["kind"] == "attn" and isinstance(e["head"], int) for e in per_head["edges"])
+    assert all(len(e["heads"]) == (4 if e["kind"] == "attn" else 0) for e in graph["edges"])
     assert all(e["to"][1] <= 4 for e in per_head["edges"])
     node = _json(capsys, "node", "--prompt", PROMPT, "--layer", "1", "--stage", "mid", "--top-k", "3")
     assert len(node["lens"]) == 3 and set(node["lens"][0]) == {"token", "id", "prob"} and node["writer"] == "attention"
