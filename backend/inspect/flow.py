@@ -74,58 +74,67 @@ def source_writes(model, traced, states: list[torch.Tensor], layer: int) -> torc
 
 
 @torch.no_grad()
-def attention_shares(model, traced, states, middle, layer: int, per_head: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """(source shares `[T, T]` or `[T, T, H]`, residual shares `[T]`) of layer's attention sum at every query."""
+def attention_shares(model, traced, states, middle, layer: int, modes: tuple[bool, ...]
+                     ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Per mode (per_head False / True): (source shares `[T, T]` or `[T, T, H]`, residual shares `[T]`) of the
+    layer's attention sum at every query."""
     info = arch_info(model)
-    writes = source_writes(model, traced, states, layer)  # [H, T, d]
-    pattern = traced.attentions[layer][0].float()  # [H, Tq, Tk]
+    writes = source_writes(model, traced, states, layer).transpose(0, 1)  # [T (source), H, d]
+    pattern = traced.attentions[layer][0].float().permute(1, 2, 0)  # [Tq, Tk, H]
     post = post_attention_norm(model, layer)
     if post is not None:  # the post-norm's scale is that of the whole attention output at each query
         w_o, b_o = out_proj(model, layer)
-        raw = traced.head_outputs[layer][0].float().reshape(pattern.shape[1], -1) @ w_o.T
+        raw = traced.head_outputs[layer][0].float().reshape(pattern.shape[0], -1) @ w_o.T
         raw = raw + (b_o if b_o is not None else 0.0)
-    length, d = pattern.shape[1], info.hidden_size
-    step = max(1, CHUNK_FLOATS // (length * d * (info.n_heads if per_head else 1)))
-    source, resid = [], []
-    for first in range(0, length, step):
-        rows = slice(first, min(length, first + step))
-        if per_head:  # [q, j, h, d]
-            terms = torch.einsum("hqj,hjd->qjhd", pattern[:, rows], writes)
-        else:  # [q, j, d]
-            terms = torch.einsum("hqj,hjd->qjd", pattern[:, rows], writes)
-        if post is not None:  # linear once its scale is fixed: the terms still add up to the whole write
-            parts = norm_parts(post)
-            terms = parts.linear(terms, parts.scale(raw[rows]).reshape((-1,) + (1,) * (terms.dim() - 1)))
-        flat = terms.reshape(terms.shape[0], -1, d)
-        both = torch.cat([flat, states[layer][rows, None]], dim=1)  # the residual is the last term
-        got = shares(middle[layer][rows], both)
-        source.append(got[:, :-1].reshape(terms.shape[:-1]))
-        resid.append(got[:, -1])
-    return torch.cat(source), torch.cat(resid)
+    length, d = pattern.shape[0], info.hidden_size
+    out = []
+    for per_head in modes:
+        step = max(1, CHUNK_FLOATS // (length * d * (info.n_heads if per_head else 1)))
+        source, resid = [], []
+        for first in range(0, length, step):
+            rows = slice(first, min(length, first + step))
+            if per_head:  # [q, j, h, d]
+                terms = pattern[rows, :, :, None] * writes[None]
+            else:  # [q, j, d]: for each source j, [q, H] @ [H, d]
+                terms = torch.bmm(pattern[rows].transpose(0, 1), writes).transpose(0, 1)
+            if post is not None:  # linear once its scale is fixed: the terms still add up to the whole write
+                parts = norm_parts(post)
+                terms = parts.linear(terms, parts.scale(raw[rows]).reshape((-1,) + (1,) * (terms.dim() - 1)))
+            flat = terms.reshape(terms.shape[0], -1, d)
+            both = torch.cat([flat, states[layer][rows, None]], dim=1)  # the residual is the last term
+            got = shares(middle[layer][rows], both)
+            source.append(got[:, :-1].reshape(terms.shape[:-1]))
+            resid.append(got[:, -1])
+        out.append((torch.cat(source), torch.cat(resid)))
+    return out
 
 
-def _collect(model, traced, states, middle, per_head: bool) -> Contributions:
-    attn, attn_resid, ffn, ffn_resid = [], [], [], []
+def _collect(model, traced, states, middle, modes: tuple[bool, ...]) -> list[Contributions]:
+    """One Contributions per mode, the layers' values and writes computed once for all modes."""
+    attn, attn_resid = [[] for _ in modes], [[] for _ in modes]
+    ffn, ffn_resid = [], []
     for layer in range(arch_info(model).n_layers):
-        source, resid = attention_shares(model, traced, states, middle, layer, per_head)
-        attn.append(source)
-        attn_resid.append(resid)
+        for m, (source, resid) in enumerate(attention_shares(model, traced, states, middle, layer, modes)):
+            attn[m].append(source)
+            attn_resid[m].append(resid)
         mlp = shares(states[layer + 1], torch.stack([states[layer + 1] - middle[layer], middle[layer]], dim=1))
         ffn.append(mlp[:, 0])
         ffn_resid.append(mlp[:, 1])
     numpy = lambda parts: torch.stack(parts).cpu().numpy().astype(np.float32)  # noqa: E731
-    return Contributions(attn=numpy(attn), attn_resid=numpy(attn_resid), ffn=numpy(ffn), ffn_resid=numpy(ffn_resid))
+    return [Contributions(attn=numpy(attn[m]), attn_resid=numpy(attn_resid[m]), ffn=numpy(ffn),
+                          ffn_resid=numpy(ffn_resid)) for m in range(len(modes))]
 
 
 @torch.no_grad()
 def contributions(model, ids: torch.Tensor, per_head: bool = False) -> Contributions:
     """Every state's shares for the prompt `ids [1, T]` (one forward, then arithmetic on what it exposed)."""
     states, middle, traced = residual_states(model, ids)
-    return _collect(model, traced, states, middle, per_head)
+    return _collect(model, traced, states, middle, (per_head,))[0]
 
 
 @torch.no_grad()
 def contributions_both(model, ids: torch.Tensor) -> tuple[Contributions, Contributions]:
     """(per source, per head) shares from one forward."""
     states, middle, traced = residual_states(model, ids)
-    return _collect(model, traced, states, middle, False), _collect(model, traced, states, middle, True)
+    by_source, per_head = _collect(model, traced, states, middle, (False, True))
+    return by_source, per_head
