@@ -103,3 +103,14 @@ def test_graph_equals_brute_force(arch, per_head, threshold, position):
     assert {(n.layer, n.position, n.stage) for n in result.nodes} == {k[0] for k in got} | {k[1] for k in got}
     assert result.nodes[-1] == GraphNode(2, result.position, "post")
     assert [e.weight for e in result.edges] == sorted((e.weight for e in result.edges), reverse=True)
+
+
+def test_a_source_edge_carries_its_heads_shares():
+    model, tokenizer = tiny_variant("qwen2", seed=3)
+    model = _loud(model)
+    result = compute_graph(model, tokenizer, GraphConfig(prompt=PROMPT, threshold=0.04))
+    by_head = contributions(model, _ids(tokenizer), per_head=True).attn
+    attn = [e for e in result.edges if e.kind == "attn"]
+    assert attn and all(e.heads == () for e in result.edges if e.kind != "attn")
+    for e in attn:
+        assert np.allclose(e.heads, by_head[e.target.layer - 1, e.target.position, e.source.position], atol=1e-6)
