@@ -13,6 +13,7 @@ from app.figures.clickable import grid_click_layer
 from app.figures.inspect import token_label
 
 COLOURS = {"attn": "#2166ac", "ffn": "#d6604d", "resid": "#9e9e9e"}
+FFN_BEND = 0.18  # an MLP edge joins the same two states as a residual edge: drawn bent to the right of it
 WIDTH_BINS = (0.1, 0.25, 0.5, 1.01)  # edges drawn in a few widths (a Scatter line has one width)
 
 
@@ -33,7 +34,16 @@ def edge_label(result, edge) -> str:
     return text
 
 
+def _path(edge) -> tuple[tuple[float, float], ...]:
+    """(start, middle, end) of an edge's line; the middle is its click point."""
+    x0, y0 = edge.source.position, node_y(edge.source.layer, edge.source.stage)
+    x1, y1 = edge.target.position, node_y(edge.target.layer, edge.target.stage)
+    return (x0, y0), ((x0 + x1) / 2 + (FFN_BEND if edge.kind == "ffn" else 0.0), (y0 + y1) / 2), (x1, y1)
+
+
 def graph_figure(result) -> go.Figure:
+    """Positions x layers: states as circles (after each block large, after its attention small), edges as lines
+    whose width grows with their share; colours: attention blue, MLP red, residual grey."""
     fig = go.Figure()
     for kind, colour in COLOURS.items():
         low = 0.0
@@ -41,14 +51,14 @@ def graph_figure(result) -> go.Figure:
             xs, ys = [], []
             for e in result.edges:
                 if e.kind == kind and low <= e.weight < high:
-                    xs += [e.source.position, e.target.position, None]
-                    ys += [node_y(e.source.layer, e.source.stage), node_y(e.target.layer, e.target.stage), None]
+                    (x0, y0), (xm, ym), (x1, y1) = _path(e)
+                    xs += [x0, xm, x1, None]
+                    ys += [y0, ym, y1, None]
             if xs:
                 fig.add_scatter(x=xs, y=ys, mode="lines", line=dict(color=colour, width=1 + 8 * low), opacity=0.8,
                                 hoverinfo="skip", showlegend=False)
             low = high
-    mids = [((e.source.position + e.target.position) / 2,
-             (node_y(e.source.layer, e.source.stage) + node_y(e.target.layer, e.target.stage)) / 2) for e in result.edges]
+    mids = [_path(e)[1] for e in result.edges]
     if mids:
         fig.add_scatter(x=[m[0] for m in mids], y=[m[1] for m in mids], mode="markers", name="edges",
                         customdata=[["edge", i] for i in range(len(result.edges))],
@@ -73,12 +83,10 @@ def graph_figure(result) -> go.Figure:
                      title="position (token)")
     fig.update_yaxes(title="layer (0 = embeddings)", range=[-0.7, result.n_layers + 0.7],
                      dtick=1 if result.n_layers <= 16 else 2)
-    kind = "head" if result.per_head else "source position"
     return fig.update_layout(height=max(420, 26 * result.n_layers + 160), margin=dict(t=40, b=10),
                              clickmode="event+select", dragmode=False, showlegend=False,
                              title=f"Contribution graph into {token_label(result.tokens[result.position])} "
-                                   f"(edges ≥ {result.threshold:g} of the state they enter; one per {kind}): "
-                                   "blue attention, red MLP, grey residual")
+                                   f"(edges ≥ {result.threshold:g})")
 
 
 def scores_figure(result) -> go.Figure:

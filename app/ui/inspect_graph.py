@@ -87,7 +87,9 @@ def graph_tab(handle, prompt: str, position: int, open_head: Callable[[int, int,
     st.caption(f"How the prediction at position {result.position} ({literal(repr(result.tokens[result.position]))}) "
                f"is built: {len(result.nodes)} residual states and {len(result.edges)} edges holding at least "
                f"{result.threshold:g} of the state they enter (Ferrando & Voita 2024, information flow routes). "
-               "Click an edge for the head behind it, a state for its logit lens.")
+               "Blue: attention (one edge per " + ("head" if result.per_head else "source position") + "), red: MLP, "
+               "grey: residual; wider is a larger share. Click an edge for the head behind it, a state for its logit "
+               "lens.")
     event = st.plotly_chart(graph_figure(result), width="stretch", key="inspect-graph-map", on_select="rerun",
                             selection_mode="points")
     clicked = clicked_graph_item(event)
