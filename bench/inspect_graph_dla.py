@@ -66,6 +66,7 @@ def main() -> dict:
         top_dla = {divmod(int(i), n_heads) for i in order[:TOP]}
         top_graph = {(e.target.layer - 1, e.head) for e in into_last[:TOP]}
         result[name]["overlap_of_top"] = len(top_dla & top_graph)
+    result["load_average"], result["cpus"] = round(os.getloadavg()[0], 2), os.cpu_count()
     result["seconds"] = {"graph_per_head": round(graph_s, 3), "graph_per_source": round(token_graph_s, 3),
                          "dla": result["dla"]["seconds"]}
     return write_result(RESULTS, result)
