@@ -65,10 +65,10 @@ def test_graph_edge_and_state_open_their_drilldowns(app_url, browser):
     from backend.inspect import EXAMPLE_PROMPT
     from backend.inspect.graph import compute_graph
     from backend.inspect.graph_config import GraphConfig
-    from backend.models import load
+    from backend.models import default_model_id, load
 
-    tiny = load("tiny-llama")  # the app's model: the same graph, to know which point is an attention edge
-    result = compute_graph(tiny.model, tiny.tokenizer, GraphConfig(prompt=EXAMPLE_PROMPT, threshold=0.01))
+    own = load(default_model_id())  # the app's model: the same graph, to know which point is an attention edge
+    result = compute_graph(own.model, own.tokenizer, GraphConfig(prompt=EXAMPLE_PROMPT, threshold=0.01))
     edge = next(i for i, e in enumerate(result.edges) if e.kind == "attn")
     page = browser.new_page(viewport={"width": 1400, "height": 2400})
     page.goto(f"{app_url}/inspect")
