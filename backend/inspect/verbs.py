@@ -8,14 +8,14 @@ from backend.inspect.config import AttentionConfig, DlaConfig, HeadConfig, LensC
 from backend.inspect.dla import CODE_VERSION as DLA_VERSION
 from backend.inspect.dla import DlaResult, compute_dla
 from backend.inspect.graph import CODE_VERSION as GRAPH_VERSION
-from backend.inspect.graph import GraphResult, compute_graph
+from backend.inspect.graph import compute_graph
 from backend.inspect.graph_config import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig
 from backend.inspect.head_scores import CODE_VERSION as HEADS_VERSION
-from backend.inspect.head_scores import GridResult, HeadScoresResult, compute_grid, compute_head_scores
+from backend.inspect.head_scores import compute_grid, compute_head_scores
 from backend.inspect.lens import CODE_VERSION as LENS_VERSION
 from backend.inspect.lens import LensResult, compute_lens
 from backend.inspect.node import CODE_VERSION as NODE_VERSION
-from backend.inspect.node import NodeResult, compute_node
+from backend.inspect.node import compute_node
 from backend.progress import Progress, silent
 from backend.store import Computed, ModelRef, cached
 
@@ -45,18 +45,15 @@ def head(handle, config: HeadConfig = HeadConfig(), progress: Progress = silent)
     return _cached(handle, "head", config, compute_head, ATTENTION_VERSION, progress)
 
 
-def graph(handle, config: GraphConfig = GraphConfig(), progress: Progress = silent) -> Computed[GraphResult]:
-    return _cached(handle, "graph", config, compute_graph, GRAPH_VERSION, progress)
+def _verb(action: str, config_cls: type, compute, version: str):
+    """A verb `(handle, config=config_cls(), progress) -> Computed[Result]` cached under `action`."""
+    def verb(handle, config=None, progress: Progress = silent) -> Computed:
+        return _cached(handle, action, config_cls() if config is None else config, compute, version, progress)
+    verb.__name__ = verb.__qualname__ = action
+    return verb
 
 
-def node(handle, config: NodeConfig = NodeConfig(), progress: Progress = silent) -> Computed[NodeResult]:
-    return _cached(handle, "node", config, compute_node, NODE_VERSION, progress)
-
-
-def head_scores(handle, config: HeadScoresConfig = HeadScoresConfig(),
-                progress: Progress = silent) -> Computed[HeadScoresResult]:
-    return _cached(handle, "heads", config, compute_head_scores, HEADS_VERSION, progress)
-
-
-def grid(handle, config: GridConfig = GridConfig(), progress: Progress = silent) -> Computed[GridResult]:
-    return _cached(handle, "grid", config, compute_grid, HEADS_VERSION, progress)
+graph = _verb("graph", GraphConfig, compute_graph, GRAPH_VERSION)  # -> Computed[GraphResult]
+node = _verb("node", NodeConfig, compute_node, NODE_VERSION)  # -> Computed[NodeResult]
+head_scores = _verb("heads", HeadScoresConfig, compute_head_scores, HEADS_VERSION)  # -> Computed[HeadScoresResult]
+grid = _verb("grid", GridConfig, compute_grid, HEADS_VERSION)  # -> Computed[GridResult]
