@@ -104,19 +104,21 @@ def scores_figure(result) -> go.Figure:
 
 
 def grid_figure(result, columns: int = 5) -> go.Figure:
-    """One small pattern per head of the layer (CircuitsVis' attention_heads); hover: query → key and weight."""
+    """One small pattern per head of the result (a layer's, or the top heads by a score; CircuitsVis'
+    attention_heads); hover: query → key and weight."""
     n_heads, length = result.patterns.shape[0], len(result.tokens)
     rows = -(-n_heads // columns)
-    fig = make_subplots(rows=rows, cols=columns, subplot_titles=[f"L{result.layer}H{h}" for h in range(n_heads)],
+    fig = make_subplots(rows=rows, cols=columns, subplot_titles=[f"L{layer}H{h}" for layer, h in result.heads],
                         horizontal_spacing=0.02, vertical_spacing=0.06)
     pairs = [[f"{token_label(result.tokens[q])} → {token_label(result.tokens[k])}" for k in range(length)]
              for q in range(length)]
     for h in range(n_heads):
         fig.add_trace(go.Heatmap(z=result.patterns[h], zmin=0, zmax=1, colorscale="Viridis", showscale=h == 0,
-                                 customdata=pairs, hovertemplate=f"head {h}<br>%{{customdata}}<br>%{{z:.3f}}"
+                                 customdata=pairs, hovertemplate=f"L{result.heads[h][0]}H{result.heads[h][1]}<br>%{{customdata}}<br>%{{z:.3f}}"
                                                                  "<extra></extra>"),
                       row=h // columns + 1, col=h % columns + 1)
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False, autorange="reversed")
     return fig.update_layout(height=190 * rows + 60, margin=dict(t=40, b=10),
-                             title=f"Every head of layer {result.layer} (rows: query, columns: key)")
+                             title=(f"Every head of layer {result.layer}" if result.layer >= 0 else
+                                    f"The {n_heads} highest-scoring heads") + " (rows: query, columns: key)")

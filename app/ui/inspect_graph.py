@@ -125,17 +125,24 @@ def heads_tab(handle, prompt: str, n_layers: int, n_heads: int) -> None:
         event = st.plotly_chart(scores_figure(result), width="stretch", key="inspect-heads-map", on_select="rerun",
                                 selection_mode="points")
         picked = clicked_cell(event, (n_layers, n_heads))
-        if picked is not None:
+        if picked is not None:  # its layer's grid, that head open
+            st.session_state["inspect-grid-top"] = False
             st.session_state["inspect-grid-layer"], st.session_state["inspect-grid-head"] = picked
-    layer = number_for(GridConfig, "layer", "Layer drawn", max_value=n_layers - 1, key="inspect-grid-layer")
-    computed = run_with_progress("All heads of a layer", lambda progress: grid(handle, GridConfig(
-        prompt=prompt, layer=layer, repeat=repeat), progress=progress), ask_over_s=ASK_OVER_S)
+    c1, c2 = st.columns(2)
+    top = c1.toggle("Grid of the highest-scoring heads (of every layer)", key="inspect-grid-top",
+                    persist_state="session")
+    layer = number_for(GridConfig, "layer", "Layer drawn", max_value=n_layers - 1, key="inspect-grid-layer",
+                       container=c2, disabled=top)
+    config = GridConfig(prompt=prompt, layer=layer, repeat=repeat, score=score if top else "")
+    computed = run_with_progress("Heads' patterns", lambda progress: grid(handle, config, progress=progress),
+                                 ask_over_s=ASK_OVER_S)
     if computed is None:
         return
     result = computed.value
     st.plotly_chart(grid_figure(result), width="stretch", key="inspect-grid")
-    chosen = st.segmented_control("Open a head", list(range(n_heads)), format_func=lambda h: f"H{h}",
+    names = [f"L{layer}H{h}" for layer, h in result.heads]
+    chosen = st.segmented_control("Open a head", list(range(len(names))), format_func=lambda i: names[i],
                                   key="inspect-grid-head", persist_state="session")
-    if chosen is not None and chosen < result.patterns.shape[0]:
-        st.plotly_chart(pattern_figure(result.tokens, result.patterns[chosen], f"Layer {result.layer}, head {chosen}"),
+    if chosen is not None and chosen < len(names):
+        st.plotly_chart(pattern_figure(result.tokens, result.patterns[chosen], f"Head {names[chosen]}"),
                         width="stretch", key="inspect-grid-open")

@@ -105,15 +105,15 @@ def cmd_grid(args: argparse.Namespace):
     if args.json:
         return _as_json(handle, computed)
     result = computed.value
-    return [{"head": h, "most attended from the last token": result.tokens[int(p[-1].argmax())],
-             "weight": f"{p[-1].max():.3f}"} for h, p in enumerate(result.patterns)]
+    return [{"head": f"L{layer}H{h}", "most attended from the last token": result.tokens[int(p[-1].argmax())],
+             "weight": f"{p[-1].max():.3f}"} for (layer, h), p in zip(result.heads, result.patterns)]
 
 
 FLAGS = {LensConfig: ("prompt", "position", "top_k"), DlaConfig: ("prompt", "position", "target", "contrast"),
          AttentionConfig: ("prompt", "layer", "head"), HeadConfig: ("prompt", "layer", "head", "position", "top_k"),
          GraphConfig: ("prompt", "position", "threshold", "per_head"),
          NodeConfig: ("prompt", "layer", "position", "stage", "top_k"),
-         HeadScoresConfig: ("prompt", "score", "repeat", "seed"), GridConfig: ("prompt", "layer", "repeat", "seed")}
+         HeadScoresConfig: ("prompt", "score", "repeat", "seed"), GridConfig: ("prompt", "layer", "score", "top_k", "repeat", "seed")}
 VERBS = {"lens": (LensConfig, cmd_lens, "logit lens: each layer's residual read out as the model's output"),
          "dla": (DlaConfig, cmd_dla, "direct logit attribution of one token to every head and MLP"),
          "attention": (AttentionConfig, cmd_attention, "attention pattern of one head"),

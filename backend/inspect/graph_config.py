@@ -53,6 +53,9 @@ class HeadScoresConfig(Config):
 @dataclass(frozen=True)
 class GridConfig(Config):
     prompt: str = param(EXAMPLE_PROMPT, PROMPT_HELP)
-    layer: int = param(0, "the layer whose heads are drawn (0-based)", ge=0)
+    layer: int = param(0, "the layer whose heads are drawn (0-based; ignored with --score)", ge=0)
+    score: str = param("", "draw the top_k heads of every layer by this score instead of one layer's heads",
+                       choices=("",) + SCORES)
+    top_k: int = param(10, "heads drawn with --score", ge=1, le=64)
     repeat: int = param(0, REPEAT_HELP, ge=0, le=200)
     seed: int = param(0, "seed of the random tokens (with --repeat)", ge=0)

@@ -76,36 +76,59 @@ class HeadScoresResult:
 @dataclass(frozen=True)
 class GridResult:
     tokens: tuple[str, ...]
-    layer: int
-    patterns: np.ndarray  # [H, T, T], rows sum to 1
+    layer: int  # -1: the top heads by a score, from any layer
+    heads: tuple[tuple[int, int], ...]  # (layer, head) of each pattern
+    patterns: np.ndarray  # [len(heads), T, T], rows sum to 1
 
     def to_json(self) -> dict:
-        return {"tokens": list(self.tokens), "layer": self.layer, "patterns": self.patterns.tolist()}
+        return {"tokens": list(self.tokens), "layer": self.layer, "heads": [list(h) for h in self.heads],
+                "patterns": self.patterns.tolist()}
+
+
+def checked_mask(ids: list[int], score: str) -> tuple[np.ndarray, np.ndarray]:
+    """(target mask `[T, T]`, the queries that have a target `[T]`); refuses a sequence where none has one."""
+    mask = target_mask(ids, score)
+    rows = mask.sum(1) > 0
+    if not rows.any():
+        raise UserError(f"No position of this sequence has a {score} target (no token occurs twice, or "
+                        "the prompt is one token): use a longer prompt, or the induction test (repeat > 0).")
+    return mask, rows
+
+
+def score_patterns(patterns: np.ndarray, mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """`[L, H]` scores of patterns `[L, H, T, T]`: the mean over the queries `rows` of their mass on `mask`."""
+    return (patterns * mask).sum(-1)[..., rows].mean(-1).astype(np.float32)
+
+
+def all_patterns(model, encoded: Encoded, progress: Progress) -> np.ndarray:
+    progress(0.1, "forward pass under eager attention")
+    traced = trace(model, encoded.ids, attentions=True)
+    return torch.stack([a[0].float() for a in traced.attentions]).cpu().numpy()  # [L, H, T, T]
 
 
 @torch.no_grad()
 def compute_head_scores(model, tokenizer, config: HeadScoresConfig, progress: Progress = silent) -> HeadScoresResult:
     encoded = sequence(model, tokenizer, config.prompt, config.repeat, config.seed)
-    mask = target_mask(encoded.ids[0].tolist(), config.score)
-    rows = mask.sum(1) > 0
-    if not rows.any():
-        raise UserError(f"No position of this sequence has a {config.score} target (no token occurs twice, or "
-                        "the prompt is one token): use a longer prompt, or the induction test (repeat > 0).")
-    progress(0.1, "forward pass under eager attention")
-    traced = trace(model, encoded.ids, attentions=True)
-    patterns = torch.stack([a[0].float() for a in traced.attentions]).cpu().numpy()  # [L, H, T, T]
-    scores = (patterns * mask).sum(-1)[..., rows].mean(-1)
+    mask, rows = checked_mask(encoded.ids[0].tolist(), config.score)  # before any forward
+    scores = score_patterns(all_patterns(model, encoded, progress), mask, rows)
     progress(1.0, "heads scored")
-    return HeadScoresResult(tokens=encoded.tokens, score=config.score, scores=scores.astype(np.float32),
-                            queries=int(rows.sum()), repeat=config.repeat)
+    return HeadScoresResult(tokens=encoded.tokens, score=config.score, scores=scores, queries=int(rows.sum()),
+                            repeat=config.repeat)
 
 
 @torch.no_grad()
 def compute_grid(model, tokenizer, config: GridConfig, progress: Progress = silent) -> GridResult:
+    """The layer's heads, or (with a score) the top_k heads of every layer by that score on the same sequence."""
     encoded = sequence(model, tokenizer, config.prompt, config.repeat, config.seed)
-    layer = check_layer(model, config.layer)
-    progress(0.1, "forward pass under eager attention")
-    traced = trace(model, encoded.ids, attentions=True)
+    layer = check_layer(model, config.layer) if not config.score else -1
+    mask, rows = checked_mask(encoded.ids[0].tolist(), config.score) if config.score else (None, None)
+    patterns = all_patterns(model, encoded, progress)
+    if config.score:
+        scores = score_patterns(patterns, mask, rows)
+        order = np.argsort(-scores, axis=None, kind="stable")[:config.top_k]
+        heads = tuple((int(i) // scores.shape[1], int(i) % scores.shape[1]) for i in order)
+    else:
+        heads = tuple((layer, h) for h in range(patterns.shape[1]))
     progress(1.0, "patterns read")
-    return GridResult(tokens=encoded.tokens, layer=layer,
-                      patterns=traced.attentions[layer][0].float().cpu().numpy().astype(np.float32))
+    return GridResult(tokens=encoded.tokens, layer=layer, heads=heads,
+                      patterns=np.stack([patterns[l, h] for l, h in heads]).astype(np.float32))

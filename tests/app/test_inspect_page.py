@@ -50,6 +50,9 @@ def test_all_heads_tab():
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert len(plotly_charts(at)) == 3 and any("previous token target over" in c.value for c in at.caption)
+    at.toggle(key="inspect-grid-top").set_value(True).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(plotly_charts(at)) == 3, "the score map, the top heads' grid, the open head"
 
 
 def test_dla_tab_and_head_drilldown():

@@ -67,7 +67,9 @@ def test_graph_node_heads_grid_json_shapes(capsys, fresh_store):
     heads = _json(capsys, "heads", "--prompt", PROMPT, "--score", "induction", "--repeat", "8")
     assert heads["score"] == "induction" and len(heads["scores"]) == 2 and len(heads["scores"][0]) == 4
     grid = _json(capsys, "grid", "--prompt", PROMPT, "--layer", "1")
-    assert len(grid["patterns"]) == 4 and len(grid["patterns"][0]) == len(PROMPT)
+    assert len(grid["patterns"]) == 4 and len(grid["patterns"][0]) == len(PROMPT) and grid["heads"][3] == [1, 3]
+    top = _json(capsys, "grid", "--prompt", PROMPT, "--score", "sink", "--top-k", "5")
+    assert len(top["heads"]) == 5 and top["layer"] == -1
     again = _json(capsys, "graph", "--prompt", PROMPT, "--threshold", "0.01")
     assert again["provenance"] == "cached" and again["edges"] == graph["edges"]
 

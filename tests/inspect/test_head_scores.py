@@ -1,5 +1,6 @@
 """Head scores equal their definitions computed from the model's own attention probabilities; on a repeated
-random sequence the induction score reads the token after the first copy; the grid is the layer's patterns."""
+random sequence the induction score reads the token after the first copy; the grid is the layer's patterns, or the
+top heads' by a score."""
 import numpy as np
 import pytest
 import torch
@@ -66,5 +67,17 @@ def test_grid_is_the_layers_patterns(tiny_handle):
     result = compute_grid(model, tokenizer, GridConfig(prompt=PROMPT, layer=1))
     expected = _patterns(model, torch.tensor([tokenizer(PROMPT)["input_ids"]]))[1]
     assert np.allclose(result.patterns, expected, atol=1e-6)
+    assert result.heads == ((1, 0), (1, 1), (1, 2), (1, 3))
     with pytest.raises(UserError, match="Layer 2 does not exist"):
         compute_grid(model, tokenizer, GridConfig(prompt=PROMPT, layer=2))
+
+
+def test_grid_of_the_top_heads_by_a_score(tiny_handle):
+    model, tokenizer = tiny_handle.model, tiny_handle.tokenizer
+    scores = compute_head_scores(model, tokenizer, HeadScoresConfig(prompt=PROMPT, score="previous")).scores
+    result = compute_grid(model, tokenizer, GridConfig(prompt=PROMPT, score="previous", top_k=3))
+    assert len(result.heads) == 3 and result.layer == -1
+    ranked = sorted(((layer, h) for layer in range(2) for h in range(4)), key=lambda lh: -scores[lh])
+    assert [scores[lh] for lh in result.heads] == [scores[lh] for lh in ranked[:3]]
+    patterns = _patterns(model, torch.tensor([tokenizer(PROMPT)["input_ids"]]))
+    assert np.allclose(result.patterns, np.stack([patterns[lh] for lh in result.heads]), atol=1e-6)
