@@ -114,7 +114,7 @@ def heads_tab(handle, prompt: str, n_layers: int, n_heads: int) -> None:
                           persist_state="session", help="Scores and patterns on a random sequence written twice "
                           "instead of the prompt: induction heads look at what followed the token's first copy.")
     repeat = number_for(HeadScoresConfig, "repeat", "Random length", container=c3, min_value=4, value=20,
-                        key="inspect-heads-repeat", disabled=not induction) if induction else 0
+                        key="inspect-heads-repeat") if induction else 0
     computed = run_with_progress("Head scores", lambda progress: head_scores(handle, HeadScoresConfig(
         prompt=prompt, score=score, repeat=repeat), progress=progress), ask_over_s=ASK_OVER_S)
     if computed is not None:
@@ -140,7 +140,7 @@ def heads_tab(handle, prompt: str, n_layers: int, n_heads: int) -> None:
         return
     result = computed.value
     st.plotly_chart(grid_figure(result), width="stretch", key="inspect-grid")
-    names = [f"L{layer}H{h}" for layer, h in result.heads]
+    names = [f"L{lay}H{h}" for lay, h in result.heads]
     chosen = st.segmented_control("Open a head", list(range(len(names))), format_func=lambda i: names[i],
                                   key="inspect-grid-head", persist_state="session")
     if chosen is not None and chosen < len(names):
