@@ -1,8 +1,10 @@
-"""Inspect: any prompt, looked inside. Logit lens, direct logit attribution (click a head to open it), attention."""
+"""Inspect: any prompt, looked inside. The contribution graph (click an edge or a state), logit lens, direct logit
+attribution (click a head to open it), attention, every head at once."""
 import streamlit as st
 
 from app.figures.inspect import (dla_figure, effects_frame, final_figure, lens_figure, mlp_figure, pattern_figure,
                                  selected_head)
+from app.ui.inspect_graph import graph_tab, heads_tab
 from app.ui.inspect_link import PROMPT_KEY, take_incoming_prompt
 from app.ui.model_picker import current_model
 from app.ui.run import ASK_OVER_S, run_with_progress
@@ -14,7 +16,8 @@ from backend.inspect import (EXAMPLE_PROMPT, AttentionConfig, DlaConfig, HeadCon
 HEAD_KEY = "inspect-head"  # (layer, head) opened from the DLA map
 
 st.title("Inspect")
-st.write("Look inside the selected model on a prompt of your own: the **logit lens** reads the residual stream "
+st.write("Look inside the selected model on a prompt of your own: the **contribution graph** shows which tokens "
+         "and components the prediction flows through (click an edge or a state); the **logit lens** reads the residual stream "
          "after each layer as if it were the last; **direct logit attribution** splits the predicted token's logit "
          "into every head's and MLP's share (they sum to it exactly); **attention** shows any head's pattern. "
          "Click a head on the attribution map to see what it attends to and which tokens it promotes.")
@@ -47,10 +50,10 @@ def lens_tab() -> None:
     st.plotly_chart(final_figure(result), width="stretch", key="inspect-lens-final")
 
 
-def head_drilldown(layer: int, head_index: int) -> None:
+def head_drilldown(layer: int, head_index: int, at: int | None = None) -> None:
     st.subheader(f"Head L{layer}H{head_index}")
     computed = run_with_progress("Head drill-down", lambda progress: head(handle, HeadConfig(
-        prompt=prompt, layer=layer, head=head_index, position=position), progress=progress))
+        prompt=prompt, layer=layer, head=head_index, position=position if at is None else at), progress=progress))
     if computed is None:
         return
     result = computed.value
@@ -109,5 +112,6 @@ def attention_tab() -> None:
         st.caption(f"{len(result.tokens)} tokens: " + literal(" | ".join(result.tokens)))
 
 
-lazy_tabs({"Logit lens": lens_tab, "Direct logit attribution": dla_tab, "Attention": attention_tab},
-          key="inspect-tabs")
+lazy_tabs({"Graph": lambda: graph_tab(handle, prompt, position, head_drilldown), "Logit lens": lens_tab,
+           "Direct logit attribution": dla_tab, "Attention": attention_tab,
+           "All heads": lambda: heads_tab(handle, prompt, info.n_layers, info.n_heads)}, key="inspect-tabs")

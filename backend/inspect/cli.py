@@ -1,4 +1,4 @@
-"""`python -m backend inspect lens|dla|attention|head --prompt P ... --json`."""
+"""`python -m backend inspect lens|dla|attention|head|graph|node|heads|grid --prompt P ... --json`."""
 from __future__ import annotations
 
 import argparse
@@ -6,7 +6,8 @@ import sys
 
 from backend.cli.params import add_flags, flag_values
 from backend.inspect.config import AttentionConfig, DlaConfig, HeadConfig, LensConfig
-from backend.inspect.verbs import attention, dla, head, lens
+from backend.inspect.graph_config import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig
+from backend.inspect.verbs import attention, dla, graph, grid, head, head_scores, lens, node
 from backend.models import default_model_id, load
 
 
@@ -65,12 +66,62 @@ def cmd_head(args: argparse.Namespace):
             "suppressed": ", ".join(f"{e.token!r} {e.logit:+.3f}" for e in result.suppressed)}
 
 
+def _as_json(handle, computed) -> dict:
+    return {"model": handle.id, **computed.value.to_json(), "provenance": computed.provenance}
+
+
+def cmd_graph(args: argparse.Namespace):
+    handle, computed = _run(args, GraphConfig, graph)
+    if args.json:
+        return _as_json(handle, computed)
+    result = computed.value
+    name = lambda n: f"{n.stage}{n.layer}@{n.position}"  # noqa: E731
+    return [{"from": name(e.source), "to": name(e.target), "kind": e.kind if e.head is None else f"{e.kind} H{e.head}",
+             "token": result.tokens[e.source.position], "weight": f"{e.weight:.3f}"} for e in result.edges]
+
+
+def cmd_node(args: argparse.Namespace):
+    handle, computed = _run(args, NodeConfig, node)
+    if args.json:
+        return _as_json(handle, computed)
+    result = computed.value
+    return {"state": f"{result.stage} {result.layer} at position {result.position} "
+                     f"({result.tokens[result.position]!r})",
+            "lens": ", ".join(f"{e.token!r} {e.logit:.3f}" for e in result.lens),
+            "promoted": ", ".join(f"{e.token!r} {e.logit:+.3f}" for e in result.promoted) or "-",
+            "suppressed": ", ".join(f"{e.token!r} {e.logit:+.3f}" for e in result.suppressed) or "-"}
+
+
+def cmd_heads(args: argparse.Namespace):
+    handle, computed = _run(args, HeadScoresConfig, head_scores)
+    if args.json:
+        return _as_json(handle, computed)
+    scores = computed.value.scores
+    return [{"layer": layer, **{f"H{h}": f"{v:.3f}" for h, v in enumerate(row)}} for layer, row in enumerate(scores)]
+
+
+def cmd_grid(args: argparse.Namespace):
+    handle, computed = _run(args, GridConfig, grid)
+    if args.json:
+        return _as_json(handle, computed)
+    result = computed.value
+    return [{"head": f"L{layer}H{h}", "most attended from the last token": result.tokens[int(p[-1].argmax())],
+             "weight": f"{p[-1].max():.3f}"} for (layer, h), p in zip(result.heads, result.patterns)]
+
+
 FLAGS = {LensConfig: ("prompt", "position", "top_k"), DlaConfig: ("prompt", "position", "target", "contrast"),
-         AttentionConfig: ("prompt", "layer", "head"), HeadConfig: ("prompt", "layer", "head", "position", "top_k")}
+         AttentionConfig: ("prompt", "layer", "head"), HeadConfig: ("prompt", "layer", "head", "position", "top_k"),
+         GraphConfig: ("prompt", "position", "threshold", "per_head"),
+         NodeConfig: ("prompt", "layer", "position", "stage", "top_k"),
+         HeadScoresConfig: ("prompt", "score", "repeat", "seed"), GridConfig: ("prompt", "layer", "score", "top_k", "repeat", "seed")}
 VERBS = {"lens": (LensConfig, cmd_lens, "logit lens: each layer's residual read out as the model's output"),
          "dla": (DlaConfig, cmd_dla, "direct logit attribution of one token to every head and MLP"),
          "attention": (AttentionConfig, cmd_attention, "attention pattern of one head"),
-         "head": (HeadConfig, cmd_head, "one head: its pattern and the tokens its output promotes and suppresses")}
+         "head": (HeadConfig, cmd_head, "one head: its pattern and the tokens its output promotes and suppresses"),
+         "graph": (GraphConfig, cmd_graph, "contribution graph (information flow routes) into one position"),
+         "node": (NodeConfig, cmd_node, "one residual state: its logit lens and what the block before it wrote"),
+         "heads": (HeadScoresConfig, cmd_heads, "every head scored: previous-token, duplicate, induction, sink"),
+         "grid": (GridConfig, cmd_grid, "every head's attention pattern of one layer")}
 
 
 def add_commands(subparsers) -> None:

@@ -7,8 +7,15 @@ from backend.inspect.attention import AttentionResult, HeadResult, compute_atten
 from backend.inspect.config import AttentionConfig, DlaConfig, HeadConfig, LensConfig
 from backend.inspect.dla import CODE_VERSION as DLA_VERSION
 from backend.inspect.dla import DlaResult, compute_dla
+from backend.inspect.graph import CODE_VERSION as GRAPH_VERSION
+from backend.inspect.graph import compute_graph
+from backend.inspect.graph_config import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig
+from backend.inspect.head_scores import CODE_VERSION as HEADS_VERSION
+from backend.inspect.head_scores import compute_grid, compute_head_scores
 from backend.inspect.lens import CODE_VERSION as LENS_VERSION
 from backend.inspect.lens import LensResult, compute_lens
+from backend.inspect.node import CODE_VERSION as NODE_VERSION
+from backend.inspect.node import compute_node
 from backend.progress import Progress, silent
 from backend.store import Computed, ModelRef, cached
 
@@ -36,3 +43,17 @@ def attention(handle, config: AttentionConfig = AttentionConfig(),
 
 def head(handle, config: HeadConfig = HeadConfig(), progress: Progress = silent) -> Computed[HeadResult]:
     return _cached(handle, "head", config, compute_head, ATTENTION_VERSION, progress)
+
+
+def _verb(action: str, config_cls: type, compute, version: str):
+    """A verb `(handle, config=config_cls(), progress) -> Computed[Result]` cached under `action`."""
+    def verb(handle, config=None, progress: Progress = silent) -> Computed:
+        return _cached(handle, action, config_cls() if config is None else config, compute, version, progress)
+    verb.__name__ = verb.__qualname__ = action
+    return verb
+
+
+graph = _verb("graph", GraphConfig, compute_graph, GRAPH_VERSION)  # -> Computed[GraphResult]
+node = _verb("node", NodeConfig, compute_node, NODE_VERSION)  # -> Computed[NodeResult]
+head_scores = _verb("heads", HeadScoresConfig, compute_head_scores, HEADS_VERSION)  # -> Computed[HeadScoresResult]
+grid = _verb("grid", GridConfig, compute_grid, HEADS_VERSION)  # -> Computed[GridResult]

@@ -1,21 +1,58 @@
-"""AppTest: the Inspect page opens on its example prompt with the logit lens; the attribution tab sums to the
-logit and a head chosen on its map opens the drill-down; a prompt sent by another page lands in the box; a bad
-prompt is one error line."""
+"""AppTest: the Inspect page opens on its example prompt with the contribution graph, whose edges open the head
+behind them and whose states open their lens; the lens tab; the attribution tab sums to the logit and a head chosen
+on its map opens the drill-down; every head at once; a prompt sent by another page lands in the box; a bad prompt
+is one error line."""
 import html
 
+from app.ui.inspect_graph import PICK_KEY
 from app.ui.inspect_link import _INCOMING, PROMPT_KEY
 from backend.inspect import EXAMPLE_PROMPT
+from backend.models import load
 from tests.app.helpers import open_tab, plotly_charts, run_page
 
 DLA = "Direct logit attribution"
 
 
-def test_opens_on_the_example_prompt_with_the_lens():
+def test_opens_on_the_example_prompt_with_the_graph_and_its_drilldowns():
     at = run_page("inspect.py")
     assert not at.error, [e.value for e in at.error]
     assert at.text_area(key=PROMPT_KEY).value == EXAMPLE_PROMPT
+    assert len(plotly_charts(at)) == 1 and any("residual states and" in c.value for c in at.caption)
+    assert any("Click an edge" in i.value for i in at.info)
+    last = len(load("tiny-llama").tokenizer(EXAMPLE_PROMPT)["input_ids"]) - 1
+    at.session_state[PICK_KEY] = (EXAMPLE_PROMPT, last, False, ("node", 2, 10, "post"))  # what a click stores
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(s.value == "State after layer 1, position 10" for s in at.subheader)
+    assert len(at.dataframe) == 3, "lens, promoted, suppressed"
+    at.session_state[PICK_KEY] = (EXAMPLE_PROMPT, last, False, ("edge", 0))
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(s.value.startswith("Head L") for s in at.subheader) or any("edge at position" in i.value
+                                                                        for i in at.info)
+
+
+def test_lens_tab():
+    at = run_page("inspect.py")
+    open_tab(at, "inspect-tabs", "Logit lens")
+    assert not at.error, [e.value for e in at.error]
     assert len(plotly_charts(at)) == 2, "the lens heatmap and the final-prediction curve"
     assert any("The model predicts" in c.value for c in at.caption)
+
+
+def test_all_heads_tab():
+    at = run_page("inspect.py")
+    open_tab(at, "inspect-tabs", "All heads")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(plotly_charts(at)) == 2, "the score map and the layer's grid"
+    at.toggle(key="inspect-heads-random").set_value(True).run()
+    at.session_state["inspect-grid-head"] = 1
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(plotly_charts(at)) == 3 and any("previous token target over" in c.value for c in at.caption)
+    at.toggle(key="inspect-grid-top").set_value(True).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(plotly_charts(at)) == 3, "the score map, the top heads' grid, the open head"
 
 
 def test_dla_tab_and_head_drilldown():
@@ -49,7 +86,7 @@ def test_inspect_this_prompt_from_disagreement_opens_inspect_on_its_question():
     assert at.title[0].value == "Inspect"
     prompt = at.text_area(key=PROMPT_KEY).value
     assert prompt != EXAMPLE_PROMPT and prompt.rstrip().endswith("?"), prompt
-    assert len(plotly_charts(at)) == 2
+    assert len(plotly_charts(at)) == 1
 
 
 def test_the_prompt_survives_a_visit_to_another_page():

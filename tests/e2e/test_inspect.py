@@ -1,5 +1,6 @@
 """Real browser: "Inspect this prompt" on Disagreement opens Inspect on that question with a result; on the
-attribution map a click on a head opens its drill-down (pattern, promoted and suppressed tokens)."""
+attribution map a click on a head opens its drill-down (pattern, promoted and suppressed tokens); on the
+contribution graph a click on an attention edge opens the head behind it and a click on a state its lens."""
 from __future__ import annotations
 
 import os
@@ -29,7 +30,7 @@ def test_inspect_this_prompt_then_click_a_head(page):
     wait_until_idle(page)
     server.wait_for_charts(page, 60)
     assert page.get_by_role("textbox", name="Prompt").input_value() == question
-    assert "The model predicts" in page.inner_text("body")
+    assert "residual states and" in page.inner_text("body")  # it opens on the contribution graph
     assert page.locator('[data-testid="stException"]').count() == 0
 
     open_tab(page, "Direct logit attribution")
@@ -49,3 +50,60 @@ def test_inspect_this_prompt_then_click_a_head(page):
     assert page.locator('[data-testid="stException"]').count() == 0
     if os.environ.get("DASH_SCREENSHOT_DIR"):  # `make screenshots`: the README's picture of a drill-down open
         page.screenshot(path=str(Path(os.environ["DASH_SCREENSHOT_DIR"]) / "inspect_drilldown.png"), full_page=True)
+
+
+def _click_point(page, point) -> None:
+    """Hover first (Plotly picks the point under the pointer, and shows its label), then click it."""
+    box = point.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
+    page.mouse.click(x, y)
+
+
+EDGES_JS = ("() => { const t = document.querySelector('.js-plotly-plot').data.find(t => t.name === 'edges');"
+            " const i = t.text.findIndex(s => s.startsWith('attention of layer'));"
+            " return [i, i < 0 ? '' : t.text[i]]; }")
+ROOT_JS = ("() => document.querySelector('.js-plotly-plot').data.find(t => t.name === 'states').customdata"
+           ".slice(-1)[0]")
+
+
+def test_graph_edge_and_state_open_their_drilldowns(app_url, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    page.goto(f"{app_url}/inspect")
+    wait_until_idle(page)
+    server.wait_for_charts(page, 60)
+    assert "Click an edge" in page.inner_text("body")
+    slider = page.get_by_role("slider")
+    slider.focus()
+    page.keyboard.press("Home")  # the random tiny model moves little: its attention edges show from 0.01 on
+    drawn = "document.body.innerText.includes('at least 0.01 of the state')"
+    asked = "[...document.querySelectorAll('button')].some(b => b.innerText.startsWith('Compute ('))"
+    page.wait_for_function(f"{drawn} || {asked}", timeout=PAGE_TIMEOUT_S * 1000)
+    if page.evaluate(f"() => {asked}") and not page.evaluate(f"() => {drawn}"):  # a real model's graph takes a while
+        page.locator("button", has_text="Compute (").first.click()
+        page.wait_for_function(drawn, timeout=PAGE_TIMEOUT_S * 1000)
+    wait_until_idle(page)
+    server.wait_for_charts(page, 60)
+    edge, label = page.evaluate(EDGES_JS)  # the figure's own data: which click point is an attention edge
+    assert edge >= 0, "the graph has an attention edge"
+    layer = label.removeprefix("attention of layer ").split("<br>")[0]
+    traces = page.locator(".js-plotly-plot").first.locator("g.scatterlayer g.trace")
+    count = traces.count()
+    _click_point(page, traces.nth(count - 2).locator("path.point").nth(edge))  # the edges' click points
+    page.wait_for_function("document.body.innerText.includes('Promoted')", timeout=PAGE_TIMEOUT_S * 1000)
+    wait_until_idle(page)
+    server.wait_for_charts(page, 60)
+    body = page.inner_text("body")
+    assert f"Head L{layer}H" in body and "Suppressed" in body and "Heads carrying" in body
+    _, n_layers, position, _ = page.evaluate(ROOT_JS)  # the state the graph is built into, drawn last
+    _click_point(page, traces.nth(count - 1).locator("path.point").last)
+    page.wait_for_function("document.body.innerText.includes('Logit lens (top-k)')", timeout=PAGE_TIMEOUT_S * 1000)
+    wait_until_idle(page)
+    body = page.inner_text("body")
+    assert f"State after layer {n_layers - 1}, position {position}" in body
+    assert "Promoted by the MLP" in body and page.locator('[data-testid="stDataFrame"]').count() == 3
+    assert page.locator('[data-testid="stException"]').count() == 0
+    if os.environ.get("DASH_SCREENSHOT_DIR"):  # `make screenshots`: the README's picture of the graph
+        page.screenshot(path=str(Path(os.environ["DASH_SCREENSHOT_DIR"]) / "inspect_graph.png"), full_page=True)
+    page.close()

@@ -48,3 +48,42 @@ def test_bad_input_is_one_line_and_exit_2(capsys, fresh_store, argv, words):
     assert main(["inspect", *argv, "--model", "tiny-llama", "--json"]) == 2
     err = capsys.readouterr().err
     assert words in err and err.startswith("error:") and err.count("\n") == 1
+
+
+def test_graph_node_heads_grid_json_shapes(capsys, fresh_store):
+    graph = _json(capsys, "graph", "--prompt", PROMPT, "--threshold", "0.01")
+    assert graph["tokens"] == list(PROMPT) and graph["position"] == len(PROMPT) - 1
+    assert {"layer": 2, "position": len(PROMPT) - 1, "stage": "post"} in graph["nodes"]
+    assert graph["edges"] and set(graph["edges"][0]) == {"from", "to", "from_stage", "to_stage", "kind", "head",
+                                                         "weight", "heads"}
+    assert all(e["kind"] in ("attn", "ffn", "resid") and e["head"] is None and e["weight"] >= 0.01
+               for e in graph["edges"])
+    per_head = _json(capsys, "graph", "--prompt", PROMPT, "--position", "4", "--per-head", "--threshold", "0.001")
+    assert any(e["kind"] == "attn" and isinstance(e["head"], int) for e in per_head["edges"])
+    assert all(len(e["heads"]) == (4 if e["kind"] == "attn" else 0) for e in graph["edges"])
+    assert all(e["to"][1] <= 4 for e in per_head["edges"])
+    node = _json(capsys, "node", "--prompt", PROMPT, "--layer", "1", "--stage", "mid", "--top-k", "3")
+    assert len(node["lens"]) == 3 and set(node["lens"][0]) == {"token", "id", "prob"} and node["writer"] == "attention"
+    heads = _json(capsys, "heads", "--prompt", PROMPT, "--score", "induction", "--repeat", "8")
+    assert heads["score"] == "induction" and len(heads["scores"]) == 2 and len(heads["scores"][0]) == 4
+    grid = _json(capsys, "grid", "--prompt", PROMPT, "--layer", "1")
+    assert len(grid["patterns"]) == 4 and len(grid["patterns"][0]) == len(PROMPT) and grid["heads"][3] == [1, 3]
+    top = _json(capsys, "grid", "--prompt", PROMPT, "--score", "sink", "--top-k", "5")
+    assert len(top["heads"]) == 5 and top["layer"] == -1
+    again = _json(capsys, "graph", "--prompt", PROMPT, "--threshold", "0.01")
+    assert again["provenance"] == "cached" and again["edges"] == graph["edges"]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["graph", "--prompt", PROMPT, "--threshold", "0"], "threshold"),
+    (["graph", "--prompt", PROMPT, "--position", "-40"], "outside the prompt"),
+    (["graph", "--prompt", ""], "empty"),
+    (["node", "--prompt", PROMPT, "--layer", "3"], "residual states are 0..2"),
+    (["node", "--prompt", PROMPT, "--layer", "0", "--stage", "mid"], "from layer 1 on"),
+    (["heads", "--prompt", "abc", "--score", "duplicate"], "no token occurs twice"),
+    (["grid", "--prompt", PROMPT, "--layer", "5"], "Layer 5 does not exist"),
+])
+def test_bad_graph_input_is_one_line_and_exit_2(capsys, fresh_store, argv, words):
+    assert main(["inspect", *argv, "--model", "tiny-llama", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.startswith("error:") and err.count("\n") == 1

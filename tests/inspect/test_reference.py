@@ -1,8 +1,9 @@
 """data/reference/inspect_first_view.jsonl.gz: what the Inspect page opens on (its example prompt, default
-settings) on the embedded default model, keyed exactly as the page asks for it, so a fresh install shows a result."""
-from backend.inspect import AttentionConfig, DlaConfig, LensConfig
+settings; the Graph tab first) on the embedded default model, keyed exactly as the page asks for it, so a fresh install shows a result."""
+from backend.inspect import AttentionConfig, DlaConfig, GraphConfig, LensConfig
 from backend.inspect.attention import CODE_VERSION as ATTENTION_VERSION
 from backend.inspect.dla import CODE_VERSION as DLA_VERSION
+from backend.inspect.graph import CODE_VERSION as GRAPH_VERSION
 from backend.inspect.lens import CODE_VERSION as LENS_VERSION
 from backend.store.artifacts import artifact_key
 from backend.store.codec import canonical_params, loads
@@ -12,7 +13,7 @@ from backend.store.reference_files import REFERENCE_DIR, read_reference
 def test_the_shipped_first_view_is_keyed_as_the_page_asks():
     rows = {row["action"]: row for row in read_reference(REFERENCE_DIR / "inspect_first_view.jsonl.gz")}
     expected = {"lens": (LensConfig(), LENS_VERSION), "dla": (DlaConfig(), DLA_VERSION),
-                "attention": (AttentionConfig(), ATTENTION_VERSION)}
+                "attention": (AttentionConfig(), ATTENTION_VERSION), "graph": (GraphConfig(), GRAPH_VERSION)}
     assert set(rows) == set(expected)
     for action, (config, version) in expected.items():
         row = rows[action]
@@ -20,3 +21,6 @@ def test_the_shipped_first_view_is_keyed_as_the_page_asks():
     lens, dla = loads(rows["lens"]["payload"]), loads(rows["dla"]["payload"])
     assert lens.predicted_token == " Paris" and lens.predicted_rank[-1] == 0
     assert abs(dla.total - dla.logit) < 1e-4 and dla.target_token == " Paris"
+    graph = loads(rows["graph"]["payload"])
+    assert graph.nodes[-1].layer == graph.n_layers and graph.position == len(graph.tokens) - 1
+    assert any(e.kind == "attn" for e in graph.edges), "the page opens on a graph with attention edges"

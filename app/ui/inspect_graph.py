@@ -1,0 +1,148 @@
+"""The Inspect page's whole-computation tabs: the contribution graph (click an edge: the head(s) behind it; click
+a state: its lens and what the block before it promoted and suppressed) and every head at once (scores, grid)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from app.figures.inspect import effects_frame, pattern_figure
+from app.figures.inspect_graph import graph_figure, grid_figure, scores_figure
+from app.ui.params import checkbox_for, number_for, select_for, slider_for
+from app.ui.run import ASK_OVER_S, run_with_progress
+from app.ui.selection import clicked_cell, selected_points
+from app.ui.text import literal
+from backend.inspect import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig, graph, grid, head_scores, node
+
+PICK_KEY = "inspect-graph-pick"  # (prompt, position, item) of the last click on the graph
+SCORE_LABELS = {"previous": "previous token", "duplicate": "duplicate token", "induction": "induction",
+                "sink": "first token (sink)"}
+
+
+def clicked_graph_item(event) -> tuple | None:
+    """("node", layer, position, stage) or ("edge", index) of the selected point of `graph_figure`; None if none."""
+    for point in selected_points(event):
+        data = point.get("customdata")
+        if isinstance(data, (list, tuple)) and data and data[0] in ("node", "edge"):
+            return tuple(data)
+    return None
+
+
+def node_drilldown(handle, prompt: str, layer: int, position: int, stage: str) -> None:
+    where = "after the attention of layer " + str(layer - 1) if stage == "mid" else (
+        "the embedding" if layer == 0 else f"after layer {layer - 1}")
+    st.subheader(f"State {where}, position {position}")
+    computed = run_with_progress("State drill-down", lambda progress: node(handle, NodeConfig(
+        prompt=prompt, layer=layer, position=position, stage=stage), progress=progress))
+    if computed is None:
+        return
+    result = computed.value
+    st.caption(f"{literal(repr(result.tokens[result.position]))} at position {result.position}: the state read out "
+               "as the model reads its last one (logit lens), and what the " + (
+                   f"{result.writer} just before it wrote (|write| = {result.write_norm:.3g}), through the final norm "
+                   "and the unembedding." if result.writer else "embedding holds (no block wrote it yet)."))
+    lens_col, up_col, down_col = st.columns(3)
+    lens_col.markdown("**Logit lens (top-k)**")
+    frame = effects_frame(result.lens).rename(columns={"logit effect": "probability"})
+    lens_col.dataframe(frame, hide_index=True, width="stretch")
+    if result.writer:
+        up_col.markdown(f"**Promoted by the {result.writer}**")
+        up_col.dataframe(effects_frame(result.promoted), hide_index=True, width="stretch")
+        down_col.markdown(f"**Suppressed by the {result.writer}**")
+        down_col.dataframe(effects_frame(result.suppressed), hide_index=True, width="stretch")
+
+
+def edge_drilldown(result, index: int, open_head: Callable[[int, int, int], None]) -> None:
+    if index >= len(result.edges):
+        return
+    edge = result.edges[index]
+    source, target = result.tokens[edge.source.position], result.tokens[edge.target.position]
+    if edge.kind != "attn":
+        st.info(f"A {'MLP' if edge.kind == 'ffn' else 'residual'} edge at position {edge.target.position} "
+                f"({literal(repr(target))}): click a state to read its lens and what the block wrote.")
+        return
+    block = edge.target.layer - 1
+    if edge.head is not None:
+        head_index = edge.head
+    else:
+        ranked = sorted(range(len(edge.heads)), key=lambda h: -edge.heads[h])
+        head_index = st.selectbox(
+            f"Heads carrying {literal(repr(source))} → {literal(repr(target))} at layer {block} (share "
+            f"{edge.weight:.3f})", ranked, format_func=lambda h: f"head {h}: share {edge.heads[h]:.3f}",
+            key=f"inspect-graph-edge-head-{block}-{edge.source.position}-{edge.target.position}")
+    open_head(block, int(head_index), edge.target.position)
+
+
+def graph_tab(handle, prompt: str, position: int, open_head: Callable[[int, int, int], None]) -> None:
+    c1, c2 = st.columns([3, 1])
+    threshold = slider_for(GraphConfig, "threshold", "Edge threshold (share of the state it enters)", container=c1,
+                           min_value=0.01, max_value=0.5, step=0.01, key="inspect-graph-threshold")
+    per_head = checkbox_for(GraphConfig, "per_head", "One edge per head", container=c2, key="inspect-graph-per-head")
+    config = GraphConfig(prompt=prompt, position=position, threshold=float(threshold), per_head=bool(per_head))
+    computed = run_with_progress("Contribution graph", lambda progress: graph(handle, config, progress=progress),
+                                 ask_over_s=ASK_OVER_S)
+    if computed is None:
+        return
+    result = computed.value
+    st.caption(f"How the prediction at position {result.position} ({literal(repr(result.tokens[result.position]))}) "
+               f"is built: {len(result.nodes)} residual states and {len(result.edges)} edges holding at least "
+               f"{result.threshold:g} of the state they enter (Ferrando & Voita 2024, information flow routes). "
+               "Blue: attention (one edge per " + ("head" if result.per_head else "source position") + "), red: MLP, "
+               "grey: residual; wider is a larger share. Click an edge for the head behind it, a state for its logit "
+               "lens.")
+    event = st.plotly_chart(graph_figure(result), width="stretch", key="inspect-graph-map", on_select="rerun",
+                            selection_mode="points")
+    clicked = clicked_graph_item(event)
+    if clicked is not None:
+        st.session_state[PICK_KEY] = (prompt, result.position, result.per_head, clicked)
+    pick = st.session_state.get(PICK_KEY)
+    if not pick or tuple(pick[:3]) != (prompt, result.position, result.per_head):
+        st.info("Click an edge to open the head behind it, or a state to read its lens.")
+        return
+    item = pick[3]
+    if item[0] == "node":
+        node_drilldown(handle, prompt, int(item[1]), int(item[2]), str(item[3]))
+    else:
+        edge_drilldown(result, int(item[1]), open_head)
+
+
+def heads_tab(handle, prompt: str, n_layers: int, n_heads: int) -> None:
+    c1, c2, c3 = st.columns([2, 2, 1])
+    score = select_for(HeadScoresConfig, "score", "Score", labels=SCORE_LABELS, container=c1,
+                       key="inspect-heads-score")
+    induction = c2.toggle("Test for induction: random tokens repeated twice", key="inspect-heads-random",
+                          persist_state="session", help="Scores and patterns on a random sequence written twice "
+                          "instead of the prompt: induction heads look at what followed the token's first copy.")
+    repeat = number_for(HeadScoresConfig, "repeat", "Random length", container=c3, min_value=4, value=20,
+                        key="inspect-heads-repeat") if induction else 0
+    computed = run_with_progress("Head scores", lambda progress: head_scores(handle, HeadScoresConfig(
+        prompt=prompt, score=score, repeat=repeat), progress=progress), ask_over_s=ASK_OVER_S)
+    if computed is not None:
+        result = computed.value
+        top = divmod(int(result.scores.argmax()), n_heads)
+        st.caption(f"Mean attention to each query's {SCORE_LABELS[score]} target over {result.queries} positions. "
+                   f"Highest: L{top[0]}H{top[1]} ({result.scores[top]:.3f}). Click a head to draw its layer.")
+        event = st.plotly_chart(scores_figure(result), width="stretch", key="inspect-heads-map", on_select="rerun",
+                                selection_mode="points")
+        picked = clicked_cell(event, (n_layers, n_heads))
+        if picked is not None:  # its layer's grid, that head open
+            st.session_state["inspect-grid-top"] = False
+            st.session_state["inspect-grid-layer"], st.session_state["inspect-grid-head"] = picked
+    c1, c2 = st.columns(2)
+    top = c1.toggle("Grid of the highest-scoring heads (of every layer)", key="inspect-grid-top",
+                    persist_state="session")
+    layer = number_for(GridConfig, "layer", "Layer drawn", max_value=n_layers - 1, key="inspect-grid-layer",
+                       container=c2, disabled=top)
+    config = GridConfig(prompt=prompt, layer=layer, repeat=repeat, score=score if top else "")
+    computed = run_with_progress("Heads' patterns", lambda progress: grid(handle, config, progress=progress),
+                                 ask_over_s=ASK_OVER_S)
+    if computed is None:
+        return
+    result = computed.value
+    st.plotly_chart(grid_figure(result), width="stretch", key="inspect-grid")
+    names = [f"L{lay}H{h}" for lay, h in result.heads]
+    chosen = st.segmented_control("Open a head", list(range(len(names))), format_func=lambda i: names[i],
+                                  key="inspect-grid-head", persist_state="session")
+    if chosen is not None and chosen < len(names):
+        st.plotly_chart(pattern_figure(result.tokens, result.patterns[chosen], f"Head {names[chosen]}"),
+                        width="stretch", key="inspect-grid-open")
