@@ -151,8 +151,8 @@ def compute_head_detail(handle: ModelHandle, config: HeadDetailConfig, data: Par
     prefix = (clean + answer)[:len(clean) + j]
     ids = torch.tensor([prefix], device=handle.device)
     with capture_final_residual(model) as captured:
-        traced = trace(model, ids, heads=[layer], attentions=True)
-    pattern = traced.attentions[layer][0, head, -1].float().cpu().numpy()
+        traced = trace(model, ids, heads=[layer], pattern_layers=(layer,))
+    pattern = traced.patterns[layer][0, head, -1].float().cpu().numpy()
     raw, piece = head_write(model, traced.head_outputs[layer][0, -1], head, layer)
     effects = residual_vocab_effects(model, piece, captured[-1][0, -1]).cpu()
     tgt_ids, src_ids = _language_ids(handle, data, heads.tgt), _language_ids(handle, data, heads.src)
