@@ -27,14 +27,14 @@ def token_text(tokenizer, token_id: int) -> str:
     return tokenizer.decode([int(token_id)])
 
 
-def encode(model, tokenizer, prompt: str, pattern_layers: int = 0) -> Encoded:
+def encode(model, tokenizer, prompt: str, pattern_layers: int = 0, readout: bool = False) -> Encoded:
     """The prompt's ids, refused before any forward when empty, over the context or over the memory budget of a
-    traced forward keeping `pattern_layers` layers' attention probabilities."""
+    traced forward keeping `pattern_layers` layers' attention probabilities (and reading every layer out)."""
     if not prompt.strip():
         raise UserError("The prompt is empty: type some text to inspect.")
     ids = tokenizer(prompt)["input_ids"]
     check_room(model, len(ids), 0, "The prompt")  # the project's one context rule
-    check_budget(model, len(ids), pattern_layers)
+    check_budget(model, len(ids), pattern_layers, readout)
     device = next(model.parameters()).device
     return Encoded(torch.tensor([ids], device=device), tuple(token_text(tokenizer, i) for i in ids))
 
