@@ -169,6 +169,12 @@ def _docx(data: bytes) -> str:
         raise UserError(f"The .docx file could not be read ({type(err).__name__}); it may be damaged.") from err
     if len(parts) > MAX_DOCX_PARTS:
         raise UserError(f"The .docx file has {len(parts):,} parts; the limit is {MAX_DOCX_PARTS:,}.")
+    # Word writes parts stored or deflated. Python's zipfile inflates those a read's worth at a time, but hands a
+    # bzip2 or LZMA read all its output at once: a 3 KB bzip2 header unpacks to 48 MB in one read (issue 55).
+    odd = next((p for p in parts if p.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)), None)
+    if odd is not None:
+        raise UserError(f"The .docx file's part {odd.filename} uses a compression Word does not write "
+                        f"(method {odd.compress_type}); it may be crafted.")
     unpacked = sum(p.file_size for p in parts)
     if unpacked > MAX_DOCX_UNPACKED:
         raise UserError(f"The .docx file unpacks to {unpacked / 1e6:.0f} MB; the limit is "
