@@ -2,7 +2,7 @@
 forward, and a refusal naming the number when it exceeds DASH_INSPECT_MAX_MB (backend/config.py). Any verb that
 runs a traced forward calls `check_budget` with what it keeps beyond the plain trace.
 
-The estimate counts what one traced forward holds at its peak, in the activations' dtype:
+The estimate counts what one traced forward holds at its peak, in fp32 (the read-outs are fp32 whatever the model):
 - kept for the whole forward: logits `[T, V]`, the residual stream `[L + 1, T, d]`, every head's output read by the
   decomposition `[L, T, d]`, and the attention probabilities of each layer whose pattern is kept `[H, T, T]`;
 - live inside one layer: its MLP (`3 [T, I]`), q/k/v and output (`4 [T, d]`) and, under eager attention, the scores
