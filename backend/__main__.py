@@ -40,12 +40,26 @@ def _file_problem(err: Exception) -> str:
     return f"a file could not be read ({err})."
 
 
+def check_utf8(argv: list[str]) -> None:
+    """Refuse an argument holding bytes that are not UTF-8 before any work: Python hands them over as lone
+    surrogates (surrogateescape), which a tokenizer rejects with a TypeError only after the model has loaded."""
+    for i, arg in enumerate(argv):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            flag = next((a for a in reversed(argv[:i]) if a.startswith("--")), None) if not arg.startswith("--") \
+                else arg.partition("=")[0]
+            where = f"The value of {visible(flag)}" if flag and flag != arg else f"Argument {i + 1}"
+            raise UserError(f"{where} holds bytes that are not UTF-8 text; pass the text encoded as UTF-8.")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--json" in argv:  # accept --json anywhere on the line, as the docs show it last
         argv.remove("--json")
         argv.insert(0, "--json")
     try:
+        check_utf8(argv)
         args = build_parser().parse_args(argv)  # defaults read the settings (DASH_* variables)
         result = args.handler(args)
         notice = store_notice()

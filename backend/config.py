@@ -13,11 +13,14 @@
 | DASH_MODEL_MEMORY_MB   | weights of all resident models together; least recently used   | 12288 (12 GiB)             |
 |                        | idle ones are evicted past it (backend/models/residency.py)    |                            |
 | DASH_ADMIN             | `1`: any session may delete any runs (a `?runs=` link included) | 0 (only the creating tab)  |
+| DASH_INSPECT_MAX_MB    | memory one Inspect computation may use, estimated before its    | a quarter of the machine's |
+|                        | forward (backend/inspect/budget.py); over it the verb refuses   | physical memory            |
 
 DASH_MODEL_MEMORY_MB's default is sized for a 24 GiB machine: 12 GiB of weights holds the largest model the
 parameter budget admits (2e9 fp32 parameters = 8 GB) beside the embedded ones, and leaves about half the machine
 to the OS, the Python and torch runtime (~2 GB), activations and caches of running computations, uploads and
-browser sessions. Set it to about half the machine's memory elsewhere.
+browser sessions. Set it to about half the machine's memory elsewhere. DASH_INSPECT_MAX_MB takes a quarter of the
+machine, so one long prompt's activations fit beside the resident models and never wake the OOM killer.
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ class Settings:
     shared_runs: bool
     model_memory_bytes: int = 12 * 2**30
     admin: bool = False
+    inspect_max_bytes: int = 6 * 2**30
 
     @property
     def registry_file(self) -> Path:
@@ -61,6 +65,8 @@ def settings() -> Settings:
         device=_device(os.environ.get("DASH_DEVICE", "auto")),
         shared_runs=os.environ.get("DASH_SHARED_RUNS", "0") == "1",
         model_memory_bytes=_megabytes(os.environ.get("DASH_MODEL_MEMORY_MB", str(DEFAULT_MODEL_MEMORY_MB))),
+        inspect_max_bytes=_megabytes(os.environ.get("DASH_INSPECT_MAX_MB", str(default_inspect_mb())),
+                                     "DASH_INSPECT_MAX_MB"),
         admin=os.environ.get("DASH_ADMIN", "0") == "1",
     )
 
@@ -68,13 +74,21 @@ def settings() -> Settings:
 DEFAULT_MODEL_MEMORY_MB = 12 * 1024  # see the module docstring: half of a 24 GiB machine
 
 
-def _megabytes(text: str) -> int:
+def default_inspect_mb() -> int:
+    """A quarter of the machine's physical memory (6 GiB where the machine does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4 // 2**20
+    except (ValueError, OSError, AttributeError):
+        return 6 * 1024
+
+
+def _megabytes(text: str, name: str = "DASH_MODEL_MEMORY_MB") -> int:
     try:
         value = float(text)
     except ValueError:
-        raise UserError(f"DASH_MODEL_MEMORY_MB must be a number of megabytes such as 12288, got {text!r}.") from None
+        raise UserError(f"{name} must be a number of megabytes such as 12288, got {text!r}.") from None
     if not value > 0 or value == float("inf"):
-        raise UserError(f"DASH_MODEL_MEMORY_MB must be a positive number of megabytes, got {text!r}.")
+        raise UserError(f"{name} must be a positive number of megabytes, got {text!r}.")
     return int(value * 2**20)
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.crafted import (docx_bomb, docx_empty_paragraphs, docx_header_bomb, docx_many_parts,  # noqa: E402
+from tests.support.crafted import (docx_attribute_bomb, docx_bomb, docx_bzip2_header,  # noqa: E402
+                                   docx_element_bomb, docx_empty_paragraphs, docx_header_bomb, docx_many_parts,
                                    docx_redirect, pdf_operator_bomb, pdf_pages)
 
 RESULTS = ROOT / "bench" / "results" / "crafted_uploads.json"
@@ -54,10 +55,16 @@ def main() -> None:
              ("8m-paragraphs-redirect.docx", docx_redirect(8_000_000)),
              ("8m-paragraphs-header.docx", docx_header_bomb(8_000_000)),
              ("499-pages-900k-operators.pdf", pdf_operator_bomb(499, 900_000)),
+             # issue 55: elements that are neither paragraphs nor runs, a bzip2 part, attributes
+             ("7m-elements-header.docx", docx_element_bomb(7_000_000)),
+             ("7m-elements-main.docx", docx_element_bomb(7_000_000, where="main")),
+             ("8m-elements-bzip2-header.docx", docx_bzip2_header(8_000_000)),
+             ("3m-attributes-footnotes.docx", docx_attribute_bomb(3_000_000)),
+             ("1m-attributes-one-tag.docx", docx_attribute_bomb(1_000_000, 1_000_000)),
              ("normal-20-pages.pdf", pdf_pages(20))]
     rows = [measure(name, data) for name, data in cases]
     crafted = rows[:-1]
-    report = {"load_average": os.getloadavg()[0], "rows": rows,
+    report = {"load_average": os.getloadavg()[0], "cpus": os.cpu_count(), "rows": rows,
               "worst_crafted_seconds": max(r["seconds"] for r in crafted),
               "worst_crafted_peak_rss_mb": max(r["peak_rss_mb"] for r in crafted)}
     RESULTS.write_text(json.dumps(report, indent=1) + "\n")

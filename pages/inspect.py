@@ -4,14 +4,15 @@ import streamlit as st
 
 from app.figures.inspect import (dla_figure, effects_frame, final_figure, lens_figure, mlp_figure, pattern_figure,
                                  selected_head)
+from app.ui.guarded import guarded
 from app.ui.inspect_graph import graph_tab, heads_tab
 from app.ui.inspect_link import PROMPT_KEY, take_incoming_prompt
 from app.ui.model_picker import current_model
 from app.ui.run import ASK_OVER_S, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
-from backend.inspect import (EXAMPLE_PROMPT, AttentionConfig, DlaConfig, HeadConfig, LensConfig, attention, dla,
-                             head, lens)
+from backend.inspect import (EXAMPLE_PROMPT, AttentionConfig, DlaConfig, HeadConfig, LensConfig, attention,
+                             check_prompt, dla, head, lens)
 
 HEAD_KEY = "inspect-head"  # (layer, head) opened from the DLA map
 
@@ -31,6 +32,8 @@ if take_incoming_prompt():
 st.session_state.setdefault(PROMPT_KEY, EXAMPLE_PROMPT)
 prompt = st.text_area("Prompt", key=PROMPT_KEY, height=80, persist_state="session",
                       help="Tokenised as the model's tokenizer does, special tokens included.")
+if guarded(lambda: check_prompt(handle, prompt)) is None:  # over the memory budget: said before any tab computes
+    st.stop()
 position = int(st.number_input("Position (-1 = last token)", value=-1, step=1, key="inspect-position",
                                persist_state="session",
                                help="Where the lens traces the final prediction and attribution reads the logit."))

@@ -114,3 +114,36 @@ def test_a_newline_in_a_stored_name_prints_no_extra_row(fresh_store, capsys):
     assert main(["watermark", "identity", "list"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 2 and "acme\\u000a8" in out[1], out
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Any model load fails the test: the refusals below come before one."""
+    import backend.inspect.cli
+    import backend.mt.cli
+
+    def never(*args, **kwargs):
+        raise AssertionError("a model was loaded before the input was refused")
+
+    for module in (backend.inspect.cli, backend.mt.cli):
+        monkeypatch.setattr(module, "load", never)
+
+
+BAD_UTF8 = b"caf\xe9 \xff".decode("utf-8", "surrogateescape")  # what Python makes of such bytes in sys.argv
+
+
+# issue 55 §5: bytes that are not UTF-8, out-of-range indices, a contrast equal to the target: one line, exit 2,
+# before a model loads (before: a tokenizers TypeError after 12 s; the whole head map, 180 s and 3.6 GB)
+@pytest.mark.parametrize("argv, words", [
+    (["inspect", "lens", "--prompt", BAD_UTF8], "The value of --prompt holds bytes that are not UTF-8"),
+    (["inspect", "dla", "--target=" + BAD_UTF8], "The value of --target holds bytes"),
+    (["watermark", "detect", "--text", BAD_UTF8], "The value of --text holds bytes"),
+    (["inspect", "lens", "--top-k", "0"], "top_k"),
+    (["inspect", "head", "--top-k", "101"], "top_k"),
+    (["inspect", "dla", "--target", " Paris", "--contrast", " Paris"], "contrast token is the target token"),
+    (["mt", "head", "--example", "100000"], "Prompt 100000 does not exist"),
+])
+def test_refused_before_a_model_loads(argv, words, no_model, capsys, fresh_store):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and words in err[0], err

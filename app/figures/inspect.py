@@ -2,6 +2,9 @@
 patterns. Pure: results of backend.inspect -> plotly figures / frames. Token texts are data (plot_label)."""
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -96,10 +99,21 @@ def effects_frame(effects) -> pd.DataFrame:
                          "logit effect": [round(e.logit, 4) for e in effects]})
 
 
+def _index(value) -> int | None:
+    """A square's index from an event coordinate: a finite, non-negative whole number, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return int(value) if value >= 0 and value == int(value) else None
+
+
 def selected_head(event) -> tuple[int, int] | None:
-    """(layer, head) of the clicked square of `dla_figure`, from a plotly selection event; None when none."""
+    """(layer, head) of the clicked square of `dla_figure`, from a plotly selection event; None when none. The event
+    comes from the browser: a point whose coordinates are not whole non-negative numbers is ignored."""
     points = (getattr(getattr(event, "selection", None), "points", None) or []) if event else []
     for point in points:
-        if "x" in point and "y" in point:
-            return int(round(point["y"])), int(round(point["x"]))
+        if not isinstance(point, Mapping):
+            continue
+        layer, head = _index(point.get("y")), _index(point.get("x"))
+        if layer is not None and head is not None:
+            return layer, head
     return None

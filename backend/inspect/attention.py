@@ -56,15 +56,15 @@ class HeadResult:
 
 
 def _pattern(traced, layer: int, head: int) -> np.ndarray:
-    return traced.attentions[layer][0, head].float().cpu().numpy().astype(np.float32)
+    return traced.patterns[layer][0, head].float().cpu().numpy().astype(np.float32)
 
 
 @torch.no_grad()
 def compute_attention(model, tokenizer, config: AttentionConfig, progress: Progress = silent) -> AttentionResult:
-    encoded = encode(model, tokenizer, config.prompt)
+    encoded = encode(model, tokenizer, config.prompt, pattern_layers=1)
     layer, head = check_layer(model, config.layer), check_head(model, config.head)
     progress(0.1, "forward pass under eager attention")
-    traced = trace(model, encoded.ids, attentions=True)
+    traced = trace(model, encoded.ids, pattern_layers=(layer,))
     progress(1.0, "pattern read")
     return AttentionResult(tokens=encoded.tokens, layer=layer, head=head, pattern=_pattern(traced, layer, head))
 
@@ -80,11 +80,11 @@ def head_logit_effects(model, traced, final: torch.Tensor, layer: int, head: int
 
 @torch.no_grad()
 def compute_head(model, tokenizer, config: HeadConfig, progress: Progress = silent) -> HeadResult:
-    encoded = encode(model, tokenizer, config.prompt)
+    encoded = encode(model, tokenizer, config.prompt, pattern_layers=1)
     layer, head = check_layer(model, config.layer), check_head(model, config.head)
     position = position_index(config.position, encoded.length)
     progress(0.1, "forward pass reading heads and patterns")
-    traced, final = run(model, encoded.ids, attentions=True)
+    traced, final = run(model, encoded.ids, pattern_layers=(layer,))
     progress(0.7, "projecting the head's write to the vocabulary")
     effects, norm = head_logit_effects(model, traced, final, layer, head, position)
     k = min(config.top_k, effects.shape[0])

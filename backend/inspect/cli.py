@@ -16,8 +16,9 @@ def _progress(fraction: float, message: str) -> None:
 
 
 def _run(args: argparse.Namespace, config_cls: type, verb):
+    config = config_cls(**flag_values(args, config_cls, FLAGS[config_cls]))  # ranges checked before the model loads
     handle = load(args.model or default_model_id(), progress=_progress)
-    computed = verb(handle, config_cls(**flag_values(args, config_cls, FLAGS[config_cls])), progress=_progress)
+    computed = verb(handle, config, progress=_progress)
     return handle, computed
 
 

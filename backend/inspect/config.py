@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backend.params import Config, param
+from backend.params import Config, param, require
 
 EXAMPLE_PROMPT = "The Eiffel Tower is located in the city of"
 
@@ -26,6 +26,16 @@ class DlaConfig(Config):
     target: str = param("", "the output token whose logit is attributed (exactly one token; empty: the model's "
                         "prediction)")
     contrast: str = param("", "attribute target minus this token's logit (exactly one token; empty: none)")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(not self.contrast or self.target != self.contrast, same_token())
+
+
+def same_token(target: str = "the target token") -> str:
+    """The refusal of a contrast equal to the target (every part of their difference would be zero)."""
+    return (f"The contrast token is {target}: target minus contrast is zero for every part; pick another "
+            "contrast, or leave it empty.")
 
 
 @dataclass(frozen=True)

@@ -57,12 +57,12 @@ def _through(norm, piece: torch.Tensor, whole: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def run(model, ids: torch.Tensor, attentions: bool = False) -> tuple[Trace, torch.Tensor]:
-    """One forward reading every head's output (and the attention patterns when asked): the trace and the final
-    residual `[1, T, d]`."""
+def run(model, ids: torch.Tensor, pattern_layers: tuple[int, ...] = ()) -> tuple[Trace, torch.Tensor]:
+    """One forward reading every head's output (and the attention patterns of `pattern_layers`): the trace and the
+    final residual `[1, T, d]`."""
     layers = range(arch_info(model).n_layers)
     with capture_final_residual(model) as captured:
-        traced = trace(model, ids, heads=layers, attentions=attentions)
+        traced = trace(model, ids, heads=layers, pattern_layers=pattern_layers)
     return traced, captured[-1].float()
 
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from backend.inspect.config import DlaConfig
+from backend.errors import UserError
+from backend.inspect.config import DlaConfig, same_token
 from backend.inspect.decompose import decompose, direction_of, run
 from backend.inspect.prompt import encode, position_index, single_token, token_text
 from backend.models.readout import capped, readout_logits, softcap
@@ -51,9 +52,13 @@ def compute_dla(model, tokenizer, config: DlaConfig, progress: Progress = silent
     position = position_index(config.position, encoded.length)
     target = single_token(tokenizer, config.target, "target token") if config.target else None
     contrast = single_token(tokenizer, config.contrast, "contrast token") if config.contrast else None
+    if target is not None and target == contrast:  # two spellings of one token
+        raise UserError(same_token())
     progress(0.1, "forward pass reading every head")
     traced, final = run(model, encoded.ids)
     target = int(traced.logits[0, position].argmax()) if target is None else target
+    if target == contrast:  # the contrast is the model's own prediction, the target asked for
+        raise UserError(same_token(f"the model's prediction here ({token_text(tokenizer, target)!r})"))
     progress(0.6, "decomposing the final residual")
     parts = decompose(model, traced, final, position)
     direction, bias = direction_of(model, target, contrast)

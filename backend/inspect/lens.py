@@ -51,7 +51,7 @@ class LensResult:
 
 @torch.no_grad()
 def compute_lens(model, tokenizer, config: LensConfig, progress: Progress = silent) -> LensResult:
-    encoded = encode(model, tokenizer, config.prompt)
+    encoded = encode(model, tokenizer, config.prompt, readout=True)
     position = position_index(config.position, encoded.length)
     progress(0.1, "forward pass")
     traced, final = run(model, encoded.ids)

@@ -1,6 +1,6 @@
 """A prompt made ready for a look inside: its ids and token texts, with every user mistake refused in one line
-before any forward (empty prompt, over the context rule, a layer/head/position the model lacks, a target that is
-not exactly one token)."""
+before any forward (empty prompt, over the context rule, over the memory budget, a layer/head/position the model
+lacks, a target that is not exactly one token)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from backend.errors import UserError
+from backend.inspect.budget import check_budget
 from backend.models.architecture import arch_info
 from backend.models.rules import check_room
 
@@ -26,11 +27,14 @@ def token_text(tokenizer, token_id: int) -> str:
     return tokenizer.decode([int(token_id)])
 
 
-def encode(model, tokenizer, prompt: str) -> Encoded:
+def encode(model, tokenizer, prompt: str, pattern_layers: int = 0, readout: bool = False) -> Encoded:
+    """The prompt's ids, refused before any forward when empty, over the context or over the memory budget of a
+    traced forward keeping `pattern_layers` layers' attention probabilities (and reading every layer out)."""
     if not prompt.strip():
         raise UserError("The prompt is empty: type some text to inspect.")
     ids = tokenizer(prompt)["input_ids"]
     check_room(model, len(ids), 0, "The prompt")  # the project's one context rule
+    check_budget(model, len(ids), pattern_layers, readout)
     device = next(model.parameters()).device
     return Encoded(torch.tensor([ids], device=device), tuple(token_text(tokenizer, i) for i in ids))
 

@@ -17,7 +17,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-from backend.models.architecture import arch_info, attention_out_proj, mlp_up_proj
+from backend.models.architecture import arch_info, attention_module, attention_out_proj, mlp_up_proj
 from backend.models.locks import model_lock
 from backend.models.rules import check_room
 
@@ -166,29 +166,53 @@ def eager_attention(model: nn.Module) -> Iterator[None]:
 @dataclass(frozen=True)
 class Trace:
     """Everything one forward pass exposes. Shapes: logits `[batch, seq, vocab]`, residual: tuple of
-    `[batch, seq, hidden]` (embeddings, then after each layer), attentions: tuple of `[batch, heads, seq, seq]`."""
+    `[batch, seq, hidden]` (embeddings, then after each layer), attentions: tuple of `[batch, heads, seq, seq]`,
+    patterns: layer -> `[batch, heads, seq, seq]` for the layers asked for by `pattern_layers` only."""
 
     logits: torch.Tensor
     residual: tuple[torch.Tensor, ...]
     attentions: tuple[torch.Tensor, ...] | None
     head_outputs: dict[int, torch.Tensor]
     mlp_up: dict[int, torch.Tensor]
+    patterns: dict[int, torch.Tensor] = field(default_factory=dict)
+
+
+@contextmanager
+def _keep_patterns(model: nn.Module, layers: Iterable[int]) -> Iterator[dict[int, torch.Tensor]]:
+    """Keep the attention probabilities of `layers` only: every other layer's `[heads, T, T]` is freed as soon as
+    its attention is done (`output_attentions` keeps all of them, L times the memory of one)."""
+    kept: dict[int, torch.Tensor] = {}
+
+    def keeper(layer: int):
+        def hook(module, args, output):
+            kept[layer] = output[1].detach()  # eager attention returns (output, probabilities)
+        return hook
+
+    handles = [attention_module(model, layer).register_forward_hook(keeper(layer)) for layer in set(layers)]
+    try:
+        yield kept
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 @torch.no_grad()
 def trace(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, *,
           heads: Iterable[int] = (), mlp_up: Iterable[int] = (), attentions: bool = False,
-          head_edits: Iterable[HeadEdit] = ()) -> Trace:
-    """One forward pass returning logits, residual stream and whichever internals were asked for. Refuses an
-    input over the model's context (the context rule, backend/models/rules.py) before any forward."""
+          head_edits: Iterable[HeadEdit] = (), pattern_layers: Iterable[int] = ()) -> Trace:
+    """One forward pass returning logits, residual stream and whichever internals were asked for: `attentions`
+    keeps every layer's probabilities, `pattern_layers` those of the layers listed (one layer's memory, not L).
+    Refuses an input over the model's context (the context rule, backend/models/rules.py) before any forward."""
     check_room(model, input_ids.shape[1], 0, "The input")
+    pattern_layers = tuple(pattern_layers)
     with Hooks(model, read_heads=heads, read_mlp_up=mlp_up, head_edits=head_edits) as hooks:
-        if attentions:
-            with eager_attention(model):
+        if attentions or pattern_layers:
+            with eager_attention(model), _keep_patterns(model, pattern_layers) as patterns:
                 out = model(input_ids=input_ids, attention_mask=attention_mask,
-                            output_hidden_states=True, output_attentions=True)
+                            output_hidden_states=True, output_attentions=attentions)
         else:
+            patterns = {}
             out = model(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
     return Trace(logits=out.logits, residual=tuple(out.hidden_states),
                  attentions=out.attentions if attentions else None, head_outputs=hooks.head_outputs,
-                 mlp_up=hooks.mlp_up)
+                 mlp_up=hooks.mlp_up, patterns=patterns)

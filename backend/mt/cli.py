@@ -11,7 +11,7 @@ from backend.errors import UserError
 from backend.models import default_model_id, load
 from backend.mt.data import builtin, parse_upload
 from backend.mt.experiments import EXPERIMENTS, ExperimentConfig, run_experiment
-from backend.mt.head_detail import HeadDetailConfig, head_detail
+from backend.mt.head_detail import HeadDetailConfig, check_example, head_detail
 from backend.mt.heads import HeadsConfig, find_heads
 from backend.params import default_of, help_of
 
@@ -79,8 +79,10 @@ def cmd_head(args) -> dict:
         args.src, args.tgt = src, tgt
     config = HeadDetailConfig(heads=_heads_config(args, args.head_type),
                               **flag_values(args, HeadDetailConfig, DETAIL_FLAGS))  # checked before the model loads
+    data = _data(args)
+    check_example(config, data)  # the example index too
     handle = load(args.model or default_model_id(), progress=_progress)
-    out = head_detail(handle, config, _data(args), progress=_progress)
+    out = head_detail(handle, config, data, progress=_progress)
     return {**out.value.to_json(), "provenance": out.provenance, "run_id": out.run_id}
 
 

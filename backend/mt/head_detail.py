@@ -133,8 +133,7 @@ def compute_head_detail(handle: ModelHandle, config: HeadDetailConfig, data: Par
     model, tok, heads = handle.model, handle.tokenizer, config.heads
     head_map = find_heads(handle, heads, data, scaled(progress, 0.0, 0.5)).value  # the page's map: stored
     pairs, _ = head_pairs(heads, data)
-    if not config.example < len(pairs):
-        raise UserError(f"Prompt {config.example} does not exist: the map has prompts 0-{len(pairs) - 1}.")
+    check_example(config, data)
     layer, head = config.layer, config.head
     mean_clean = torch.from_numpy(head_map.mean_clean[layer, head])  # the value the map patches in
     scores = []
@@ -151,8 +150,8 @@ def compute_head_detail(handle: ModelHandle, config: HeadDetailConfig, data: Par
     prefix = (clean + answer)[:len(clean) + j]
     ids = torch.tensor([prefix], device=handle.device)
     with capture_final_residual(model) as captured:
-        traced = trace(model, ids, heads=[layer], attentions=True)
-    pattern = traced.attentions[layer][0, head, -1].float().cpu().numpy()
+        traced = trace(model, ids, heads=[layer], pattern_layers=(layer,))
+    pattern = traced.patterns[layer][0, head, -1].float().cpu().numpy()
     raw, piece = head_write(model, traced.head_outputs[layer][0, -1], head, layer)
     effects = residual_vocab_effects(model, piece, captured[-1][0, -1]).cpu()
     tgt_ids, src_ids = _language_ids(handle, data, heads.tgt), _language_ids(handle, data, heads.src)
@@ -174,11 +173,20 @@ def compute_head_detail(handle: ModelHandle, config: HeadDetailConfig, data: Par
                       rows=head_map.rows, targets=head_map.target_tokens, patching=tuple(float(s) for s in scores))
 
 
+def check_example(config: HeadDetailConfig, data: ParallelSet) -> None:
+    """Refuse an example index the map lacks, from the map's prompts alone (no model): before any work, not after
+    the whole map is computed (issue 55: `--example 100000` refused after 180 s and 3.6 GB)."""
+    data.check_pair(config.heads.src, config.heads.tgt)
+    n = len(head_pairs(config.heads, data)[0])
+    if not config.example < n:
+        raise UserError(f"Prompt {config.example} does not exist: the map has prompts 0-{n - 1}.")
+
+
 def head_detail(handle: ModelHandle, config: HeadDetailConfig, data: ParallelSet | None = None,
                 progress: Progress = silent) -> Computed[HeadDetail]:
     """Cached drill-down of one head of the map `config.heads` on `data` (default: the built-in set)."""
     data = data or builtin()
-    data.check_pair(config.heads.src, config.heads.tgt)
+    check_example(config, data)
     check_head(handle.model, config.layer, config.head)
     config = dataclasses.replace(config, heads=dataclasses.replace(config.heads, dataset=data.digest))
     return cached("mt", "head", ModelRef.of(handle), config,

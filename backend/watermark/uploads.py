@@ -11,6 +11,7 @@ from pathlib import Path
 
 from backend.errors import UserError
 from backend.upload_caps import ParseBudget
+from backend.watermark.docx_text import ATTRIBUTES, ELEMENTS
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_CHARS = 1_000_000
@@ -28,6 +29,10 @@ MAX_PDF_PAGE_TOKENS = 200_000
 # Counted with a streaming parser that stops at the cap, before python-docx sees the file.
 MAX_DOCX_PARAGRAPHS = 100_000  # MAX_CHARS of prose in paragraphs of 10+ characters
 MAX_DOCX_RUNS = 300_000  # formatted runs: MAX_CHARS of prose with a change of formatting every 3+ characters
+# Every element and attribute of a part, whatever its name (formatting, bookmarks, made-up ones): a run at the runs
+# cap with its properties is about 10 elements and attributes, so real parts stay well under these.
+MAX_DOCX_PART_ELEMENTS = 2_000_000
+MAX_DOCX_PART_ATTRIBUTES = 2_000_000
 DOCX_SECONDS = 5.0  # the caps above are reached in well under a second; this bounds whatever they miss
 SUFFIXES = (".txt", ".md", ".pdf", ".docx")
 
@@ -58,7 +63,7 @@ def _plain(data: bytes) -> str:
             return data.decode("utf-16")
         except UnicodeDecodeError as err:
             raise UserError("The file claims to be UTF-16 but is not valid UTF-16.") from err
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data:  # anywhere: a NUL after the first 8 KB is as binary as one before
         raise UserError("This looks like a binary file, not text.")
     try:
         return data.decode("utf-8-sig")
@@ -146,7 +151,8 @@ def _content_streams(contents, resources, depth: int, seen: set):
 def docx_budget() -> ParseBudget:
     """One .docx's budget (read from the module's caps at each call, so a test can lower one)."""
     return ParseBudget("The .docx file", max_seconds=DOCX_SECONDS, max_bytes=MAX_DOCX_UNPACKED,
-                       max_items=(("paragraphs", MAX_DOCX_PARAGRAPHS), ("runs of text", MAX_DOCX_RUNS)))
+                       max_items=(("paragraphs", MAX_DOCX_PARAGRAPHS), ("runs of text", MAX_DOCX_RUNS),
+                                  (ELEMENTS, MAX_DOCX_PART_ELEMENTS), (ATTRIBUTES, MAX_DOCX_PART_ATTRIBUTES)))
 
 
 def _docx(data: bytes) -> str:
@@ -163,6 +169,12 @@ def _docx(data: bytes) -> str:
         raise UserError(f"The .docx file could not be read ({type(err).__name__}); it may be damaged.") from err
     if len(parts) > MAX_DOCX_PARTS:
         raise UserError(f"The .docx file has {len(parts):,} parts; the limit is {MAX_DOCX_PARTS:,}.")
+    # Word writes parts stored or deflated. Python's zipfile inflates those a read's worth at a time, but hands a
+    # bzip2 or LZMA read all its output at once: a 3 KB bzip2 header unpacks to 48 MB in one read (issue 55).
+    odd = next((p for p in parts if p.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)), None)
+    if odd is not None:
+        raise UserError(f"The .docx file's part {odd.filename} uses a compression Word does not write "
+                        f"(method {odd.compress_type}); it may be crafted.")
     unpacked = sum(p.file_size for p in parts)
     if unpacked > MAX_DOCX_UNPACKED:
         raise UserError(f"The .docx file unpacks to {unpacked / 1e6:.0f} MB; the limit is "

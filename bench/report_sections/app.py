@@ -47,7 +47,10 @@ def first_open(ctx: Ctx) -> Body:
 
 def crafted_uploads(ctx: Ctx) -> Body:
     r = ctx.load("crafted_uploads.json")
-    lines = ["Each crafted file read in a fresh process (peak RSS is the reader's own), beside a normal upload.", ""]
+    load = f" Load average {r['load_average']:.1f} at the start" if "load_average" in r else ""
+    cpus = f" on {r['cpus']} CPU cores." if "cpus" in r else ("." if load else "")
+    lines = ["Each crafted file read in a fresh process (peak RSS is the reader's own), beside a normal upload." + load
+             + cpus, ""]
     lines += table(["file", "size", "time", "peak RSS", "outcome"],
                    [[x["file"], f"{x['size_kb']:.0f} KB", sec(x["seconds"], 2), f"{x['peak_rss_mb']:.0f} MB",
                      x["outcome"]] for x in r["rows"]])

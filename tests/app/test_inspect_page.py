@@ -96,3 +96,10 @@ def test_the_prompt_survives_a_visit_to_another_page():
     at.switch_page("../pages/inspect.py").run()
     assert not at.exception
     assert at.text_area(key=PROMPT_KEY).value == "A river flows into the"
+
+
+def test_a_prompt_over_the_memory_budget_is_refused_at_the_prompt_box(monkeypatch):
+    monkeypatch.setenv("DASH_INSPECT_MAX_MB", "0.001")
+    at = run_page("inspect.py")
+    assert len(at.error) == 1 and "DASH_INSPECT_MAX_MB" in html.unescape(at.error[0].value), [e.value for e in at.error]
+    assert not plotly_charts(at), "no tab computes past the prompt box's refusal"

@@ -52,3 +52,18 @@ def test_the_parts_rebuild_the_final_residual(tiny_handle):
         d = decompose(model, traced, final, position)
         rebuilt = d.embed + d.heads.sum((0, 1)) + d.mlps.sum(0) + d.biases
         assert torch.allclose(rebuilt, final[0, position], atol=2e-5, rtol=1e-5)
+
+
+def test_a_contrast_equal_to_the_target_is_refused(tiny_handle):
+    """Issue 55 §5: target minus itself is zero for every part (before: a map of zeros)."""
+    from backend.errors import UserError
+
+    model, tokenizer = tiny_handle.model, tiny_handle.tokenizer
+    with pytest.raises(UserError, match="contrast token is the target token"):
+        DlaConfig(prompt=PROMPT, target="a", contrast="a")
+    for position in range(-1, -len(PROMPT), -1):  # a position whose prediction is a token one can type
+        predicted = compute_dla(model, tokenizer, DlaConfig(prompt=PROMPT, position=position))
+        if tokenizer(predicted.target_token, add_special_tokens=False)["input_ids"] == [predicted.target_id]:
+            break
+    with pytest.raises(UserError, match="contrast token is the model's prediction here"):
+        compute_dla(model, tokenizer, DlaConfig(prompt=PROMPT, position=position, contrast=predicted.target_token))

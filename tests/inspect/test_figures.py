@@ -30,3 +30,13 @@ def test_selected_head_reads_the_clicked_square():
     assert selected_head(event) == (1, 3)
     assert selected_head(SimpleNamespace(selection=SimpleNamespace(points=[]))) is None
     assert selected_head(None) is None
+
+
+def test_a_crafted_selection_event_is_ignored():
+    """Issue 55 §5: the event comes from the browser; only whole non-negative coordinates choose a head."""
+    crafted = [{"x": 1, "y": -1}, {"x": "1", "y": "0"}, {"x": 1, "y": "9e9999"}, {"x": 1, "y": float("nan")},
+               {"x": 1, "y": float("inf")}, {"x": 0.5, "y": 1}, {"x": True, "y": 1}, {"x": [1], "y": 1}, "x"]
+    for point in crafted:
+        assert selected_head(SimpleNamespace(selection=SimpleNamespace(points=[point]))) is None, point
+    mixed = SimpleNamespace(selection=SimpleNamespace(points=[{"x": 2, "y": -3}, {"x": 2.0, "y": 1.0}]))
+    assert selected_head(mixed) == (1, 2)

@@ -94,6 +94,17 @@ def test_unknown_head_layer_or_prompt_is_a_user_error(handle, tiny_data):
         HeadDetailConfig(layer=-1)
 
 
+def test_an_example_the_map_lacks_is_refused_before_the_map_is_computed(handle, tiny_data, monkeypatch):
+    import backend.mt.head_detail
+
+    def never(*args, **kwargs):
+        raise AssertionError("the head map was computed before the example index was checked")
+
+    monkeypatch.setattr(backend.mt.head_detail, "find_heads", never)
+    with pytest.raises(UserError, match="Prompt 100000 does not exist"):
+        head_detail(handle, HeadDetailConfig(heads=HEADS, example=100_000), tiny_data)
+
+
 def test_cli_head_json_and_exit_2(tmp_path, capsys):
     data = tmp_path / "tiny.tsv"
     data.write_text(TINY_TSV)

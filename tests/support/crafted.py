@@ -145,3 +145,55 @@ def _shared_stream_pdf(pages: int, stream: bytes, flate: bool = False) -> bytes:
     out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     return bytes(out)
+
+
+_PKG_RELS = (b'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/'
+             b'2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/'
+             b'2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>')
+_PART_TYPES = {"header": b"header", "footnotes": b"footnotes"}
+
+
+def docx_parts(body: bytes, part: str | None = None, part_xml: bytes = b"", compression: int = zipfile.ZIP_DEFLATED
+               ) -> bytes:
+    """A minimal .docx built with zipfile alone (issue 55): the main part's body is `body`; `part` ("header" or
+    "footnotes"), when given, is a related part whose root holds `part_xml`, stored with `compression`."""
+    root = {"header": b"w:hdr", "footnotes": b"w:footnotes"}
+    document = (b'<?xml version="1.0" encoding="UTF-8"?><w:document ' + _W_NS + b"><w:body>" + body +
+                b"</w:body></w:document>")
+    rels = (b'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/'
+            b'2006/relationships">')
+    if part:
+        rels += (b'<Relationship Id="rId9" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
+                 + _PART_TYPES[part] + b'" Target="' + part.encode() + b'1.xml"/>')
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        z.writestr("[Content_Types].xml", b"<Types/>")
+        z.writestr("_rels/.rels", _PKG_RELS)
+        z.writestr("word/document.xml", document)
+        z.writestr("word/_rels/document.xml.rels", rels + b"</Relationships>")
+        if part:
+            xml = b"<" + root[part] + b" " + _W_NS + b">" + part_xml + b"</" + root[part] + b">"
+            z.writestr(f"word/{part}1.xml", b'<?xml version="1.0" encoding="UTF-8"?>' + xml,
+                       compress_type=compression, compresslevel=9)
+    return buf.getvalue()
+
+
+LETTER = b"<w:p><w:r><w:t>A short letter.</w:t></w:r></w:p>"
+
+
+def docx_element_bomb(elements: int = 7_000_000, where: str = "header") -> bytes:
+    """`elements` empty elements that are neither paragraphs nor runs, in a header or in the main part (~60 KB)."""
+    if where == "main":
+        return docx_parts(LETTER + b"<w:x/>" * elements)
+    return docx_parts(LETTER, "header", b"<w:x/>" * elements)
+
+
+def docx_bzip2_header(elements: int = 8_000_000) -> bytes:
+    """A header of `elements` empty elements (~48 MB, under the unpacked cap) stored with bzip2: a few KB."""
+    return docx_parts(LETTER, "header", b"<a/>" * elements, compression=zipfile.ZIP_BZIP2)
+
+
+def docx_attribute_bomb(attributes: int = 3_000_000, per_element: int = 100) -> bytes:
+    """A footnotes part of `attributes` attributes, `per_element` on each of its elements."""
+    tag = b"<w:x " + b" ".join(b'a%d=""' % i for i in range(per_element)) + b"/>"
+    return docx_parts(LETTER, "footnotes", tag * (attributes // per_element))
