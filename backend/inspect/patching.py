@@ -80,6 +80,13 @@ def units_of(site: str, n_layers: int, n_heads: int, length: int) -> tuple[list[
     return [(l, None, p) for l in layers for p in positions], (n_layers, length)
 
 
+def cell_name(site: str, cell: tuple[int, ...]) -> str:
+    """"L3 pos5", "L3H2" or "L3H2 pos5" for one index of a site's values."""
+    if site in ("head", "head_pos"):
+        return f"L{cell[0]}H{cell[1]}" + (f" pos{cell[2]}" if len(cell) > 2 else "")
+    return f"L{cell[0]} pos{cell[1]}"
+
+
 def hook_site(site: str) -> str:
     return "head" if site == "head_pos" else site
 

@@ -2,13 +2,20 @@
 (inspect, action, model fingerprint, config, code version) like every other feature's artifacts."""
 from __future__ import annotations
 
+from backend.inspect.ablation import CODE_VERSION as ABLATE_VERSION
+from backend.inspect.ablation import AblateResult, compute_ablate
 from backend.inspect.attention import CODE_VERSION as ATTENTION_VERSION
 from backend.inspect.attention import AttentionResult, HeadResult, compute_attention, compute_head
 from backend.inspect.config import AttentionConfig, DlaConfig, HeadConfig, LensConfig
 from backend.inspect.dla import CODE_VERSION as DLA_VERSION
 from backend.inspect.dla import DlaResult, compute_dla
+from backend.inspect.intervene_config import AblateConfig, PatchConfig, SteerConfig
 from backend.inspect.lens import CODE_VERSION as LENS_VERSION
 from backend.inspect.lens import LensResult, compute_lens
+from backend.inspect.patching import CODE_VERSION as PATCH_VERSION
+from backend.inspect.patching import PatchResult, compute_patch
+from backend.inspect.steering import CODE_VERSION as STEER_VERSION
+from backend.inspect.steering import SteerResult, compute_steer
 from backend.progress import Progress, silent
 from backend.store import Computed, ModelRef, cached
 
@@ -36,3 +43,15 @@ def attention(handle, config: AttentionConfig = AttentionConfig(),
 
 def head(handle, config: HeadConfig = HeadConfig(), progress: Progress = silent) -> Computed[HeadResult]:
     return _cached(handle, "head", config, compute_head, ATTENTION_VERSION, progress)
+
+
+def patch(handle, config: PatchConfig = PatchConfig(), progress: Progress = silent) -> Computed[PatchResult]:
+    return _cached(handle, "patch", config, compute_patch, PATCH_VERSION, progress)
+
+
+def ablate(handle, config: AblateConfig = AblateConfig(), progress: Progress = silent) -> Computed[AblateResult]:
+    return _cached(handle, "ablate", config, compute_ablate, ABLATE_VERSION, progress)
+
+
+def steer(handle, config: SteerConfig = SteerConfig(), progress: Progress = silent) -> Computed[SteerResult]:
+    return _cached(handle, "steer", config, compute_steer, STEER_VERSION, progress)
