@@ -4,6 +4,7 @@ import streamlit as st
 from app.figures.inspect import (dla_figure, effects_frame, final_figure, lens_figure, mlp_figure, pattern_figure,
                                  selected_head)
 from app.ui.inspect_link import PROMPT_KEY, take_incoming_prompt
+from app.ui.inspect_patch import ablate_tab, patch_tab, steer_tab
 from app.ui.model_picker import current_model
 from app.ui.run import ASK_OVER_S, run_with_progress
 from app.ui.tabs import lazy_tabs
@@ -109,5 +110,6 @@ def attention_tab() -> None:
         st.caption(f"{len(result.tokens)} tokens: " + literal(" | ".join(result.tokens)))
 
 
-lazy_tabs({"Logit lens": lens_tab, "Direct logit attribution": dla_tab, "Attention": attention_tab},
-          key="inspect-tabs")
+lazy_tabs({"Logit lens": lens_tab, "Direct logit attribution": dla_tab, "Attention": attention_tab,
+           "Patch": lambda: patch_tab(handle), "Ablate": lambda: ablate_tab(handle, prompt),
+           "Steer": lambda: steer_tab(handle, prompt)}, key="inspect-tabs")
