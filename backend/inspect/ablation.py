@@ -9,9 +9,11 @@ from dataclasses import dataclass
 import torch
 
 from backend.errors import UserError
-from backend.inspect import units
 from backend.inspect.intervene_config import AblateConfig
 from backend.inspect.prompt import encode, single_token, token_text
+from backend.inspect.units import heads as named_heads
+from backend.inspect.units import layers as named_layers
+from backend.inspect.units import lines, neurons
 from backend.models.architecture import arch_info
 from backend.models.kernel import decode, greedy_policy, start
 from backend.models.rules import model_stop_ids
@@ -54,18 +56,18 @@ def _sites(model, config: AblateConfig) -> tuple[list[tuple[str, int, tuple[int,
     """(site, layer, units) to ablate and their labels; refuses an empty set."""
     picked, labels = [], []
     by_layer: dict[int, list[int]] = {}
-    for layer, head in units.heads(model, config.heads):
+    for layer, head in named_heads(model, config.heads):
         by_layer.setdefault(layer, []).append(head)
         labels.append(f"head {layer}.{head}")
     picked += [("head", layer, tuple(hs)) for layer, hs in by_layer.items()]
-    for layer in units.layers(model, config.layers, "Attention layers"):
+    for layer in named_layers(model, config.layers, "Attention layers"):
         picked.append(("attn_out", layer, None))
         labels.append(f"attention {layer}")
-    for layer in units.layers(model, config.mlps, "MLP layers"):
+    for layer in named_layers(model, config.mlps, "MLP layers"):
         picked.append(("mlp_out", layer, None))
         labels.append(f"MLP {layer}")
     by_layer = {}
-    for layer, index in units.neurons(model, config.neurons):
+    for layer, index in neurons(model, config.neurons):
         by_layer.setdefault(layer, []).append(index)
         labels.append(f"neuron {layer}:{index}")
     picked += [("neuron", layer, tuple(idx)) for layer, idx in by_layer.items()]
@@ -121,7 +123,7 @@ def compute_ablate(model, tokenizer, config: AblateConfig, progress: Progress = 
     sites, labels = _sites(model, config)
     target = single_token(tokenizer, config.target, "target token") if config.target else None
     contrast = single_token(tokenizer, config.contrast, "contrast token") if config.contrast else None
-    texts = units.lines(config.reference, "reference texts") if config.mode == "mean" else ()
+    texts = lines(config.reference, "reference texts") if config.mode == "mean" else ()
     progress(0.05, "means over the reference texts" if texts else "run before ablation")
     means = _means(model, tokenizer, texts, sites) if texts else None
     stops = model_stop_ids(model, tokenizer)

@@ -25,7 +25,7 @@ from backend.errors import UserError
 from backend.inspect.intervene_config import PatchConfig
 from backend.inspect.prompt import encode, single_token, token_text
 from backend.models.architecture import arch_info
-from backend.models.kernel import start, start_many
+from backend.models.kernel import start, start_shared_prefix
 from backend.models.sites import RowPatch, intervened
 from backend.progress import Progress, silent
 
@@ -148,12 +148,7 @@ def _run_chunk(model, corrupted: torch.Tensor, first: int, units: list[Unit], si
                               values=values, positions=torch.zeros(len(members), dtype=torch.long, device=device)
                               if per_position else None,
                               heads=None if heads[0] is None else torch.tensor(heads, device=device)))
-    if first == 0:
-        with intervened(model, edits):
-            return start_many(model, [corrupted] * rows).logits
-    decoder = start(model, corrupted[:, :first], n=rows)
-    with intervened(model, edits):
-        return decoder.extend(corrupted[:, first:].expand(rows, -1))
+    return start_shared_prefix(model, corrupted, rows, first, lambda: intervened(model, edits)).logits
 
 
 def logit_diff(logits: torch.Tensor, target: int, contrast: int) -> torch.Tensor:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from backend.inspect import units
+from backend.inspect.units import lines
 from backend.inspect.intervene_config import SteerConfig, coefficient_values
 from backend.inspect.prompt import check_layer, encode, token_text
 from backend.models.architecture import arch_info
@@ -67,7 +67,7 @@ def steered_lens(model, ids: torch.Tensor, add: SiteAdd, rows: int) -> torch.Ten
 def compute_steer(model, tokenizer, config: SteerConfig, progress: Progress = silent) -> SteerResult:
     layer = check_layer(model, config.layer)
     coefficients = coefficient_values(config.coefficients)
-    plus, minus = units.lines(config.plus, "plus prompts"), units.lines(config.minus, "minus prompts")
+    plus, minus = lines(config.plus, "plus prompts"), lines(config.minus, "minus prompts")
     encoded = encode(model, tokenizer, config.prompt)
     check_room(model, encoded.length, config.max_new_tokens)
     progress(0.05, "reading the steering vector")

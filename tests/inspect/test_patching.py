@@ -75,7 +75,7 @@ def test_batched_patching_equals_one_hooked_forward_per_patch(tiny_handle, site)
     units, shape = units_of(site, info.n_layers, info.n_heads, len(PROMPT))
     assert result.values.shape == shape and result.top_ids.shape == (*shape, 5)
     rng = np.random.default_rng(0)
-    for index in rng.choice(len(units), size=min(8, len(units)), replace=False):
+    for index in rng.choice(len(units), size=min(5, len(units)), replace=False):
         layer, head, position = units[index]
         expected = (logit_diff(_reference(model, tokenizer, site, layer, head, position), target, contrast)
                     - corrupted) / (clean - corrupted)
