@@ -18,14 +18,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DASH_STORE", str(Path(tempfile.mkdtemp(prefix="patch-bench-")) / "store.duckdb"))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from bench.inspect_vs_transformerlens import MODELS, timed  # noqa: E402  (it also sets a store of its own, offline)
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -38,7 +36,6 @@ from backend.models.embedded import cache_dir_for  # noqa: E402
 from bench.output import write_result  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "inspect_patching.json"
-MODELS = {"smollm2-135m-instruct": "LlamaForCausalLM", "gemma-3-270m": "Gemma3ForCausalLM"}
 TL_FUNCTIONS = {"resid_pre": "get_act_patch_resid_pre", "attn_out": "get_act_patch_attn_out",
                 "mlp_out": "get_act_patch_mlp_out", "head": "get_act_patch_attn_head_out_all_pos"}
 # IOI-style (timed; 16 tokens on SmolLM2) and a held-out factual pair; corruptions keep the token count
@@ -69,12 +66,6 @@ def theirs(bridge, clean: list[int], corrupted: list[int], target: int, contrast
     values = getattr(patching, TL_FUNCTIONS[site])(bridge, corrupted_ids, cache,
                                                    lambda logits: (diff(logits) - low) / (high - low))
     return values.detach().float().numpy()
-
-
-def timed(call):
-    start = time.perf_counter()
-    value = call()
-    return value, time.perf_counter() - start
 
 
 def compare_model(model_id: str, sites: tuple[str, ...]) -> dict:
