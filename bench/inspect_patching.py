@@ -69,7 +69,8 @@ def theirs(bridge, clean: list[int], corrupted: list[int], target: int, contrast
     shape = (bridge.cfg.n_layers, bridge.cfg.n_heads if site == "head" else len(clean))
     index = None if cells is None else pd.DataFrame(np.stack(np.unravel_index(cells, shape), axis=1),
                                                     columns=["layer", "head" if site == "head" else "pos"])
-    values = getattr(patching, TL_FUNCTIONS[site])(bridge, corrupted_ids, cache, metric, index_df=index)
+    chosen = {} if index is None else {"index_df": index, "index_axis_names": None}  # the partial names the axes
+    values = getattr(patching, TL_FUNCTIONS[site])(bridge, corrupted_ids, cache, metric, **chosen)
     return values.detach().float().numpy().ravel()
 
 
