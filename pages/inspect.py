@@ -7,6 +7,7 @@ from app.figures.inspect import (dla_figure, effects_frame, final_figure, lens_f
 from app.ui.guarded import guarded
 from app.ui.inspect_graph import graph_tab, heads_tab
 from app.ui.inspect_link import PROMPT_KEY, take_incoming_prompt
+from app.ui.inspect_patch import ablate_tab, patch_tab, steer_tab
 from app.ui.model_picker import current_model
 from app.ui.run import ASK_OVER_S, run_with_progress
 from app.ui.tabs import lazy_tabs
@@ -117,4 +118,6 @@ def attention_tab() -> None:
 
 lazy_tabs({"Graph": lambda: graph_tab(handle, prompt, position, head_drilldown), "Logit lens": lens_tab,
            "Direct logit attribution": dla_tab, "Attention": attention_tab,
-           "All heads": lambda: heads_tab(handle, prompt, info.n_layers, info.n_heads)}, key="inspect-tabs")
+           "All heads": lambda: heads_tab(handle, prompt, info.n_layers, info.n_heads),
+           "Patch": lambda: patch_tab(handle), "Ablate": lambda: ablate_tab(handle, prompt),
+           "Steer": lambda: steer_tab(handle, prompt)}, key="inspect-tabs")

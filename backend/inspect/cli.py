@@ -1,13 +1,14 @@
-"""`python -m backend inspect lens|dla|attention|head|graph|node|heads|grid --prompt P ... --json`."""
+"""`python -m backend inspect lens|dla|attention|head|graph|node|heads|grid|patch|ablate|steer ... --json`."""
 from __future__ import annotations
 
 import argparse
 import sys
 
 from backend.cli.params import add_flags, flag_values
+from backend.inspect import cli_intervene
 from backend.inspect.config import AttentionConfig, DlaConfig, HeadConfig, LensConfig
 from backend.inspect.graph_config import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig
-from backend.inspect.verbs import attention, dla, graph, grid, head, head_scores, lens, node
+from backend.inspect.verbs import ablate, attention, dla, graph, grid, head, head_scores, lens, node, patch, steer
 from backend.models import default_model_id, load
 
 
@@ -125,8 +126,23 @@ VERBS = {"lens": (LensConfig, cmd_lens, "logit lens: each layer's residual read 
          "grid": (GridConfig, cmd_grid, "every head's attention pattern of one layer")}
 
 
+def _intervention(config_cls, verb, table):
+    def handler(args: argparse.Namespace):
+        handle, computed = _run(args, config_cls, verb)
+        if args.json:
+            return {"model": handle.id, **computed.value.to_json(), "provenance": computed.provenance,
+                    "run_id": computed.run_id}
+        return table(computed.value)
+    return handler
+
+
+FLAGS.update(cli_intervene.FLAGS)
+for _name, (_cls, _table, _text) in cli_intervene.VERBS.items():
+    VERBS[_name] = (_cls, _intervention(_cls, {"patch": patch, "ablate": ablate, "steer": steer}[_name], _table), _text)
+
+
 def add_commands(subparsers) -> None:
-    parser = subparsers.add_parser("inspect", help="look inside the model on a prompt: logit lens, DLA, attention")
+    parser = subparsers.add_parser("inspect", help="look inside the model on a prompt: logit lens, DLA, attention; patch, ablate, steer")
     actions = parser.add_subparsers(dest="action", required=True)
     for name, (config_cls, handler, text) in VERBS.items():
         sub = actions.add_parser(name, help=text)

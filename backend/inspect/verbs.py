@@ -2,6 +2,8 @@
 (inspect, action, model fingerprint, config, code version) like every other feature's artifacts."""
 from __future__ import annotations
 
+from backend.inspect.ablation import CODE_VERSION as ABLATE_VERSION
+from backend.inspect.ablation import AblateResult, compute_ablate
 from backend.inspect.attention import CODE_VERSION as ATTENTION_VERSION
 from backend.inspect.attention import AttentionResult, HeadResult, compute_attention, compute_head
 from backend.inspect.config import AttentionConfig, DlaConfig, HeadConfig, LensConfig
@@ -12,10 +14,15 @@ from backend.inspect.graph import compute_graph
 from backend.inspect.graph_config import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig
 from backend.inspect.head_scores import CODE_VERSION as HEADS_VERSION
 from backend.inspect.head_scores import compute_grid, compute_head_scores
+from backend.inspect.intervene_config import AblateConfig, PatchConfig, SteerConfig
 from backend.inspect.lens import CODE_VERSION as LENS_VERSION
 from backend.inspect.lens import LensResult, compute_lens
 from backend.inspect.node import CODE_VERSION as NODE_VERSION
 from backend.inspect.node import compute_node
+from backend.inspect.patching import CODE_VERSION as PATCH_VERSION
+from backend.inspect.patching import PatchResult, compute_patch
+from backend.inspect.steering import CODE_VERSION as STEER_VERSION
+from backend.inspect.steering import SteerResult, compute_steer
 from backend.progress import Progress, silent
 from backend.store import Computed, ModelRef, cached
 
@@ -57,3 +64,13 @@ graph = _verb("graph", GraphConfig, compute_graph, GRAPH_VERSION)  # -> Computed
 node = _verb("node", NodeConfig, compute_node, NODE_VERSION)  # -> Computed[NodeResult]
 head_scores = _verb("heads", HeadScoresConfig, compute_head_scores, HEADS_VERSION)  # -> Computed[HeadScoresResult]
 grid = _verb("grid", GridConfig, compute_grid, HEADS_VERSION)  # -> Computed[GridResult]
+def patch(handle, config: PatchConfig = PatchConfig(), progress: Progress = silent) -> Computed[PatchResult]:
+    return _cached(handle, "patch", config, compute_patch, PATCH_VERSION, progress)
+
+
+def ablate(handle, config: AblateConfig = AblateConfig(), progress: Progress = silent) -> Computed[AblateResult]:
+    return _cached(handle, "ablate", config, compute_ablate, ABLATE_VERSION, progress)
+
+
+def steer(handle, config: SteerConfig = SteerConfig(), progress: Progress = silent) -> Computed[SteerResult]:
+    return _cached(handle, "steer", config, compute_steer, STEER_VERSION, progress)

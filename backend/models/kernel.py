@@ -23,6 +23,7 @@ here and there) pays one forward per read, and none when it never reads.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import torch
@@ -119,6 +120,21 @@ def start_many(model: nn.Module, prompts: Sequence[torch.Tensor], max_new_tokens
     side by side: on CPU a step over a few rows costs little more than over one)."""
     decoder = IncrementalDecoder(reduced_copy(model, precision), lock_model=model)
     decoder.prefill_many(list(prompts), max_new_tokens=max_new_tokens, pad_id=pad_id)
+    return decoder
+
+
+def start_shared_prefix(model: nn.Module, prompt_ids: torch.Tensor, n: int, shared: int,
+                        during_rest: Callable[[], AbstractContextManager] = nullcontext) -> IncrementalDecoder:
+    """n rows of `prompt_ids` `[1, T]` that differ only from position `shared` on (activation patching runs one
+    prompt many times, each with a change at one position): the first `shared` tokens are prefilled once and
+    broadcast, then the rest goes to every row in one forward inside `during_rest()` (the caller's row-wise hooks,
+    which so see positions shared.. only). `logits` `[n, V]` are then each row's next-token logits."""
+    if shared == 0:
+        with during_rest():
+            return start_many(model, [prompt_ids] * n)
+    decoder = start(model, prompt_ids[:, :shared], n=n, max_new_tokens=prompt_ids.shape[1] - shared)
+    with during_rest():
+        decoder.extend(prompt_ids[:, shared:].expand(n, -1))
     return decoder
 
 
