@@ -105,3 +105,22 @@ def test_the_stream_sees_every_sentence_in_order_and_ends_on_the_unstreamed_resu
         assert p.candidates_sampled == candidates * k and p.latest.n_candidates == candidates
         assert p.max_sentences == SAMPLING.max_sentences and p.method == method
     assert partials[-1].text == alone.text
+
+
+def test_a_generation_stopped_after_its_first_sentence_stores_nothing(writer_handle, identity):
+    from backend.progress import Stopped
+    from backend.store import NotStored, stored_only
+
+    model, _ = identity
+    request = make_request(PROMPT, "kgw", model, sampling=SAMPLING)
+    seen = []
+
+    def stop_after_first(partial):
+        seen.append(partial)
+        raise Stopped()  # what a Stop does from the page's callback
+
+    with pytest.raises(Stopped):
+        generate(writer_handle, request, on_partial=stop_after_first)
+    assert len(seen) == 1
+    with stored_only(), pytest.raises(NotStored):  # the partial text was never stored as the generation
+        generate(writer_handle, request)
