@@ -28,7 +28,8 @@ class RunningVerdict:
 
     def line(self) -> str:
         """One line for the page: 'after 3 sentences: watermarked · z = 4.10 · p = 2e-05 · <evidence>'."""
-        head = f"after {self.sentences} sentence{'s' if self.sentences != 1 else ''}: {self.verdict or 'no verdict yet'}"
+        plural = "s" if self.sentences != 1 else ""
+        head = f"after {self.sentences} sentence{plural}: {self.verdict or 'no verdict yet'}"
         numbers = "".join(part for part in (
             "" if self.z is None else f" · z = {self.z:.2f}",
             "" if self.p_value is None else f" · p = {self.p_value:.2g}"))
