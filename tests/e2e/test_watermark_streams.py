@@ -11,9 +11,10 @@ IPMARK = "IPMark (sentence level, model + user)"
 # The moment the first sentence is drawn: is the generation still running (its Stop shown)?
 FIRST_SENTENCE = """() => {
     const text = document.body.innerText;
-    if (!text.includes("Sentence 1 of at most 50")) return false;
+    // the sentence's own caption (the progress bar's text also starts "Sentence 1 of at most 50")
+    if (!text.includes("Sentence 1 of at most 50 · ")) return false;
     const stop = [...document.querySelectorAll("button")].some(b => b.innerText.trim() === "Stop");
-    return {stop: stop, candidates: text.includes("chosen among 32 candidates"),
+    return {stop: stop, candidates: text.includes("Sentence 1 of at most 50 · chosen among 32 candidates"),
             verdict: text.includes("Detector's verdict on the text so far") && text.includes("after 1 sentence:")};
 }"""
 
