@@ -30,7 +30,7 @@ class RunningVerdict:
         """One line for the page: 'after 3 sentences: watermarked · z = 4.10 · p = 2e-05 · <evidence>'."""
         plural = "s" if self.sentences != 1 else ""
         head = f"after {self.sentences} sentence{plural}: {self.verdict or 'no verdict yet'}"
-        numbers = "".join(part for part in (
+        numbers = "" if "z = " in self.evidence else "".join(part for part in (  # KGW's evidence states them
             "" if self.z is None else f" · z = {self.z:.2f}",
             "" if self.p_value is None else f" · p = {self.p_value:.2g}"))
         return f"{head}{numbers} · {self.evidence}"

@@ -21,7 +21,10 @@ def test_each_sentence_gets_the_verdict_of_the_text_so_far(fixed_secret, writer_
     for partial, verdict in verdicts:  # each is the method's detection of exactly the text shown with it
         found = detect(partial.text, detect_request(request, writer_handle))
         assert (verdict.verdict, verdict.z, verdict.p_value) == (found.verdict, found.z, found.p_family)
-        assert verdict.line().startswith(f"after {verdict.sentences} sentence") and found.verdict in verdict.line()
+        line = verdict.line()
+        assert line.startswith(f"after {verdict.sentences} sentence") and found.verdict in line
+        if found.z is not None:  # stated once, whichever part states it
+            assert line.count("z = ") == 1 and f"z = {found.z:.2f}" in line
     final = detect(done.text, detect_request(request, writer_handle))
     assert (verdicts[-1][1].verdict, verdicts[-1][1].z) == (final.verdict, final.z)
 
