@@ -11,6 +11,7 @@ from app.ui.numbers import readable
 from app.ui.watermark_sentence import (GENERATED, candidates_view, piece_clicked, sentence_drilldown, sentence_table,
                                       token_drilldown)
 from app.ui.watermark_text import clickable_text
+from app.ui import watermark_stream as streaming
 from app.ui.params import config_inputs, number_for, select_for
 from app.ui.run import duration, expected_time, run_with_progress
 from app.ui.tabs import lazy_tabs
@@ -270,38 +271,37 @@ def generate_tab() -> None:
             model_address, user_address, _ = identity_choices[pick]
             sampling = SamplingConfig(max_sentences=int(n_sent), precision=precision)
             columns = st.columns(2) if with_plain else [st.container()]
-            columns[0].markdown(f"**{chosen.label}**")
-            if with_plain:
-                columns[1].markdown("**Unwatermarked**")
-            for column, meth in zip(columns, (gmethod, BASELINE)):
-                box = column.empty()
-                shown: list[str] = []
-
-                def stream(sentence, box=box, shown=shown):
-                    tag = f" `{sentence.level} · tier {sentence.tier}`" if sentence.level else ""
-                    shown.append(f"{sentence.text}{tag}")
-                    box.markdown("\n\n".join(shown))
-
+            labels = (chosen.label, "Unwatermarked")
+            streaming.start()
+            for index, (column, meth) in enumerate(zip(columns, (gmethod, BASELINE))):
+                column.markdown(f"**{labels[index]}**")
                 with column:
                     request = guarded(lambda meth=meth: make_request(gprompt, meth, model_address, user_address,
                                                                      sampling, IPMarkConfig(n_candidates=int(b)),
                                                                      *gsettings.values(), key_holder=key_holder))
-                    done = None if request is None else run_with_progress(
+                    if request is None:
+                        continue
+                    box, stream = streaming.streamer(index, labels[index], request, handle, key_holder)
+                    done = run_with_progress(
                         f"Generating ({meth}, {_expected_text(handle, meth, int(b), int(n_sent))})",
                         lambda p, r=request, s=stream: generate(handle, r, s, p))
-                if done is not None:
-                    box.markdown(done.value.text)
-                    if done.value.context_note():  # the context rule ended the text early
-                        column.info(done.value.context_note())
-                    if meth != BASELINE:  # the Detect tab opens on this text, its method and its key
-                        with column:
-                            candidates_view(done.value)
-                        st.session_state[GENERATED] = done.value  # the Detect tab's sentences show their candidates
-                        st.session_state.update({"wm-text": done.value.text, "wm-source": "Paste",
-                                                 "wm-detect-method": meth})
-                        if chosen.needs_identity_to_detect:
-                            st.session_state["wm-detect-address"] = model_address
+                    if done is None:
+                        streaming.failed()
+                        continue
+                    streaming.finished(index, labels[index], box, done.value, request, handle, key_holder)
+                if done.value.context_note():  # the context rule ended the text early
+                    column.info(done.value.context_note())
+                if meth != BASELINE:  # the Detect tab opens on this text, its method and its key
+                    with column:
+                        candidates_view(done.value)
+                    st.session_state[GENERATED] = done.value  # the Detect tab's sentences show their candidates
+                    st.session_state.update({"wm-text": done.value.text, "wm-source": "Paste",
+                                             "wm-detect-method": meth})
+                    if chosen.needs_identity_to_detect:
+                        st.session_state["wm-detect-address"] = model_address
             st.caption("The watermarked text is now the default of the Detect tab.")
+        else:
+            streaming.kept_partial()  # a stopped generation keeps what it had shown, marked partial
 
 
 # ---------------------------------------------------------------- evaluate

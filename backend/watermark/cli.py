@@ -108,8 +108,9 @@ def cmd_generate(args) -> dict:
     sampling = SamplingConfig(**sampling_flags)
     request = make_request(args.prompt, args.method, model_address, user_address, sampling,
                            IPMarkConfig(n_candidates=args.n_candidates), *_settings(args).values())
-    show = None if args.json else (lambda s: print(f"[{s.level or '-'} tier {s.tier}] {s.text}", file=sys.stderr))
-    done = generate(handle, request, on_sentence=show, progress=_progress)
+    show = None if args.json else (lambda p: print(f"[{p.latest.level or '-'} tier {p.latest.tier}] {p.latest.text}",
+                                                   file=sys.stderr))
+    done = generate(handle, request, on_partial=show, progress=_progress)
     g = done.value
     if g.context_note():  # the context rule ended the text early: said, not silent
         print(g.context_note(), file=sys.stderr)

@@ -22,7 +22,7 @@ from backend.watermark.hf_kgw.config import HFKGWConfig
 from backend.watermark.kgw.config import KGWConfig
 from backend.watermark.methods import METHODS, WatermarkMethod
 from backend.watermark.synthid.config import SynthIDConfig
-from backend.watermark.sampling import ChosenSentence, SamplingConfig, first_candidate, sentence_loop
+from backend.watermark.sampling import ChosenSentence, LoopResult, SamplingConfig, first_candidate, sentence_loop
 
 CODE_VERSION = "2"  # 2: candidates after the first sentence start with whitespace (continue_past_eos: new key)
 MAX_PROMPT_CHARS = 4000
@@ -67,6 +67,26 @@ class Generation:
                 "(a shorter prompt or fewer tokens per sentence leave room for more)." if self.context_full else "")
 
 
+@dataclass(frozen=True)
+class PartialGeneration:
+    """What a generation has written so far, streamed after each chosen sentence (never stored: the store keeps
+    only the finished Generation)."""
+
+    method: str
+    text: str  # the text so far: exactly how the finished text begins
+    sentences: tuple[ChosenSentence, ...]
+    candidates_sampled: int
+    max_sentences: int  # the length asked for (the text may end before it)
+
+    @property
+    def latest(self) -> ChosenSentence:
+        return self.sentences[-1]
+
+    def to_json(self) -> dict:
+        return {"method": self.method, "text": self.text, "sentences": [s.__dict__ for s in self.sentences],
+                "candidates_sampled": self.candidates_sampled, "max_sentences": self.max_sentences}
+
+
 def _identity(method: WatermarkMethod, model_address: int, user_address: int) -> tuple[int, int]:
     """The identity a method's keys come from, checked against the registry (the baseline has none)."""
     if method.is_baseline or method.identity_free:  # keys from the method's own settings
@@ -102,13 +122,20 @@ def make_request(prompt: str, method: str, model_address: int = 0, user_address:
 
 
 def run_generation(handle: ModelHandle, request: GenerateRequest,
-                   on_sentence: Callable[[ChosenSentence], None] | None = None,
+                   on_partial: Callable[[PartialGeneration], None] | None = None,
                    progress: Progress = silent) -> Generation:
+    """One pass of the sentence loop; `on_partial` sees the text after each sentence chosen, in order."""
     start = time.perf_counter()
     hook = METHODS.get(request.method).run(handle, request)
+
+    def streamed(so_far: LoopResult) -> None:
+        on_partial(PartialGeneration(method=request.method, text=so_far.text, sentences=so_far.sentences,
+                                     candidates_sampled=so_far.candidates_sampled,
+                                     max_sentences=request.sampling.max_sentences))
+
     loop = sentence_loop(handle, request.prompt, request.sampling, hook.n_candidates, hook.choose or first_candidate,
                          logits_processors=hook.logits_processors, watermark_processors=hook.watermark_processors,
-                         on_sentence=on_sentence, progress=progress)
+                         on_sentence=None if on_partial is None else streamed, progress=progress)
     return Generation(method=request.method, prompt=request.prompt, text=loop.text, sentences=loop.sentences,
                       model_address=request.model_address, user_address=request.user_address,
                       candidates_sampled=loop.candidates_sampled, seconds=time.perf_counter() - start,
@@ -116,8 +143,9 @@ def run_generation(handle: ModelHandle, request: GenerateRequest,
 
 
 def generate(handle: ModelHandle, request: GenerateRequest,
-             on_sentence: Callable[[ChosenSentence], None] | None = None,
+             on_partial: Callable[[PartialGeneration], None] | None = None,
              progress: Progress = silent) -> Computed[Generation]:
-    """Cached generation; on a cache hit nothing is streamed (the caller shows the stored sentences)."""
+    """Cached generation; on a cache hit nothing is streamed (the caller shows the stored sentences). A run stopped
+    midway (an exception from a callback) stores nothing: what was streamed is the caller's to keep as partial."""
     return cached("watermark", "generate", ModelRef.of(handle), request,
-                  lambda: run_generation(handle, request, on_sentence, progress), code_version=CODE_VERSION)
+                  lambda: run_generation(handle, request, on_partial, progress), code_version=CODE_VERSION)

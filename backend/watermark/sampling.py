@@ -9,7 +9,8 @@ answer after a few sentences keeps writing (the evidence of a sentence-level wat
 number of sentences; the embedded SmolLM2 stops after about five otherwise). Finished rows are dropped from the batch
 (cache rows reordered away). After the first sentence, the first token of every candidate must start
 with whitespace, so a new sentence can never glue onto the previous one (generation-time and
-detection-time segmentation stay identical). A `choose` callback picks one candidate; `on_sentence` streams it.
+detection-time segmentation stay identical). A `choose` callback picks one candidate; `on_sentence` streams the
+loop's result so far (a LoopResult) after each chosen sentence.
 The same loop serves IPMark (n = B, keyed choice), KGW (n = 1, a logits processor) and the
 unwatermarked baseline (n = 1), so all three segment, sample and stop identically.
 """
@@ -265,7 +266,7 @@ class LoopResult:
 def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
                   choose: Callable[[list[Candidate], list[ChosenSentence]], Chosen],
                   logits_processors: Sequence[Processor] = (), watermark_processors: Sequence[Processor] = (),
-                  on_sentence: Callable[[ChosenSentence], None] | None = None,
+                  on_sentence: Callable[[LoopResult], None] | None = None,
                   progress: Progress = silent) -> LoopResult:
     prompt_ids = encode_prompt(handle, prompt, chat=cfg.chat)
     generator = torch.Generator().manual_seed(int(cfg.seed))
@@ -291,8 +292,8 @@ def sentence_loop(handle: ModelHandle, prompt: str, cfg: SamplingConfig, n: int,
         chosen.append(sentence)
         text += cand.raw
         tail = cand.raw
-        if on_sentence is not None:
-            on_sentence(sentence)
+        if on_sentence is not None:  # the text so far is exactly how the finished text begins
+            on_sentence(LoopResult(text=text.strip(), sentences=tuple(chosen), candidates_sampled=sampled))
         if cand.ended == "eos":
             break
     progress(1.0, f"{len(chosen)} sentences")

@@ -38,7 +38,7 @@ def test_ipmark_generation_is_detected_and_segmented_consistently(fixed_secret, 
     model, users = identity
     streamed = []
     request = make_request(PROMPT, "ipmark", model, users[0], SAMPLING, IPMarkConfig(n_candidates=8))
-    gen = generate(writer_handle, request, on_sentence=streamed.append)
+    gen = generate(writer_handle, request, on_partial=lambda p: streamed.append(p.latest))
     assert not gen.cached and [s.text for s in streamed] == [s.text for s in gen.value.sentences]
     assert all(s.n_candidates == 8 for s in streamed)
     assert gen.value.candidates_sampled == 8 * len(streamed)
@@ -88,3 +88,39 @@ def test_requests_are_validated(identity):
     with pytest.raises(UserError):
         IPMarkConfig(n_candidates=0)
     assert make_request(PROMPT, "none", model, users[0]).model_address == 0
+
+
+@pytest.mark.parametrize("method, candidates", [("ipmark", 3), ("kgw", 1)])
+def test_the_stream_sees_every_sentence_in_order_and_ends_on_the_unstreamed_result(fixed_secret, writer_handle,
+                                                                                 identity, method, candidates):
+    model, users = identity
+    request = make_request(PROMPT, method, model, users[0], SAMPLING, IPMarkConfig(n_candidates=candidates))
+    partials = []
+    streamed = run_generation(writer_handle, request, on_partial=partials.append)
+    alone = run_generation(writer_handle, request)  # the same seed, nothing watching
+    assert (streamed.text, streamed.sentences) == (alone.text, alone.sentences)
+    assert [len(p.sentences) for p in partials] == list(range(1, len(alone.sentences) + 1))
+    for k, p in enumerate(partials, start=1):  # each one the finished text's beginning, with its candidate counts
+        assert p.sentences == alone.sentences[:k] and alone.text.startswith(p.text) and p.text.endswith(p.latest.text)
+        assert p.candidates_sampled == candidates * k and p.latest.n_candidates == candidates
+        assert p.max_sentences == SAMPLING.max_sentences and p.method == method
+    assert partials[-1].text == alone.text
+
+
+def test_a_generation_stopped_after_its_first_sentence_stores_nothing(writer_handle, identity):
+    from backend.progress import Stopped
+    from backend.store import NotStored, stored_only
+
+    model, _ = identity
+    request = make_request(PROMPT, "kgw", model, sampling=SAMPLING)
+    seen = []
+
+    def stop_after_first(partial):
+        seen.append(partial)
+        raise Stopped()  # what a Stop does from the page's callback
+
+    with pytest.raises(Stopped):
+        generate(writer_handle, request, on_partial=stop_after_first)
+    assert len(seen) == 1
+    with stored_only(), pytest.raises(NotStored):  # the partial text was never stored as the generation
+        generate(writer_handle, request)
