@@ -1,12 +1,12 @@
-"""`python -m backend inspect lens|dla|attention|head --prompt P ... --json`."""
+"""`python -m backend inspect lens|dla|attention|head|attribute --prompt P ... --json`."""
 from __future__ import annotations
 
 import argparse
 import sys
 
 from backend.cli.params import add_flags, flag_values
-from backend.inspect.config import AttentionConfig, DlaConfig, HeadConfig, LensConfig
-from backend.inspect.verbs import attention, dla, head, lens
+from backend.inspect.config import AttentionConfig, AttributeConfig, DlaConfig, HeadConfig, LensConfig
+from backend.inspect.verbs import attention, attribute, dla, head, lens
 from backend.models import default_model_id, load
 
 
@@ -65,16 +65,34 @@ def cmd_head(args: argparse.Namespace):
             "suppressed": ", ".join(f"{e.token!r} {e.logit:+.3f}" for e in result.suppressed)}
 
 
+def cmd_attribute(args: argparse.Namespace):
+    handle, computed = _run(args, AttributeConfig, attribute)
+    result = computed.value
+    if args.json:
+        return {"model": handle.id, **result.to_json(), "provenance": computed.provenance}
+    rows = []
+    for i, target in enumerate(result.targets):
+        seen = result.scores[i, :result.n_prompt + i]
+        order = (-abs(seen)).argsort()[:5]
+        rows.append({"target": repr(target), f"f = {result.function}": f"{result.f_input[i]:.4f}",
+                     "largest attributions": ", ".join(f"{result.tokens[j]!r} {seen[j]:+.4f}" for j in order),
+                     "delta": "-" if result.deltas is None else f"{result.deltas[i]:+.2e}"})
+    return rows
+
+
 FLAGS = {LensConfig: ("prompt", "position", "top_k"), DlaConfig: ("prompt", "position", "target", "contrast"),
-         AttentionConfig: ("prompt", "layer", "head"), HeadConfig: ("prompt", "layer", "head", "position", "top_k")}
+         AttentionConfig: ("prompt", "layer", "head"), HeadConfig: ("prompt", "layer", "head", "position", "top_k"),
+         AttributeConfig: ("prompt", "target", "generate", "method", "function", "steps")}
 VERBS = {"lens": (LensConfig, cmd_lens, "logit lens: each layer's residual read out as the model's output"),
          "dla": (DlaConfig, cmd_dla, "direct logit attribution of one token to every head and MLP"),
          "attention": (AttentionConfig, cmd_attention, "attention pattern of one head"),
-         "head": (HeadConfig, cmd_head, "one head: its pattern and the tokens its output promotes and suppresses")}
+         "head": (HeadConfig, cmd_head, "one head: its pattern and the tokens its output promotes and suppresses"),
+         "attribute": (AttributeConfig, cmd_attribute, "input attribution (captum): which prompt tokens an output "
+                       "token came from")}
 
 
 def add_commands(subparsers) -> None:
-    parser = subparsers.add_parser("inspect", help="look inside the model on a prompt: logit lens, DLA, attention")
+    parser = subparsers.add_parser("inspect", help="look inside the model on a prompt: logit lens, DLA, attention, attribution")
     actions = parser.add_subparsers(dest="action", required=True)
     for name, (config_cls, handler, text) in VERBS.items():
         sub = actions.add_parser(name, help=text)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from backend.inspect.attention import CODE_VERSION as ATTENTION_VERSION
 from backend.inspect.attention import AttentionResult, HeadResult, compute_attention, compute_head
-from backend.inspect.config import AttentionConfig, DlaConfig, HeadConfig, LensConfig
+from backend.inspect.attribution import CODE_VERSION as ATTRIBUTION_VERSION
+from backend.inspect.attribution import AttributionResult, compute_attribution
+from backend.inspect.config import AttentionConfig, AttributeConfig, DlaConfig, HeadConfig, LensConfig
 from backend.inspect.dla import CODE_VERSION as DLA_VERSION
 from backend.inspect.dla import DlaResult, compute_dla
 from backend.inspect.lens import CODE_VERSION as LENS_VERSION
@@ -36,3 +38,8 @@ def attention(handle, config: AttentionConfig = AttentionConfig(),
 
 def head(handle, config: HeadConfig = HeadConfig(), progress: Progress = silent) -> Computed[HeadResult]:
     return _cached(handle, "head", config, compute_head, ATTENTION_VERSION, progress)
+
+
+def attribute(handle, config: AttributeConfig = AttributeConfig(),
+              progress: Progress = silent) -> Computed[AttributionResult]:
+    return _cached(handle, "attribute", config, compute_attribution, ATTRIBUTION_VERSION, progress)
