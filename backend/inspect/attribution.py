@@ -59,8 +59,8 @@ def continuation(model, tokenizer, ids: torch.Tensor, n: int) -> list[int]:
 def compute_attribution(model, tokenizer, config: AttributeConfig, progress: Progress = silent) -> AttributionResult:
     encoded = encode(model, tokenizer, config.prompt)
     if config.generate:
-        progress(0.05, f"generating {config.generate} tokens")
-        targets = continuation(model, tokenizer, encoded.ids, config.generate)
+        targets = continuation(model, tokenizer, encoded.ids, config.generate)  # refuses over the context first
+        progress(0.1, f"generated {len(targets)} tokens")
     elif config.target:
         targets = [single_token(tokenizer, config.target, "target token")]
     else:  # the model's own prediction

@@ -28,6 +28,18 @@ def test_json_shapes(capsys, fresh_store):
     assert again["provenance"] == "cached" and again["promoted"] == head["promoted"]
 
 
+def test_attribute_json_shape(capsys, fresh_store):
+    one = _json(capsys, "attribute", "--prompt", PROMPT, "--method", "integrated_gradients", "--steps", "8")
+    assert set(one) >= {"tokens", "targets", "scores", "delta"} and len(one["targets"]) == 1
+    assert len(one["scores"]) == 1 and len(one["scores"][0]) == len(one["tokens"]) == len(PROMPT)
+    assert isinstance(one["delta"], float)
+    cont = _json(capsys, "attribute", "--prompt", PROMPT, "--generate", "3", "--method", "ablation")
+    assert len(cont["targets"]) == len(cont["scores"]) == 3 and cont["delta"] is None
+    assert len(cont["tokens"]) == len(PROMPT) + 2 and cont["scores"][0][-1] is None
+    again = _json(capsys, "attribute", "--prompt", PROMPT, "--generate", "3", "--method", "ablation")
+    assert again["provenance"] == "cached" and again["scores"] == cont["scores"]
+
+
 def test_plain_text_output(capsys, fresh_store):
     assert main(["inspect", "dla", "--prompt", PROMPT, "--model", "tiny-gpt2"]) == 0
     assert "sum of parts" in capsys.readouterr().out
@@ -43,6 +55,11 @@ def test_plain_text_output(capsys, fresh_store):
     (["head", "--prompt", PROMPT, "--layer", "-1"], "Layer -1"),
     (["dla", "--prompt", PROMPT, "--target", "ab"], "is 2 tokens"),
     (["dla", "--prompt", PROMPT, "--contrast", "\u4e2d"], "contrast token"),
+    (["attribute", "--prompt", PROMPT, "--target", "a", "--generate", "2"], "not both"),
+    (["attribute", "--prompt", PROMPT, "--target", "ab"], "is 2 tokens"),
+    (["attribute", "--prompt", PROMPT, "--generate", "33"], "generate"),
+    (["attribute", "--prompt", PROMPT, "--steps", "1"], "steps"),
+    (["attribute", "--prompt", "x" * 250, "--generate", "20"], "context"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, fresh_store, argv, words):
     assert main(["inspect", *argv, "--model", "tiny-llama", "--json"]) == 2
