@@ -3,6 +3,7 @@ import streamlit as st
 
 from app.figures.inspect import (dla_figure, effects_frame, final_figure, lens_figure, mlp_figure, pattern_figure,
                                  selected_head)
+from app.ui.inspect_attribution import attribution_tab
 from app.ui.inspect_link import PROMPT_KEY, take_incoming_prompt
 from app.ui.model_picker import current_model
 from app.ui.run import ASK_OVER_S, run_with_progress
@@ -109,5 +110,5 @@ def attention_tab() -> None:
         st.caption(f"{len(result.tokens)} tokens: " + literal(" | ".join(result.tokens)))
 
 
-lazy_tabs({"Logit lens": lens_tab, "Direct logit attribution": dla_tab, "Attention": attention_tab},
-          key="inspect-tabs")
+lazy_tabs({"Logit lens": lens_tab, "Direct logit attribution": dla_tab, "Attention": attention_tab,
+           "Input attribution": lambda: attribution_tab(handle, prompt)}, key="inspect-tabs")
