@@ -80,7 +80,8 @@ def cmd_attribute(args: argparse.Namespace):
     return rows
 
 
-FLAGS = {LensConfig: ("prompt", "position", "top_k"), DlaConfig: ("prompt", "position", "target", "contrast"),
+FLAGS = {LensConfig: ("prompt", "position", "top_k", "track"),
+         DlaConfig: ("prompt", "position", "target", "contrast"),
          AttentionConfig: ("prompt", "layer", "head"), HeadConfig: ("prompt", "layer", "head", "position", "top_k"),
          AttributeConfig: ("prompt", "target", "generate", "method", "function", "steps")}
 VERBS = {"lens": (LensConfig, cmd_lens, "logit lens: each layer's residual read out as the model's output"),

@@ -19,6 +19,8 @@ class LensConfig(Config):
     prompt: str = param(EXAMPLE_PROMPT, PROMPT_HELP)
     position: int = param(-1, POSITION_HELP + "; the final prediction's probability is traced there")
     top_k: int = param(5, "tokens kept per layer and position", ge=1, le=50)
+    track: str = param("", "a token whose probability and rank are traced across layers at the position, beside the "
+                       "final prediction (exactly one token; empty: none)", keyed_when_set=True)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ def _json(capsys, *argv):
 
 
 def test_json_shapes(capsys, fresh_store):
-    lens = _json(capsys, "lens", "--prompt", PROMPT, "--top-k", "3")
+    lens = _json(capsys, "lens", "--prompt", PROMPT, "--top-k", "3", "--track", "t")
+    assert lens["tracked"]["token"] == "t" and len(lens["tracked"]["rank_by_layer"]) == 3
     assert len(lens["tokens"]) == len(PROMPT) and [layer["layer"] for layer in lens["layers"]] == [0, 1, 2]
     assert len(lens["layers"][2]["positions"][0]["top"]) == 3 and lens["final"]["position"] == len(PROMPT) - 1
     dla = _json(capsys, "dla", "--prompt", PROMPT, "--target", "a", "--contrast", "b")
@@ -55,6 +56,7 @@ def test_plain_text_output(capsys, fresh_store):
     (["head", "--prompt", PROMPT, "--layer", "-1"], "Layer -1"),
     (["dla", "--prompt", PROMPT, "--target", "ab"], "is 2 tokens"),
     (["dla", "--prompt", PROMPT, "--contrast", "\u4e2d"], "contrast token"),
+    (["lens", "--prompt", PROMPT, "--track", "ab"], "tracked token"),
     (["attribute", "--prompt", PROMPT, "--target", "a", "--generate", "2"], "not both"),
     (["attribute", "--prompt", PROMPT, "--target", "ab"], "is 2 tokens"),
     (["attribute", "--prompt", PROMPT, "--generate", "33"], "generate"),
