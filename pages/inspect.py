@@ -1,8 +1,8 @@
 """Inspect: any prompt, looked inside. Logit lens, direct logit attribution (click a head to open it), attention."""
 import streamlit as st
 
-from app.figures.inspect import (dla_figure, effects_frame, final_figure, lens_figure, mlp_figure, pattern_figure,
-                                 selected_head)
+from app.figures.inspect import (dla_figure, effects_frame, final_figure, lens_figure, logit_name, mlp_figure,
+                                 pattern_figure, selected_head)
 from app.ui.inspect_attribution import attribution_tab
 from app.ui.inspect_link import PROMPT_KEY, take_incoming_prompt
 from app.ui.model_picker import current_model
@@ -35,8 +35,10 @@ position = int(st.number_input("Position (-1 = last token)", value=-1, step=1, k
 
 
 def lens_tab() -> None:
-    computed = run_with_progress("Logit lens", lambda progress: lens(handle, LensConfig(prompt=prompt,
-                                 position=position), progress=progress), ask_over_s=ASK_OVER_S)
+    track = st.text_input("Track a token (its rank and probability by layer)", key="inspect-track",
+                          persist_state="session", help="Exactly one token; mind the leading space (' Paris').")
+    computed = run_with_progress("Logit lens", lambda progress: lens(handle, LensConfig(
+        prompt=prompt, position=position, track=track), progress=progress), ask_over_s=ASK_OVER_S)
     if computed is None:
         return
     result = computed.value
@@ -80,9 +82,9 @@ def dla_tab() -> None:
         return
     result = computed.value
     top = divmod(int(abs(result.heads).argmax()), result.heads.shape[1])
-    st.caption(f"logit = {result.logit:.4f}; embedding {result.embed:+.3f} + heads {result.heads.sum():+.3f} + "
-               f"MLPs {result.mlps.sum():+.3f} + biases {result.biases:+.3f} = {result.total:.4f}. Largest head: "
-               f"L{top[0]}H{top[1]} ({result.heads[top]:+.3f}).")
+    st.caption(f"{logit_name(result)} = {result.logit:.4f}; embedding {result.embed:+.3f} + heads "
+               f"{result.heads.sum():+.3f} + MLPs {result.mlps.sum():+.3f} + biases {result.biases:+.3f} = "
+               f"{result.total:.4f}. Largest head: L{top[0]}H{top[1]} ({result.heads[top]:+.3f}).")
     event = st.plotly_chart(dla_figure(result), width="stretch", key="inspect-dla-map", on_select="rerun",
                             selection_mode="points")
     picked = selected_head(event)

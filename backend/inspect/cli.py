@@ -93,7 +93,8 @@ VERBS = {"lens": (LensConfig, cmd_lens, "logit lens: each layer's residual read 
 
 
 def add_commands(subparsers) -> None:
-    parser = subparsers.add_parser("inspect", help="look inside the model on a prompt: logit lens, DLA, attention, attribution")
+    parser = subparsers.add_parser("inspect", help="look inside the model on a prompt: logit lens, DLA, attention, "
+                                   "input attribution")
     actions = parser.add_subparsers(dest="action", required=True)
     for name, (config_cls, handler, text) in VERBS.items():
         sub = actions.add_parser(name, help=text)
