@@ -12,7 +12,7 @@ from app.ui.text import literal
 from backend.inspect import (EXAMPLE_PROMPT, AttentionConfig, DlaConfig, HeadConfig, LensConfig, attention, dla,
                              head, lens)
 
-HEAD_KEY = "inspect-head"  # (layer, head) opened from the DLA map
+HEAD_KEY = "inspect-head"  # (prompt, layer, head) opened from the DLA map: a new prompt opens none until clicked
 
 st.title("Inspect")
 st.write("Look inside the selected model on a prompt of your own: the **logit lens** reads the residual stream "
@@ -27,8 +27,9 @@ info = handle.info
 if take_incoming_prompt():
     st.session_state.pop(HEAD_KEY, None)
 st.session_state.setdefault(PROMPT_KEY, EXAMPLE_PROMPT)
-prompt = st.text_area("Prompt", key=PROMPT_KEY, height=80, persist_state="session",
-                      help="Tokenised as the model's tokenizer does, special tokens included.")
+prompt = st.text_area("Prompt", key=PROMPT_KEY, height=80, persist_state="session", bind="query-params",
+                      help="Tokenised as the model's tokenizer does, special tokens included. It is kept in the "
+                           "page's address, so a link to this page opens on it.")
 position = int(st.number_input("Position (-1 = last token)", value=-1, step=1, key="inspect-position",
                                persist_state="session",
                                help="Where the lens traces the final prediction and attribution reads the logit."))
@@ -89,11 +90,11 @@ def dla_tab() -> None:
                             selection_mode="points")
     picked = selected_head(event)
     if picked is not None:
-        st.session_state[HEAD_KEY] = picked
+        st.session_state[HEAD_KEY] = (prompt, *picked)
     st.plotly_chart(mlp_figure(result), width="stretch", key="inspect-dla-mlps")
     chosen = st.session_state.get(HEAD_KEY)
-    if chosen is not None and chosen[0] < info.n_layers and chosen[1] < info.n_heads:
-        head_drilldown(*chosen)
+    if chosen is not None and chosen[0] == prompt and chosen[1] < info.n_layers and chosen[2] < info.n_heads:
+        head_drilldown(*chosen[1:])
     else:
         st.info("Click a head on the map to open its attention pattern and the tokens it promotes and suppresses.")
 
@@ -113,4 +114,4 @@ def attention_tab() -> None:
 
 
 lazy_tabs({"Logit lens": lens_tab, "Direct logit attribution": dla_tab, "Attention": attention_tab,
-           "Input attribution": lambda: attribution_tab(handle, prompt)}, key="inspect-tabs")
+           "Input attribution": lambda: attribution_tab(handle, prompt)}, key="inspect-tabs", shared=True)
