@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from bench.report_sections import (app, convexbench, decoding, disagreement, drilldowns_dis_dec_fp8, drilldowns_mt_nag,
-                                   features, inspect_tl, mt, reasoning, speed, watermark_compare, watermark_first)
+                                   features, inspect_inseq, inspect_tl, mt, reasoning, speed, watermark_compare,
+                                   watermark_first)
 
 SECTIONS = [*app.SECTIONS, *speed.SECTIONS, *decoding.SECTIONS, *convexbench.SECTIONS, *disagreement.SECTIONS, *reasoning.SECTIONS,
             *mt.SECTIONS, *drilldowns_mt_nag.SECTIONS, *features.SECTIONS, *watermark_compare.SECTIONS,
-            *watermark_first.SECTIONS, *drilldowns_dis_dec_fp8.SECTIONS, *inspect_tl.SECTIONS]
+            *watermark_first.SECTIONS, *drilldowns_dis_dec_fp8.SECTIONS, *inspect_tl.SECTIONS,
+            *inspect_inseq.SECTIONS]
