@@ -72,10 +72,11 @@ def compare(mine, theirs: dict, ids: list[int], method: str) -> dict:
             "ig_delta": mine.delta}
 
 
-def against_inseq(inseq_python: str) -> dict:
+def against_inseq(inseq_python: str, models=MODELS, done=lambda out: None) -> dict:
+    """Model by model; `done(out)` after each, so a long run keeps what it has measured."""
     torch.set_num_threads(2)
     out = {}
-    for model_id in MODELS:
+    for model_id in models:
         handle = load(model_id)
         mine, cases = {}, []
         for prompt, generate in CASES:
@@ -87,10 +88,10 @@ def against_inseq(inseq_python: str) -> dict:
             request, answer = Path(tmp) / "request.json", Path(tmp) / "answer.json"
             request.write_text(json.dumps({"model_dir": str(cache_dir_for(model_id)), "cases": cases, "threads": 2,
                                            "methods": {theirs: args for theirs, args in THEIRS.values()}}))
-            done = subprocess.run([inseq_python, str(ROOT / "bench" / "inspect_inseq_side.py"), str(request),
+            ran = subprocess.run([inseq_python, str(ROOT / "bench" / "inspect_inseq_side.py"), str(request),
                                    str(answer)], capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
-            if done.returncode != 0:
-                out[model_id] = {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}
+            if ran.returncode != 0:
+                out[model_id] = {"error": ran.stderr.strip().splitlines()[-1] if ran.stderr.strip() else "failed"}
                 continue
             answered = json.loads(answer.read_text())
         by_key = {(a["prompt"], a["method"]): a for a in answered["cases"]}
@@ -103,6 +104,7 @@ def against_inseq(inseq_python: str) -> dict:
                          "our_seconds": round(seconds, 2), "inseq_seconds": round(theirs["seconds"], 2)})
         out[model_id] = {"versions": {k: answered[k] for k in ("inseq", "captum", "torch", "transformers")},
                          "rows": rows}
+        done(out)
     return out
 
 
@@ -110,10 +112,16 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inseq-python", default="/tmp/inseqvenv/bin/python",
                         help="python of a scratch environment with inseq installed")
+    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated registry ids")
     args = parser.parse_args(argv)
     result = {"command": ".venv/bin/python bench/inspect_vs_inseq.py --inseq-python /tmp/inseqvenv/bin/python",
-              "load_average": os.getloadavg()[0], "steps": STEPS, "inseq": against_inseq(args.inseq_python)}
-    return write_result(RESULTS, result)
+              "load_average": os.getloadavg()[0], "steps": STEPS, "inseq": {}}
+
+    def done(out: dict) -> None:
+        write_result(RESULTS, {**result, "inseq": out, "load_average": os.getloadavg()[0]})
+
+    result["inseq"] = against_inseq(args.inseq_python, args.models.split(","), done)
+    return write_result(RESULTS, {**result, "load_average": os.getloadavg()[0]})
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ INTRO = ("`inspect attribute` (captum, f = the target's probability) against ins
          "against `occlusion` (inseq reports |f(input) − f(occluded)|, so ours is compared in absolute value). Per "
          "prompt: the next token, or a 4-token greedy continuation (each token against the prompt and the tokens "
          "before it). Largest absolute difference over every (target, source) pair, beside the largest score:")
-HEADER = ["model", "case", "ours / inseq", "max |diff|", "max |score|", "same tokens", "IG delta (ours)",
-          "seconds ours / inseq"]
+HEADER = ["model", "case", "ours / inseq", "largest difference", "largest score", "same tokens",
+          "IG delta (ours, largest of the case)", "seconds ours / inseq"]
 
 
 def _sci(x: float | None) -> str | None:
