@@ -116,12 +116,14 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     result = {"command": ".venv/bin/python bench/inspect_vs_inseq.py --inseq-python /tmp/inseqvenv/bin/python",
               "load_average": os.getloadavg()[0], "steps": STEPS, "inseq": {}}
+    # a run of some models keeps the stored results of the others
+    kept = json.loads(RESULTS.read_text())["inseq"] if RESULTS.exists() else {}
 
     def done(out: dict) -> None:
-        write_result(RESULTS, {**result, "inseq": out, "load_average": os.getloadavg()[0]})
+        write_result(RESULTS, {**result, "inseq": {**kept, **out}, "load_average": os.getloadavg()[0]})
 
-    result["inseq"] = against_inseq(args.inseq_python, args.models.split(","), done)
-    return write_result(RESULTS, {**result, "load_average": os.getloadavg()[0]})
+    out = against_inseq(args.inseq_python, args.models.split(","), done)
+    return write_result(RESULTS, {**result, "inseq": {**kept, **out}, "load_average": os.getloadavg()[0]})
 
 
 if __name__ == "__main__":
