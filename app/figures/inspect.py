@@ -31,7 +31,8 @@ def _cell(piece: str) -> str:
 
 def lens_figure(result) -> go.Figure:
     """Layers x positions, coloured by the top-1 token's probability; each cell writes its top-1 token out (spaces
-    as ·, newlines as ⏎); hover: the top 5 with their probabilities. Input tokens run along the top, unrotated."""
+    as ·, newlines as ⏎); hover: the top 5 with their probabilities. Input tokens run along the bottom, unrotated,
+    under the model's own output (the last row)."""
     n, length, k = result.top_ids.shape
     hover = [[f"layer {layer} · position {t} ({token_label(result.tokens[t])})<br>" + "<br>".join(
         f"{j + 1}. {token_label(result.top_tokens[layer][t][j])}: {result.top_probs[layer, t, j]:.1%}"
@@ -41,11 +42,11 @@ def lens_figure(result) -> go.Figure:
                                colorscale="Blues", text=text, texttemplate="%{text}" if n * length <= 1200 else None,
                                textfont=dict(size=12), customdata=hover, hovertemplate="%{customdata}<extra></extra>",
                                xgap=1, ygap=1, colorbar=dict(title="top-1 p")))
-    fig.update_xaxes(side="top", tickmode="array", tickvals=list(range(length)), tickangle=0,
+    fig.update_xaxes(tickmode="array", tickvals=list(range(length)), tickangle=0,
                      ticktext=[token_label(t) for t in result.tokens], tickfont=dict(size=13, color=INK))
     fig.update_yaxes(autorange="reversed", tickfont=dict(size=12, color=INK), dtick=1 if n <= 20 else 2,
                      title=dict(text="layer (0 = embeddings)", font=dict(color=INK)))
-    return fig.update_layout(height=max(340, 24 * n + 170), margin=dict(t=90, b=10),
+    return fig.update_layout(height=max(340, 24 * n + 170), margin=dict(t=40, b=10),
                              title="Logit lens: each layer's top-1 token and its probability")
 
 
