@@ -72,14 +72,14 @@ def compare(mine, theirs: dict, ids: list[int], method: str) -> dict:
             "ig_delta": mine.delta}
 
 
-def against_inseq(inseq_python: str, models=MODELS, done=lambda out: None) -> dict:
+def against_inseq(inseq_python: str, models=MODELS, done=lambda out: None, cases=CASES) -> dict:
     """Model by model; `done(out)` after each, so a long run keeps what it has measured."""
     torch.set_num_threads(2)
     out = {}
     for model_id in models:
         handle = load(model_id)
         mine, cases = {}, []
-        for prompt, generate in CASES:
+        for prompt, generate in cases:
             for method in THEIRS:
                 mine[(prompt, method)] = ours(handle, prompt, generate, method)
             first = mine[(prompt, "saliency")][0]
@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--inseq-python", default="/tmp/inseqvenv/bin/python",
                         help="python of a scratch environment with inseq installed")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated registry ids")
+    parser.add_argument("--cases", type=int, default=len(CASES), help="the first N cases only (a shorter run)")
     args = parser.parse_args(argv)
     result = {"command": ".venv/bin/python bench/inspect_vs_inseq.py --inseq-python /tmp/inseqvenv/bin/python",
               "load_average": os.getloadavg()[0], "steps": STEPS, "inseq": {}}
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> dict:
     def done(out: dict) -> None:
         write_result(RESULTS, {**result, "inseq": {**kept, **out}, "load_average": os.getloadavg()[0]})
 
-    out = against_inseq(args.inseq_python, args.models.split(","), done)
+    out = against_inseq(args.inseq_python, args.models.split(","), done, CASES[:args.cases])
     return write_result(RESULTS, {**result, "inseq": {**kept, **out}, "load_average": os.getloadavg()[0]})
 
 
