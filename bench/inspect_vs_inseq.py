@@ -72,14 +72,14 @@ def compare(mine, theirs: dict, ids: list[int], method: str) -> dict:
             "ig_delta": mine.delta}
 
 
-def against_inseq(inseq_python: str, models=MODELS, done=lambda out: None, cases=CASES) -> dict:
+def against_inseq(inseq_python: str, models=MODELS, done=lambda out: None, prompts=CASES) -> dict:
     """Model by model; `done(out)` after each, so a long run keeps what it has measured."""
     torch.set_num_threads(2)
     out = {}
     for model_id in models:
         handle = load(model_id)
         mine, cases = {}, []
-        for prompt, generate in cases:
+        for prompt, generate in prompts:
             for method in THEIRS:
                 mine[(prompt, method)] = ours(handle, prompt, generate, method)
             first = mine[(prompt, "saliency")][0]
