@@ -8,8 +8,8 @@ probability (or logit) after the input, into one score per input token.
   reported convergence delta.
 - `ablation`: captum `FeatureAblation`, one token at a time replaced by the baseline token: f(input) − f(ablated).
 
-The baseline is inseq's: every token replaced by the tokenizer's unk token (its pad or eos when it has none),
-special tokens kept. Every forward and backward runs under the model's lock, only the last position is read out.
+The baseline replaces every token by the tokenizer's unk token (its pad or eos when it has none), as inseq's
+does, but keeps special tokens (a BOS stays a BOS; inseq keeps only eos), so a BOS scores 0 here. Every forward and backward runs under the model's lock, only the last position is read out.
 """
 from __future__ import annotations
 

@@ -35,6 +35,10 @@ def inspect_inseq(ctx: Ctx) -> Body:
         lines += [f"inseq {versions['inseq']}, captum {versions['captum']}, torch {versions['torch']}, transformers "
                   f"{versions['transformers']} (load average {r['load_average']:.1f}; seconds are each side's own "
                   "run, one after the other in two processes: indicative, not a race).", ""]
+    if any(x["max_abs_diff"] > 1e-3 for m in compared.values() for x in m.get("rows", [])):
+        lines += ["Where integrated gradients and ablation differ (Gemma 3) the baselines differ: Gemma's prompt starts "
+                  "with `<bos>`, which our baseline keeps (special tokens stay) and inseq's replaces by `<unk>` like "
+                  "every token but eos; gradient × input, which has no baseline, agrees there too.", ""]
     return Body(lines, [r["command"]])
 
 
