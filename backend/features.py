@@ -54,7 +54,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("watermark", ("ipmark.method", "kgw.method", "hf_kgw.method", "synthid.method", "attacks"),
             "watermark.py"),
     Feature("fp8", ("spectral", "formats"), "fp8_bounds.py"),
-    Feature("inspect", (), "inspect.py"),
+    Feature("inspect", ("attribution_methods",), "inspect.py"),
 )
 
 PLUG_INS: tuple[PlugIn, ...] = (

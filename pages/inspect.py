@@ -2,9 +2,10 @@
 attribution (click a head to open it), attention, every head at once."""
 import streamlit as st
 
-from app.figures.inspect import (dla_figure, effects_frame, final_figure, lens_figure, mlp_figure, pattern_figure,
-                                 selected_head)
+from app.figures.inspect import (dla_figure, effects_frame, final_figure, lens_figure, logit_name, mlp_figure,
+                                 pattern_figure, selected_head)
 from app.ui.guarded import guarded
+from app.ui.inspect_attribution import attribution_tab
 from app.ui.inspect_graph import graph_tab, heads_tab
 from app.ui.inspect_link import PROMPT_KEY, take_incoming_prompt
 from app.ui.inspect_patch import ablate_tab, patch_tab, steer_tab
@@ -15,7 +16,7 @@ from app.ui.text import literal
 from backend.inspect import (EXAMPLE_PROMPT, AttentionConfig, DlaConfig, HeadConfig, LensConfig, attention,
                              check_prompt, dla, head, lens)
 
-HEAD_KEY = "inspect-head"  # (layer, head) opened from the DLA map
+HEAD_KEY = "inspect-head"  # (prompt, layer, head) opened from the DLA map: a new prompt opens none until clicked
 
 st.title("Inspect")
 st.write("Look inside the selected model on a prompt of your own: the **contribution graph** shows which tokens "
@@ -31,8 +32,9 @@ info = handle.info
 if take_incoming_prompt():
     st.session_state.pop(HEAD_KEY, None)
 st.session_state.setdefault(PROMPT_KEY, EXAMPLE_PROMPT)
-prompt = st.text_area("Prompt", key=PROMPT_KEY, height=80, persist_state="session",
-                      help="Tokenised as the model's tokenizer does, special tokens included.")
+prompt = st.text_area("Prompt", key=PROMPT_KEY, height=80, persist_state="session", bind="query-params",
+                      help="Tokenised as the model's tokenizer does, special tokens included. It is kept in the "
+                           "page's address, so a link to this page opens on it.")
 if guarded(lambda: check_prompt(handle, prompt)) is None:  # over the memory budget: said before any tab computes
     st.stop()
 position = int(st.number_input("Position (-1 = last token)", value=-1, step=1, key="inspect-position",
@@ -41,8 +43,10 @@ position = int(st.number_input("Position (-1 = last token)", value=-1, step=1, k
 
 
 def lens_tab() -> None:
-    computed = run_with_progress("Logit lens", lambda progress: lens(handle, LensConfig(prompt=prompt,
-                                 position=position), progress=progress), ask_over_s=ASK_OVER_S)
+    track = st.text_input("Track a token (its rank and probability by layer)", key="inspect-track",
+                          persist_state="session", help="Exactly one token; mind the leading space (' Paris').")
+    computed = run_with_progress("Logit lens", lambda progress: lens(handle, LensConfig(
+        prompt=prompt, position=position, track=track), progress=progress), ask_over_s=ASK_OVER_S)
     if computed is None:
         return
     result = computed.value
@@ -86,18 +90,18 @@ def dla_tab() -> None:
         return
     result = computed.value
     top = divmod(int(abs(result.heads).argmax()), result.heads.shape[1])
-    st.caption(f"logit = {result.logit:.4f}; embedding {result.embed:+.3f} + heads {result.heads.sum():+.3f} + "
-               f"MLPs {result.mlps.sum():+.3f} + biases {result.biases:+.3f} = {result.total:.4f}. Largest head: "
-               f"L{top[0]}H{top[1]} ({result.heads[top]:+.3f}).")
+    st.caption(f"{logit_name(result)} = {result.logit:.4f}; embedding {result.embed:+.3f} + heads "
+               f"{result.heads.sum():+.3f} + MLPs {result.mlps.sum():+.3f} + biases {result.biases:+.3f} = "
+               f"{result.total:.4f}. Largest head: L{top[0]}H{top[1]} ({result.heads[top]:+.3f}).")
     event = st.plotly_chart(dla_figure(result), width="stretch", key="inspect-dla-map", on_select="rerun",
                             selection_mode="points")
     picked = selected_head(event)
     if picked is not None:
-        st.session_state[HEAD_KEY] = picked
+        st.session_state[HEAD_KEY] = (prompt, *picked)
     st.plotly_chart(mlp_figure(result), width="stretch", key="inspect-dla-mlps")
     chosen = st.session_state.get(HEAD_KEY)
-    if chosen is not None and chosen[0] < info.n_layers and chosen[1] < info.n_heads:
-        head_drilldown(*chosen)
+    if chosen is not None and chosen[0] == prompt and chosen[1] < info.n_layers and chosen[2] < info.n_heads:
+        head_drilldown(*chosen[1:])
     else:
         st.info("Click a head on the map to open its attention pattern and the tokens it promotes and suppresses.")
 
@@ -119,5 +123,6 @@ def attention_tab() -> None:
 lazy_tabs({"Graph": lambda: graph_tab(handle, prompt, position, head_drilldown), "Logit lens": lens_tab,
            "Direct logit attribution": dla_tab, "Attention": attention_tab,
            "All heads": lambda: heads_tab(handle, prompt, info.n_layers, info.n_heads),
+           "Input attribution": lambda: attribution_tab(handle, prompt),
            "Patch": lambda: patch_tab(handle), "Ablate": lambda: ablate_tab(handle, prompt),
-           "Steer": lambda: steer_tab(handle, prompt)}, key="inspect-tabs")
+           "Steer": lambda: steer_tab(handle, prompt)}, key="inspect-tabs", shared=True)

@@ -34,6 +34,7 @@ st.caption(f"Model: **{literal(handle.display_name)}** · {handle.info.n_layers}
            "MLP neurons")
 
 UPLOAD_TYPES = ["jsonl", "json", "csv", "parquet", "txt"]
+FIRST_NODES = 60  # the graph's first view: readable at a glance
 left, right = st.columns(2)
 with left:
     st.subheader("Targets")
@@ -185,8 +186,10 @@ def graph_tab() -> None:
                              persist_state="session")
         layers = g2.slider("Layers", 0, n_layers - 1, (0, n_layers - 1), key="nag-graph-layers",
                            persist_state="session")
-        g3, g4, g5 = st.columns(3)
-        # sparser than the CLI's defaults: a readable graph at first sight
+        g3, g4, g5, g6 = st.columns(4)
+        # sparser than the CLI's defaults: a readable graph at first sight (about 60 nodes), a slider for more
+        most = slider_for(GraphConfig, "max_nodes", "Neurons shown (heaviest)", container=g6, min_value=10,
+                          max_value=400, value=FIRST_NODES, step=10, key="nag-graph-max", persist_state="session")
         per_layer = slider_for(GraphConfig, "max_nodes_per_layer", "Neurons per layer", container=g3, max_value=40,
                                value=8, key="nag-graph-n", persist_state="session")
         min_weight = slider_for(GraphConfig, "min_weight", "Min node weight", container=g4, max_value=0.2,
@@ -194,8 +197,11 @@ def graph_tab() -> None:
         min_edge = slider_for(GraphConfig, "min_edge_weight", "Min co-activation (share of targets)", container=g5,
                               value=0.25, step=0.05, key="nag-graph-e", persist_state="session")
         graph = guarded(lambda: build_graph(profiles, which, GraphConfig(layers[0], layers[1], min_weight,
-                                                                          per_layer, min_edge)))
+                                                                          per_layer, min_edge, most)))
         if graph is not None:
+            st.caption(f"The {len(graph.layers)} heaviest neurons (at most {per_layer} per layer), laid out by layer; "
+                       f"edges where both neurons are in their layer's top-K for at least {min_edge:.0%} of the "
+                       "target documents. The sliders show more.")
             clicked = st.plotly_chart(graph_figure(graph), width="stretch", key="nag-graph", on_select="rerun",
                                       selection_mode="points")
             neuron_drilldown(handle, clicked, pool, pool_name, target_sets, config, key="nag-graph-drill")

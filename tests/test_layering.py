@@ -219,7 +219,9 @@ def test_no_decoder_is_stepped_outside_the_kernel():
 NOT_STOPPING = {"backend/nag/extract.py": "the pad id of teacher-forced batches (masked)",
                 "backend/disagreement/learnability.py": "the training target ends with the eos the adapter was "
                                                         "trained with (a target, not a stop)",
-                "backend/inspect/head_scores.py": "the induction test's random tokens leave special ids out (no stop)"}
+                "backend/inspect/head_scores.py": "the induction test's random tokens leave special ids out (no stop)",
+                "backend/inspect/attribution_methods.py": "the attribution baseline's token (inseq's: unk, else pad, "
+                                                          "else eos) and the special tokens it keeps"}
 
 
 def test_stopping_reads_only_the_one_stop_rule():

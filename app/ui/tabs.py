@@ -15,9 +15,19 @@ from collections.abc import Callable
 import streamlit as st
 
 
-def lazy_tabs(bodies: dict[str, Callable[[], None]], *, key: str) -> None:
-    """One tab per label; the first is open when the page opens, and only the open one's body is called."""
-    for tab, body in zip(st.tabs(list(bodies), key=key, on_change="rerun"), bodies.values()):
+def lazy_tabs(bodies: dict[str, Callable[[], None]], *, key: str, shared: bool = False) -> None:
+    """One tab per label; the first is open when the page opens, and only the open one's body is called.
+
+    shared: the open tab is in the URL's query string (`?<key>=<label>`: a reload or a shared link opens it) and is
+    kept for the session, so a visit to another page comes back to it (Streamlit drops the state of a widget that
+    is not drawn, and a page switch clears the query string)."""
+    kept = f"{key}-kept"
+    if shared and key not in st.session_state and st.session_state.get(kept) in bodies:
+        st.session_state[key] = st.session_state[kept]
+    tabs = st.tabs(list(bodies), key=key, on_change="rerun", bind="query-params" if shared else None)
+    if shared:
+        st.session_state[kept] = st.session_state.get(key)
+    for tab, body in zip(tabs, bodies.values()):
         if tab.open:
             with tab:
                 body()

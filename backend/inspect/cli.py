@@ -1,4 +1,4 @@
-"""`python -m backend inspect lens|dla|attention|head|graph|node|heads|grid|patch|ablate|steer ... --json`."""
+"""`python -m backend inspect lens|dla|attention|head|graph|node|heads|grid|attribute|patch|ablate|steer ... --json`."""
 from __future__ import annotations
 
 import argparse
@@ -6,9 +6,10 @@ import sys
 
 from backend.cli.params import add_flags, flag_values
 from backend.inspect import cli_intervene
-from backend.inspect.config import AttentionConfig, DlaConfig, HeadConfig, LensConfig
+from backend.inspect.config import AttentionConfig, AttributeConfig, DlaConfig, HeadConfig, LensConfig
 from backend.inspect.graph_config import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig
-from backend.inspect.verbs import ablate, attention, dla, graph, grid, head, head_scores, lens, node, patch, steer
+from backend.inspect.verbs import (ablate, attention, attribute, dla, graph, grid, head, head_scores, lens, node, patch,
+                                   steer)
 from backend.models import default_model_id, load
 
 
@@ -111,11 +112,29 @@ def cmd_grid(args: argparse.Namespace):
              "weight": f"{p[-1].max():.3f}"} for (layer, h), p in zip(result.heads, result.patterns)]
 
 
-FLAGS = {LensConfig: ("prompt", "position", "top_k"), DlaConfig: ("prompt", "position", "target", "contrast"),
+def cmd_attribute(args: argparse.Namespace):
+    handle, computed = _run(args, AttributeConfig, attribute)
+    result = computed.value
+    if args.json:
+        return {"model": handle.id, **result.to_json(), "provenance": computed.provenance}
+    rows = []
+    for i, target in enumerate(result.targets):
+        seen = result.scores[i, :result.n_prompt + i]
+        order = (-abs(seen)).argsort()[:5]
+        rows.append({"target": repr(target), f"f = {result.function}": f"{result.f_input[i]:.4f}",
+                     "largest attributions": ", ".join(f"{result.tokens[j]!r} {seen[j]:+.4f}" for j in order),
+                     "delta": "-" if result.deltas is None else f"{result.deltas[i]:+.2e}"})
+    return rows
+
+
+FLAGS = {LensConfig: ("prompt", "position", "top_k", "track"),
+         DlaConfig: ("prompt", "position", "target", "contrast"),
          AttentionConfig: ("prompt", "layer", "head"), HeadConfig: ("prompt", "layer", "head", "position", "top_k"),
          GraphConfig: ("prompt", "position", "threshold", "per_head"),
          NodeConfig: ("prompt", "layer", "position", "stage", "top_k"),
-         HeadScoresConfig: ("prompt", "score", "repeat", "seed"), GridConfig: ("prompt", "layer", "score", "top_k", "repeat", "seed")}
+         HeadScoresConfig: ("prompt", "score", "repeat", "seed"),
+         GridConfig: ("prompt", "layer", "score", "top_k", "repeat", "seed"),
+         AttributeConfig: ("prompt", "target", "generate", "method", "function", "steps")}
 VERBS = {"lens": (LensConfig, cmd_lens, "logit lens: each layer's residual read out as the model's output"),
          "dla": (DlaConfig, cmd_dla, "direct logit attribution of one token to every head and MLP"),
          "attention": (AttentionConfig, cmd_attention, "attention pattern of one head"),
@@ -123,7 +142,9 @@ VERBS = {"lens": (LensConfig, cmd_lens, "logit lens: each layer's residual read 
          "graph": (GraphConfig, cmd_graph, "contribution graph (information flow routes) into one position"),
          "node": (NodeConfig, cmd_node, "one residual state: its logit lens and what the block before it wrote"),
          "heads": (HeadScoresConfig, cmd_heads, "every head scored: previous-token, duplicate, induction, sink"),
-         "grid": (GridConfig, cmd_grid, "every head's attention pattern of one layer")}
+         "grid": (GridConfig, cmd_grid, "every head's attention pattern of one layer"),
+         "attribute": (AttributeConfig, cmd_attribute, "input attribution (captum): which prompt tokens an output "
+                       "token came from")}
 
 
 def _intervention(config_cls, verb, table):
@@ -142,7 +163,8 @@ for _name, (_cls, _table, _text) in cli_intervene.VERBS.items():
 
 
 def add_commands(subparsers) -> None:
-    parser = subparsers.add_parser("inspect", help="look inside the model on a prompt: logit lens, DLA, attention; patch, ablate, steer")
+    parser = subparsers.add_parser("inspect", help="look inside the model on a prompt: contribution graph, logit "
+                                   "lens, DLA, attention, input attribution; patch, ablate, steer")
     actions = parser.add_subparsers(dest="action", required=True)
     for name, (config_cls, handler, text) in VERBS.items():
         sub = actions.add_parser(name, help=text)

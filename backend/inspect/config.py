@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from backend.inspect.attribution_methods import ATTRIBUTIONS, FUNCTIONS
 from backend.params import Config, param, require
 
 EXAMPLE_PROMPT = "The Eiffel Tower is located in the city of"
+MAX_GENERATE = 32  # each generated token is one attribution: more is minutes of CPU
 
 PROMPT_HELP = "the text to look inside (tokenised as the model's tokenizer does, special tokens included)"
 POSITION_HELP = "token position to read (-1: the last; negative counts from the end)"
@@ -17,6 +19,8 @@ class LensConfig(Config):
     prompt: str = param(EXAMPLE_PROMPT, PROMPT_HELP)
     position: int = param(-1, POSITION_HELP + "; the final prediction's probability is traced there")
     top_k: int = param(5, "tokens kept per layer and position", ge=1, le=50)
+    track: str = param("", "a token whose probability and rank are traced across layers at the position, beside the "
+                       "final prediction (exactly one token; empty: none)", keyed_when_set=True)
 
 
 @dataclass(frozen=True)
@@ -52,3 +56,20 @@ class HeadConfig(Config):
     head: int = param(0, "query head (0-based)")
     position: int = param(-1, POSITION_HELP)
     top_k: int = param(10, "promoted and suppressed tokens listed", ge=1, le=100)
+
+
+@dataclass(frozen=True)
+class AttributeConfig(Config):
+    prompt: str = param(EXAMPLE_PROMPT, PROMPT_HELP)
+    method: str = param("integrated_gradients", "attribution method (captum)", choices=ATTRIBUTIONS)
+    target: str = param("", "the output token attributed after the prompt (exactly one token; empty: the model's "
+                        "prediction)")
+    generate: int = param(0, "instead of one target: a greedy continuation of N tokens, each attributed to the "
+                          "prompt and the tokens generated before it", ge=0, le=MAX_GENERATE)
+    function: str = param("probability", "what is attributed: the target's probability or its logit",
+                          choices=FUNCTIONS)
+    steps: int = param(32, "integrated gradients: steps along the path from the baseline", ge=2, le=512)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(not (self.target and self.generate), "Give a target token or --generate N, not both.")

@@ -6,7 +6,9 @@ from backend.inspect.ablation import CODE_VERSION as ABLATE_VERSION
 from backend.inspect.ablation import AblateResult, compute_ablate
 from backend.inspect.attention import CODE_VERSION as ATTENTION_VERSION
 from backend.inspect.attention import AttentionResult, HeadResult, compute_attention, compute_head
-from backend.inspect.config import AttentionConfig, DlaConfig, HeadConfig, LensConfig
+from backend.inspect.attribution import CODE_VERSION as ATTRIBUTION_VERSION
+from backend.inspect.attribution import AttributionResult, compute_attribution
+from backend.inspect.config import AttentionConfig, AttributeConfig, DlaConfig, HeadConfig, LensConfig
 from backend.inspect.dla import CODE_VERSION as DLA_VERSION
 from backend.inspect.dla import DlaResult, compute_dla
 from backend.inspect.graph import CODE_VERSION as GRAPH_VERSION
@@ -64,6 +66,13 @@ graph = _verb("graph", GraphConfig, compute_graph, GRAPH_VERSION)  # -> Computed
 node = _verb("node", NodeConfig, compute_node, NODE_VERSION)  # -> Computed[NodeResult]
 head_scores = _verb("heads", HeadScoresConfig, compute_head_scores, HEADS_VERSION)  # -> Computed[HeadScoresResult]
 grid = _verb("grid", GridConfig, compute_grid, HEADS_VERSION)  # -> Computed[GridResult]
+
+
+def attribute(handle, config: AttributeConfig = AttributeConfig(),
+              progress: Progress = silent) -> Computed[AttributionResult]:
+    return _cached(handle, "attribute", config, compute_attribution, ATTRIBUTION_VERSION, progress)
+
+
 def patch(handle, config: PatchConfig = PatchConfig(), progress: Progress = silent) -> Computed[PatchResult]:
     return _cached(handle, "patch", config, compute_patch, PATCH_VERSION, progress)
 

@@ -45,7 +45,8 @@ def _target_sets(args: argparse.Namespace) -> list[TargetSet]:
 EXTRACT_FLAGS = ("impact", "top_k", "max_length")
 RANK_FLAGS = ("method", "budget", "quality_weight", "seed")
 GRAPH_FLAGS = {"layer_min": "--layer-min", "layer_max": "--layer-max", "min_weight": "--min-weight",
-               "min_edge_weight": "--min-edge-weight", "max_nodes_per_layer": "--max-nodes"}
+               "min_edge_weight": "--min-edge-weight", "max_nodes_per_layer": "--max-nodes",
+               "max_nodes": "--max-nodes-total"}
 DEACTIVATION_FLAGS = ("share", "n_random", "seed")
 
 

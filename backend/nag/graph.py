@@ -3,7 +3,8 @@
 Nodes are (layer, neuron) with weight = the profile frequency (share of the target documents' top-K
 slots held by that neuron). Edges join neurons of adjacent layers with weight = share of target
 documents in which both are in their layer's top-K (co-activation). Filters keep the graph readable:
-a layer range, a minimum node weight and the heaviest `max_nodes_per_layer` neurons per layer.
+a layer range, a minimum node weight, the heaviest `max_nodes_per_layer` neurons per layer and, over all layers,
+the heaviest `max_nodes`.
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ class GraphConfig(Config):
     max_nodes_per_layer: int = param(12, "nodes per layer (the heaviest neurons)", ge=1, le=100,
                                      hint="(a graph with more nodes per layer is unreadable)")
     min_edge_weight: float = param(0.0, "minimum co-activation (share of target documents)", ge=0, le=1)
+    max_nodes: int = param(0, "the heaviest nodes kept over all layers (0: no cap beyond the per-layer one)", ge=0,
+                           le=5000, keyed_when_set=True)
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,15 @@ class NagGraph:
         return xy
 
 
+def _heaviest(layer_nodes: dict[int, np.ndarray], weights: np.ndarray, n: int) -> dict[int, np.ndarray]:
+    """The n heaviest of the chosen nodes over all layers (ties: lower layer first), each layer keeping its order."""
+    chosen = [(layer, neuron) for layer, kept in layer_nodes.items() for neuron in kept]
+    order = sorted(range(len(chosen)), key=lambda i: (-weights[chosen[i]], i))[:n]
+    kept = {chosen[i] for i in order}
+    return {layer: np.array([x for x in nodes if (layer, x) in kept], dtype=np.int64)
+            for layer, nodes in layer_nodes.items()}
+
+
 def build_graph(profiles: TargetProfiles, target: int = 0, config: GraphConfig = GraphConfig()) -> NagGraph:
     if not 0 <= target < len(profiles.names):
         raise UserError(f"No target set number {target}.")
@@ -81,6 +93,8 @@ def build_graph(profiles: TargetProfiles, target: int = 0, config: GraphConfig =
         order = np.argsort(-weights[layer], kind="stable")[:config.max_nodes_per_layer]
         keep = order[(weights[layer, order] > 0) & (weights[layer, order] >= config.min_weight)]
         layer_nodes[layer] = keep
+    if config.max_nodes:
+        layer_nodes = _heaviest(layer_nodes, weights, config.max_nodes)
     layers = np.concatenate([np.full(len(v), k) for k, v in layer_nodes.items()]).astype(np.int64)
     neurons = np.concatenate(list(layer_nodes.values())).astype(np.int64)
     node_weights = weights[layers, neurons] if len(layers) else np.zeros(0)

@@ -4,11 +4,13 @@ on its map opens the drill-down; every head at once; a prompt sent by another pa
 is one error line."""
 import html
 
+from streamlit.testing.v1 import AppTest
+
 from app.ui.inspect_graph import PICK_KEY
 from app.ui.inspect_link import _INCOMING, PROMPT_KEY
 from backend.inspect import EXAMPLE_PROMPT
 from backend.models import load
-from tests.app.helpers import open_tab, plotly_charts, run_page
+from tests.app.helpers import MAIN, ROOT, open_tab, plotly_charts, run_page
 
 DLA = "Direct logit attribution"
 
@@ -61,11 +63,14 @@ def test_dla_tab_and_head_drilldown():
     assert not at.error, [e.value for e in at.error]
     assert len(plotly_charts(at)) == 2 and any("logit =" in c.value for c in at.caption)
     assert any("Click a head" in i.value for i in at.info)
-    at.session_state["inspect-head"] = (1, 2)  # what a click on the map stores (the selection event's square)
+    at.session_state["inspect-head"] = (EXAMPLE_PROMPT, 1, 2)  # what a click on the map stores: prompt, square
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(s.value == "Head L1H2" for s in at.subheader)
     assert len(at.dataframe) == 2 and len(plotly_charts(at)) == 3, "promoted, suppressed and the pattern"
+    at.text_area(key=PROMPT_KEY).set_value("A new prompt").run()
+    assert not any(s.value.startswith("Head L") for s in at.subheader), "a head chosen on another prompt stays shut"
+    assert any("Click a head" in i.value for i in at.info)
 
 
 def test_a_prompt_sent_from_another_page_is_inspected_and_bad_input_is_one_line():
@@ -103,3 +108,20 @@ def test_a_prompt_over_the_memory_budget_is_refused_at_the_prompt_box(monkeypatc
     at = run_page("inspect.py")
     assert len(at.error) == 1 and "DASH_INSPECT_MAX_MB" in html.unescape(at.error[0].value), [e.value for e in at.error]
     assert not plotly_charts(at), "no tab computes past the prompt box's refusal"
+def test_a_link_with_the_prompt_and_tab_reproduces_the_view():
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.query_params.update({PROMPT_KEY: "A river flows into the", "inspect-tabs": "Attention"})
+    at.run()
+    at.switch_page(str(ROOT / "pages" / "inspect.py")).run()
+    assert not at.exception and not at.error
+    assert at.text_area(key=PROMPT_KEY).value == "A river flows into the"
+    assert at.session_state["inspect-tabs"] == "Attention" and any("tokens:" in c.value for c in at.caption)
+
+
+def test_the_chosen_tab_survives_a_visit_to_another_page():
+    at = run_page("inspect.py")
+    open_tab(at, "inspect-tabs", DLA)
+    at.switch_page("../pages/fp8_bounds.py").run()
+    at.switch_page("../pages/inspect.py").run()
+    assert not at.exception and at.session_state["inspect-tabs"] == DLA
+    assert any("logit =" in c.value for c in at.caption)

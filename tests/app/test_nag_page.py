@@ -39,3 +39,20 @@ def test_the_corpus_jobs_panel_runs_only_when_opened():
     at.session_state["nag-jobs-panel"] = True  # the user opens it
     at.run()
     assert not at.exception and any("No corpus job yet" in c.value for c in at.caption)
+
+
+def test_the_graph_opens_small_and_a_slider_shows_more_or_fewer():
+    import json
+
+    def nodes(at):
+        spec = json.loads(next(c for c in plotly_charts(at) if "Neuron-activated" in c.proto.spec).proto.spec)
+        return len(spec["data"][-1]["customdata"])  # the node markers (layer, neuron) come after the edge lines
+
+    at = open_tab(run_page("nag.py"), "nag-tab", "Graph")
+    assert at.slider(key="nag-graph-max").value == 60 and 0 < nodes(at) <= 60
+    assert any("heaviest neurons" in c.value and "laid out by layer" in c.value for c in at.caption)
+    at.slider(key="nag-graph-w").set_value(0.0).run()
+    at.slider(key="nag-graph-n").set_value(40).run()
+    more = nodes(at)
+    at.slider(key="nag-graph-max").set_value(10).run()
+    assert not at.exception and not at.error and more > 10 and nodes(at) == 10

@@ -107,3 +107,33 @@ def test_graph_edge_and_state_open_their_drilldowns(app_url, browser):
     if os.environ.get("DASH_SCREENSHOT_DIR"):  # `make screenshots`: the README's picture of the graph
         page.screenshot(path=str(Path(os.environ["DASH_SCREENSHOT_DIR"]) / "inspect_graph.png"), full_page=True)
     page.close()
+def test_a_shared_link_and_a_reload_reopen_the_prompt_and_tab(app_url, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    page.goto(f"{app_url}/inspect")
+    wait_until_idle(page)
+    box = page.get_by_role("textbox", name="Prompt")
+    box.fill("A river flows into the")
+    box.press("Control+Enter")  # a text area commits its text on Ctrl+Enter (or on leaving it)
+    wait_until_idle(page)
+    open_tab(page, "Attention")
+    page.wait_for_function("location.search.includes('inspect-tabs=Attention') && "
+                           "location.search.includes('inspect-prompt=A')", timeout=60_000)
+    link = page.url
+
+    def shows_the_view(view) -> None:
+        wait_until_idle(view)
+        server.wait_for_charts(view, 60)
+        assert view.get_by_role("textbox", name="Prompt").input_value() == "A river flows into the"
+        assert view.get_by_role("tab", name="Attention").get_attribute("aria-selected") == "true"
+        assert "tokens:" in view.inner_text("body") and view.locator('[data-testid="stException"]').count() == 0
+
+    page.reload()
+    shows_the_view(page)
+    server.visit_by_sidebar(page, "fp8_bounds", PAGE_TIMEOUT_S)  # away and back by the sidebar, as a user does
+    server.visit_by_sidebar(page, "inspect", PAGE_TIMEOUT_S)
+    shows_the_view(page)
+    page.close()
+    shared = browser.new_page(viewport={"width": 1400, "height": 1600})  # a new browser session opening the link
+    shared.goto(link)
+    shows_the_view(shared)
+    shared.close()

@@ -14,7 +14,8 @@ def _json(capsys, *argv):
 
 
 def test_json_shapes(capsys, fresh_store):
-    lens = _json(capsys, "lens", "--prompt", PROMPT, "--top-k", "3")
+    lens = _json(capsys, "lens", "--prompt", PROMPT, "--top-k", "3", "--track", "t")
+    assert lens["tracked"]["token"] == "t" and len(lens["tracked"]["rank_by_layer"]) == 3
     assert len(lens["tokens"]) == len(PROMPT) and [layer["layer"] for layer in lens["layers"]] == [0, 1, 2]
     assert len(lens["layers"][2]["positions"][0]["top"]) == 3 and lens["final"]["position"] == len(PROMPT) - 1
     dla = _json(capsys, "dla", "--prompt", PROMPT, "--target", "a", "--contrast", "b")
@@ -26,6 +27,18 @@ def test_json_shapes(capsys, fresh_store):
     assert len(head["promoted"]) == 4 and len(head["suppressed"]) == 4
     again = _json(capsys, "head", "--prompt", PROMPT, "--layer", "0", "--head", "1", "--top-k", "4")
     assert again["provenance"] == "cached" and again["promoted"] == head["promoted"]
+
+
+def test_attribute_json_shape(capsys, fresh_store):
+    one = _json(capsys, "attribute", "--prompt", PROMPT, "--method", "integrated_gradients", "--steps", "8")
+    assert set(one) >= {"tokens", "targets", "scores", "delta"} and len(one["targets"]) == 1
+    assert len(one["scores"]) == 1 and len(one["scores"][0]) == len(one["tokens"]) == len(PROMPT)
+    assert isinstance(one["delta"], float)
+    cont = _json(capsys, "attribute", "--prompt", PROMPT, "--generate", "3", "--method", "ablation")
+    assert len(cont["targets"]) == len(cont["scores"]) == 3 and cont["delta"] is None
+    assert len(cont["tokens"]) == len(PROMPT) + 2 and cont["scores"][0][-1] is None
+    again = _json(capsys, "attribute", "--prompt", PROMPT, "--generate", "3", "--method", "ablation")
+    assert again["provenance"] == "cached" and again["scores"] == cont["scores"]
 
 
 def test_plain_text_output(capsys, fresh_store):
@@ -43,6 +56,12 @@ def test_plain_text_output(capsys, fresh_store):
     (["head", "--prompt", PROMPT, "--layer", "-1"], "Layer -1"),
     (["dla", "--prompt", PROMPT, "--target", "ab"], "is 2 tokens"),
     (["dla", "--prompt", PROMPT, "--contrast", "\u4e2d"], "contrast token"),
+    (["lens", "--prompt", PROMPT, "--track", "ab"], "tracked token"),
+    (["attribute", "--prompt", PROMPT, "--target", "a", "--generate", "2"], "not both"),
+    (["attribute", "--prompt", PROMPT, "--target", "ab"], "is 2 tokens"),
+    (["attribute", "--prompt", PROMPT, "--generate", "33"], "generate"),
+    (["attribute", "--prompt", PROMPT, "--steps", "1"], "steps"),
+    (["attribute", "--prompt", "x" * 250, "--generate", "20"], "context"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, fresh_store, argv, words):
     assert main(["inspect", *argv, "--model", "tiny-llama", "--json"]) == 2

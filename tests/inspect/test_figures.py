@@ -1,7 +1,8 @@
 """The Inspect figures: shapes follow the results, token text stays data, a click on the head map reads back."""
 from types import SimpleNamespace
 
-from app.figures.inspect import dla_figure, lens_figure, mlp_figure, pattern_figure, selected_head
+from app.figures.inspect import (dla_figure, final_figure, lens_figure, logit_name, mlp_figure, pattern_figure,
+                                 selected_head, token_label)
 from backend.inspect.attention import compute_attention
 from backend.inspect.config import AttentionConfig, DlaConfig, LensConfig
 from backend.inspect.dla import compute_dla
@@ -40,3 +41,26 @@ def test_a_crafted_selection_event_is_ignored():
         assert selected_head(SimpleNamespace(selection=SimpleNamespace(points=[point]))) is None, point
     mixed = SimpleNamespace(selection=SimpleNamespace(points=[{"x": 2, "y": -3}, {"x": 2.0, "y": 1.0}]))
     assert selected_head(mixed) == (1, 2)
+def test_the_lens_writes_tokens_out_and_tracks_a_token(tiny_handle):
+    model, tokenizer = tiny_handle.model, tiny_handle.tokenizer
+    lens = compute_lens(model, tokenizer, LensConfig(prompt="a b", track="x"))
+    heat = lens_figure(lens).data[0]
+    assert heat.texttemplate == "%{text}" and heat.text[1][1] == token_label(lens.top_tokens[1][1][0])
+    assert lens_figure(lens).layout.xaxis.tickangle == 0 and "·" in lens_figure(lens).layout.xaxis.ticktext[1]
+    assert heat.customdata[2][0].count("<br>") == 5 and "%" in heat.customdata[2][0], "hover: the top 5 with p"
+    final = final_figure(lens)
+    assert [trace.name for trace in final.data[::2]] == [f"{token_label(lens.predicted_token)} (final prediction)",
+                                                         "x (tracked)"]
+    assert list(final.data[2].y) == list(lens.tracked_prob) and list(final.data[3].customdata) == \
+        list(lens.tracked_rank)
+    assert len(final_figure(compute_lens(model, tokenizer, LensConfig(prompt="a b"))).data) == 2
+
+
+def test_dla_says_logit_difference_when_a_contrast_is_set(tiny_handle):
+    model, tokenizer = tiny_handle.model, tiny_handle.tokenizer
+    plain = compute_dla(model, tokenizer, DlaConfig(prompt=PROMPT, target="a"))
+    contrast = compute_dla(model, tokenizer, DlaConfig(prompt=PROMPT, target="a", contrast="b"))
+    assert logit_name(plain) == "logit" and "difference" not in dla_figure(plain).layout.title.text
+    assert logit_name(contrast) == "logit difference"
+    assert "logit difference" in dla_figure(contrast).layout.title.text
+    assert mlp_figure(contrast).layout.yaxis.title.text == "logit difference"

@@ -51,3 +51,23 @@ def test_an_intermediate_read_out_is_the_residual_through_the_final_norm(tiny_ha
         logits = model.get_output_embeddings()(norm(hidden[1][0]))
     assert np.array_equal(result.top_ids[1], logits.topk(3, -1).indices.numpy())
     assert result.position == 4
+
+
+def test_a_tracked_token_is_read_out_at_every_layer_like_the_final_prediction(tiny_handle):
+    model, tokenizer = tiny_handle.model, tiny_handle.tokenizer
+    result = compute_lens(model, tokenizer, LensConfig(prompt=PROMPT, position=4, track="e"))
+    probs, hidden = _own_probs(model, tokenizer, PROMPT)
+    tracked = tokenizer("e", add_special_tokens=False)["input_ids"][0]
+    assert result.tracked_id == tracked and result.tracked_token == "e"
+    last = probs[4]  # the model's own distribution at the traced position: the last read-out
+    assert result.tracked_prob[-1] == pytest.approx(float(last[tracked]), abs=1e-6)
+    assert result.tracked_rank[-1] == int((last > last[tracked]).sum())
+    norm = model.transformer.ln_f if model.config.model_type == "gpt2" else model.model.norm
+    with torch.no_grad():  # layer 1's read-out, by hand
+        first = torch.softmax(model.get_output_embeddings()(norm(hidden[1][0, 4])).float(), -1)
+    assert result.tracked_prob[1] == pytest.approx(float(first[tracked]), abs=1e-5)
+    assert result.tracked_rank[1] == int((first > first[tracked]).sum())
+    same = compute_lens(model, tokenizer, LensConfig(prompt=PROMPT, position=4, track=result.predicted_token))
+    assert np.array_equal(same.tracked_rank, same.predicted_rank) and same.to_json()["tracked"]["token"] == \
+        result.predicted_token
+    assert compute_lens(model, tokenizer, LensConfig(prompt=PROMPT)).to_json()["tracked"] is None

@@ -40,6 +40,20 @@ def test_graph_nodes_edges_and_filters():
         build_graph(_profiles(), 0, GraphConfig(layer_min=5))
 
 
+def test_a_capped_graph_keeps_the_heaviest_nodes_over_all_layers():
+    full, capped = build_graph(_profiles()), build_graph(_profiles(), 0, GraphConfig(max_nodes=4))
+    assert len(capped.layers) == 4 < len(full.layers)
+    heaviest = sorted(full.weights, reverse=True)[:4]
+    assert sorted(capped.weights, reverse=True) == heaviest and list(capped.layers) == sorted(capped.layers)
+    kept = set(zip(capped.layers.tolist(), capped.neurons.tolist()))
+    for a, b, w in zip(full.edge_src, full.edge_dst, full.edge_weights):  # edges among kept nodes stay as they were
+        ends = {(int(full.layers[a]), int(full.neurons[a])), (int(full.layers[b]), int(full.neurons[b]))}
+        if ends <= kept:
+            assert any({(int(capped.layers[x]), int(capped.neurons[x])), (int(capped.layers[y]),
+                        int(capped.neurons[y]))} == ends and v == w
+                       for x, y, v in zip(capped.edge_src, capped.edge_dst, capped.edge_weights))
+
+
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
 def test_zeroed_neurons_output_zero_and_weights_are_restored(arch):
     handle = load(f"tiny-{arch}")
