@@ -28,9 +28,9 @@ def inspect_patching(ctx: Ctx) -> Body:
                     "TransformerLens", "speed-up"], rows)
     lines += [f"Targets on SmolLM2 at 2 threads: computed ≤ {r['targets_s']['computed']:g} s, cached ≤ "
               f"{r['targets_s']['cached']:g} s, speed-up ≥ {r['target_speedup']:g}× on resid_pre. Absolute seconds "
-              "depend on the machine's load (2 cores shared by several jobs when measured: one plain 16-token forward "
-              "of SmolLM2 took seconds, not tens of milliseconds); the speed-up is measured in the same process, the "
-              "two sides one after the other for each site.", ""]
+              "depend on the machine's load (its load average is recorded above); the speed-up is measured in the same "
+              "process, the two sides one after the other for each site. Gemma 3 270M was not compared in this run.",
+              ""]
     return Body(lines, [r["command"]])
 
 
