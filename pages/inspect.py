@@ -8,7 +8,7 @@ from app.ui.guarded import guarded
 from app.ui.inspect_attribution import attribution_tab
 from app.ui.inspect_graph import graph_tab, heads_tab
 from app.ui.inspect_link import PROMPT_KEY, take_incoming_prompt
-from app.ui.inspect_patch import ablate_tab, patch_tab, steer_tab
+from app.ui.inspect_patch import ablate_head_button, ablate_tab, patch_tab, steer_tab
 from app.ui.model_picker import current_model
 from app.ui.run import ASK_OVER_S, run_with_progress
 from app.ui.tabs import lazy_tabs
@@ -60,6 +60,7 @@ def lens_tab() -> None:
 
 def head_drilldown(layer: int, head_index: int, at: int | None = None) -> None:
     st.subheader(f"Head L{layer}H{head_index}")
+    ablate_head_button(layer, head_index)
     computed = run_with_progress("Head drill-down", lambda progress: head(handle, HeadConfig(
         prompt=prompt, layer=layer, head=head_index, position=position if at is None else at), progress=progress))
     if computed is None:

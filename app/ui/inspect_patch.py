@@ -116,14 +116,22 @@ def _patched_cell(result, cell: tuple[int, ...], clean: str, corrupted: str) -> 
               help="Open Steer with the clean prompt as plus and the corrupted one as minus, at this layer.")
 
 
+def ablate_head_button(layer: int, head: int) -> None:
+    """The one-click link from a head's drill-down (the DLA map, a graph edge) to ablating that head alone."""
+    st.button(f"Ablate L{layer}H{head}", key=f"inspect-ablate-link-{layer}-{head}", on_click=_open,
+              args=("Ablate", {"inspect-ablate-heads": f"{layer}.{head}", "inspect-ablate-layers": "",
+                               "inspect-ablate-mlps": "", "inspect-ablate-neurons": ""}),
+              help="Open the Ablate tab with this head (zero or mean) and compare the prediction before and after.")
+
+
 def ablate_tab(handle, prompt: str) -> None:
     st.caption("Zero a set of components, or replace them by their mean over reference texts (mean ablation keeps "
                "their typical output and removes only what depends on this prompt), and compare before and after "
                "on the prompt above.")
-    picked = st.session_state.get(DLA_HEAD_KEY)
-    if picked is not None:
-        st.button(f"Ablate L{picked[0]}H{picked[1]} (opened on the DLA map)", key="inspect-ablate-dla",
-                  on_click=_open, args=("Ablate", {"inspect-ablate-heads": f"{picked[0]}.{picked[1]}"}))
+    picked = st.session_state.get(DLA_HEAD_KEY)  # (prompt, layer, head): only a head opened on this prompt
+    if picked is not None and picked[0] == prompt:
+        st.button(f"Ablate L{picked[1]}H{picked[2]} (opened on the DLA map)", key="inspect-ablate-dla",
+                  on_click=_open, args=("Ablate", {"inspect-ablate-heads": f"{picked[1]}.{picked[2]}"}))
     c1, c2, c3, c4 = st.columns(4)
     heads = _text(AblateConfig, "heads", "Heads (L.H)", "inspect-ablate-heads", False, c1)
     layers = _text(AblateConfig, "layers", "Attention layers", "inspect-ablate-layers", False, c2)

@@ -44,3 +44,15 @@ def test_swap_names():
     assert swap_names("the cat chased the mouse") == "the cat chased the mouse".replace("chased", "#").replace(
         "mouse", "chased").replace("#", "mouse")
     assert swap_names("a b") is None
+
+
+def test_a_head_opened_on_the_dla_map_is_one_click_from_ablation():
+    at = run_page("inspect.py")
+    open_tab(at, "inspect-tabs", "Direct logit attribution")
+    at.session_state["inspect-head"] = (at.text_area(key="inspect-prompt").value, 1, 2)  # what a click on L1H2 stores
+    at.run()
+    assert not at.exception and any(s.value == "Head L1H2" for s in at.subheader)
+    at.button(key="inspect-ablate-link-1-2").click().run()
+    assert not at.exception and at.session_state["inspect-tabs"] == "Ablate"
+    assert at.text_input(key="inspect-ablate-heads").value == "1.2"
+    assert not at.error, [e.value for e in at.error]
