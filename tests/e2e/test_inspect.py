@@ -30,7 +30,8 @@ def test_inspect_this_prompt_then_click_a_head(page):
     wait_until_idle(page)
     server.wait_for_charts(page, 60)
     assert page.get_by_role("textbox", name="Prompt").input_value() == question
-    assert "residual states and" in page.inner_text("body")  # it opens on the contribution graph
+    body = page.inner_text("body")  # it opens on the contribution graph (a real model's may ask first: it takes s)
+    assert "residual states and" in body or "Compute (about" in body
     assert page.locator('[data-testid="stException"]').count() == 0
 
     open_tab(page, "Direct logit attribution")
@@ -137,3 +138,30 @@ def test_a_shared_link_and_a_reload_reopen_the_prompt_and_tab(app_url, browser):
     shared.goto(link)
     shows_the_view(shared)
     shared.close()
+
+
+def test_patch_tab_draws_the_patching_map(app_url, browser):
+    """The Patch tab on its default clean/corrupted pair: the map is drawn (with tokens along the x-axis)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1800})
+    page.goto(f"{app_url}/inspect")
+    wait_until_idle(page)
+    open_tab(page, "Patch")
+    if os.environ.get("DASH_E2E_REAL_MODEL") != "1":  # the random tiny model predicts one token for both prompts
+        for label, token in (("Target", "a"), ("Contrast", "e")):
+            box = page.get_by_role("textbox", name=label).first
+            box.fill(token)
+            box.press("Enter")
+            wait_until_idle(page)
+    drawn = "document.body.innerText.includes('corrupted') && document.querySelectorAll('.js-plotly-plot').length > 0"
+    asked = "[...document.querySelectorAll('button')].some(b => b.innerText.startsWith('Compute ('))"
+    page.wait_for_function(f"({drawn}) || {asked}", timeout=PAGE_TIMEOUT_S * 1000)
+    if page.evaluate(f"() => {asked}"):  # a real model's map may ask first, saying how long it takes
+        page.locator("button", has_text="Compute (").first.click()
+        page.wait_for_function(drawn, timeout=PAGE_TIMEOUT_S * 1000)
+    wait_until_idle(page)
+    server.wait_for_charts(page, 60)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.locator(".js-plotly-plot").count() >= 1
+    if os.environ.get("DASH_SCREENSHOT_DIR"):  # `make screenshots`: the README's picture of a patching map
+        page.screenshot(path=str(Path(os.environ["DASH_SCREENSHOT_DIR"]) / "inspect_patch.png"), full_page=True)
+    page.close()
