@@ -16,6 +16,7 @@ dependency) and sees the project's packages through a .pth file:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -117,17 +118,25 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--tl-sample", type=int, default=None,
                         help="run TransformerLens on this many random cells only, its time scaled to every cell")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--keep-other-models", action="store_true",
+                        help="keep the stored results of the models not run now (each keeps its own command and load)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     from importlib.metadata import version
 
     command = "/tmp/tlvenv/bin/python bench/inspect_patching.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    models = {}
+    if args.keep_other_models and RESULTS.exists():
+        old = json.loads(RESULTS.read_text())
+        models = {m: {"command": old["command"], "load_average": old["load_average"], **entry}
+                  for m, entry in old["models"].items() if m not in args.models}
+    for m in args.models:  # each model's own load average: a kept model was measured at another time
+        models[m] = compare_model(m, tuple(args.sites), args.tl_sample, PAIRS[:args.pairs])
+        models[m] |= {"command": command.strip(), "load_average": os.getloadavg()[0]}
     result = {"command": command.strip(), "torch_threads": args.threads,
               "versions": {"transformer_lens": version("transformer-lens"), "torch": torch.__version__,
                            "transformers": version("transformers")},
-              "models": {m: compare_model(m, tuple(args.sites), args.tl_sample, PAIRS[:args.pairs])
-                         for m in args.models},
-              "load_average": os.getloadavg()[0], "target_speedup": 3.0,
+              "models": models, "load_average": os.getloadavg()[0], "target_speedup": 3.0,
               "targets_s": {"computed": 10.0, "cached": 1.0}}
     return write_result(RESULTS, result)
 
