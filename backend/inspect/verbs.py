@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from backend.inspect.ablation import CODE_VERSION as ABLATE_VERSION
-from backend.inspect.ablation import AblateResult, compute_ablate
+from backend.inspect.ablation import compute_ablate
 from backend.inspect.attention import CODE_VERSION as ATTENTION_VERSION
 from backend.inspect.attention import AttentionResult, HeadResult, compute_attention, compute_head
 from backend.inspect.attribution import CODE_VERSION as ATTRIBUTION_VERSION
-from backend.inspect.attribution import AttributionResult, compute_attribution
+from backend.inspect.attribution import compute_attribution
 from backend.inspect.config import AttentionConfig, AttributeConfig, DlaConfig, HeadConfig, LensConfig
 from backend.inspect.dla import CODE_VERSION as DLA_VERSION
 from backend.inspect.dla import DlaResult, compute_dla
@@ -22,9 +22,9 @@ from backend.inspect.lens import LensResult, compute_lens
 from backend.inspect.node import CODE_VERSION as NODE_VERSION
 from backend.inspect.node import compute_node
 from backend.inspect.patching import CODE_VERSION as PATCH_VERSION
-from backend.inspect.patching import PatchResult, compute_patch
+from backend.inspect.patching import compute_patch
 from backend.inspect.steering import CODE_VERSION as STEER_VERSION
-from backend.inspect.steering import SteerResult, compute_steer
+from backend.inspect.steering import compute_steer
 from backend.progress import Progress, silent
 from backend.store import Computed, ModelRef, cached
 
@@ -66,20 +66,7 @@ graph = _verb("graph", GraphConfig, compute_graph, GRAPH_VERSION)  # -> Computed
 node = _verb("node", NodeConfig, compute_node, NODE_VERSION)  # -> Computed[NodeResult]
 head_scores = _verb("heads", HeadScoresConfig, compute_head_scores, HEADS_VERSION)  # -> Computed[HeadScoresResult]
 grid = _verb("grid", GridConfig, compute_grid, HEADS_VERSION)  # -> Computed[GridResult]
-
-
-def attribute(handle, config: AttributeConfig = AttributeConfig(),
-              progress: Progress = silent) -> Computed[AttributionResult]:
-    return _cached(handle, "attribute", config, compute_attribution, ATTRIBUTION_VERSION, progress)
-
-
-def patch(handle, config: PatchConfig = PatchConfig(), progress: Progress = silent) -> Computed[PatchResult]:
-    return _cached(handle, "patch", config, compute_patch, PATCH_VERSION, progress)
-
-
-def ablate(handle, config: AblateConfig = AblateConfig(), progress: Progress = silent) -> Computed[AblateResult]:
-    return _cached(handle, "ablate", config, compute_ablate, ABLATE_VERSION, progress)
-
-
-def steer(handle, config: SteerConfig = SteerConfig(), progress: Progress = silent) -> Computed[SteerResult]:
-    return _cached(handle, "steer", config, compute_steer, STEER_VERSION, progress)
+attribute = _verb("attribute", AttributeConfig, compute_attribution, ATTRIBUTION_VERSION)  # -> AttributionResult
+patch = _verb("patch", PatchConfig, compute_patch, PATCH_VERSION)  # -> Computed[PatchResult]
+ablate = _verb("ablate", AblateConfig, compute_ablate, ABLATE_VERSION)  # -> Computed[AblateResult]
+steer = _verb("steer", SteerConfig, compute_steer, STEER_VERSION)  # -> Computed[SteerResult]

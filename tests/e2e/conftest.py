@@ -91,6 +91,16 @@ def open_tab(page, name: str, timeout_s: float = PAGE_TIMEOUT_S) -> None:
     wait_until_idle(page, timeout_s)
 
 
+def click_stop(page) -> bool:
+    """Click the running work's Stop through the DOM, if it is shown; whether it was. (The running box redraws its
+    Stop with every progress report, so Playwright's wait for a stable element can outlast the run.)"""
+    return page.evaluate("""() => {
+        const stop = [...document.querySelectorAll("button")].find(b => b.innerText.trim() === "Stop");
+        if (stop) stop.click();
+        return Boolean(stop);
+    }""")
+
+
 def start_long_batch(app_url: str, browser, width: int, height: int):
     """A new page on Decoding that has just clicked "Run batch" on 200 problems (long enough on the tiny model to be
     seen running); returns the page."""

@@ -4,7 +4,7 @@ partial comparison (also tests/app/test_decoding_compare.py, without a race agai
 what the page shows, never on a clock."""
 from __future__ import annotations
 
-from tests.e2e.conftest import PAGE_TIMEOUT_S, wait_until_idle
+from tests.e2e.conftest import PAGE_TIMEOUT_S, click_stop, wait_until_idle
 
 
 MH = "MH power sampling"
@@ -15,13 +15,6 @@ def _number(page, label: str, value: int) -> None:
     field.fill(str(value))
     field.press("Enter")
     wait_until_idle(page)
-
-
-CLICK_STOP = """() => {
-    const stop = [...document.querySelectorAll("button")].find(b => b.innerText.trim() === "Stop");
-    if (stop) stop.click();
-    return Boolean(stop);
-}"""
 
 
 def test_finished_strategies_show_before_the_last_one_ends_and_a_stop_keeps_them(app_url, browser):
@@ -53,10 +46,9 @@ def test_finished_strategies_show_before_the_last_one_ends_and_a_stop_keeps_them
         const stop = [...document.querySelectorAll("button")].some(b => b.innerText.trim() === "Stop");
         return stop && text.includes("ASMC · no checker") && "running";
     }}""", timeout=PAGE_TIMEOUT_S * 1000).json_value()
-    # MH still runs (minutes on a loaded machine): a Stop keeps the two finished columns. The click is the DOM's own:
-    # the running box redraws its Stop with every progress report, so Playwright's wait for a stable element can
-    # outlast the run (it did in a CI run: "element was detached from the DOM, retrying" for 180 s).
-    if first == "running" and page.evaluate(CLICK_STOP):
+    # MH still runs (minutes on a loaded machine): a Stop keeps the two finished columns (clicked through the DOM: a
+    # Playwright click waited 180 s for the redrawn Stop to settle in a CI run)
+    if first == "running" and click_stop(page):
         page.get_by_text("Partial comparison: 2 of 3 strategies finished").wait_for(
             state="visible", timeout=PAGE_TIMEOUT_S * 1000)
         wait_until_idle(page)

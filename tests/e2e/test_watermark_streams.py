@@ -4,7 +4,7 @@ marked as a partial text (also tests/app/test_watermark_stream.py, without a rac
 wait is on what the page shows, never on a clock."""
 from __future__ import annotations
 
-from tests.e2e.conftest import PAGE_TIMEOUT_S, open_tab, wait_until_idle
+from tests.e2e.conftest import PAGE_TIMEOUT_S, click_stop, open_tab, wait_until_idle
 
 IPMARK = "IPMark (sentence level, model + user)"
 
@@ -19,13 +19,6 @@ STREAMED_SENTENCE = """() => {
     const stop = [...document.querySelectorAll("button")].some(b => b.innerText.trim() === "Stop");
     return verdict && {stop: stop};
 }"""
-
-CLICK_STOP = """() => {
-    const stop = [...document.querySelectorAll("button")].find(b => b.innerText.trim() === "Stop");
-    if (stop) stop.click();
-    return Boolean(stop);
-}"""
-
 
 def _fill(field, value: str) -> None:
     """A field of the Generate form: Tab commits it (Enter would submit the form)."""
@@ -47,7 +40,7 @@ def test_sentences_show_as_they_are_chosen_and_a_stop_keeps_them(app_url, browse
     page.get_by_role("button", name="Generate").click()
     seen = page.wait_for_function(STREAMED_SENTENCE, timeout=PAGE_TIMEOUT_S * 1000).json_value()
     assert seen == {"stop": True}, "the sentences came only at the end of the generation"
-    if page.evaluate(CLICK_STOP):  # still running: a Stop keeps the sentences shown, marked partial
+    if click_stop(page):  # still running: a Stop keeps the sentences shown, marked partial
         ended = page.wait_for_function("""() => {
             const text = document.body.innerText;
             return (text.includes("Partial text:") && "partial")
