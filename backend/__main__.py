@@ -6,7 +6,7 @@ import csv
 import importlib
 import sys
 
-from backend.cli import models_cmd, runs_cmd, store_cmd
+from backend.cli import models_cmd, runs_cmd, store_cmd, verbs_cmd
 from backend.cli.output import emit
 from backend.errors import UserError
 from backend.features import FEATURES, load_all
@@ -17,7 +17,7 @@ from backend.unicode_text import visible
 def command_modules() -> list:
     """The core commands, then each feature's `cli` module (backend.features.FEATURES), which contributes
     `add_commands(subparsers)`."""
-    return [models_cmd, runs_cmd, store_cmd, *(importlib.import_module(f.cli) for f in FEATURES)]
+    return [models_cmd, runs_cmd, store_cmd, verbs_cmd, *(importlib.import_module(f.cli) for f in FEATURES)]
 
 
 def build_parser() -> argparse.ArgumentParser:

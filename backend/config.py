@@ -14,7 +14,7 @@
 |                        | idle ones are evicted past it (backend/models/residency.py)    |                            |
 | DASH_ADMIN             | `1`: any session may delete any runs (a `?runs=` link included) | 0 (only the creating tab)  |
 | DASH_INSPECT_MAX_MB    | memory one Inspect computation may use, estimated before its    | a quarter of the machine's |
-|                        | forward (backend/inspect/budget.py); over it the verb refuses   | physical memory            |
+|                        | forward (backend/internals/budget.py); over it the verb refuses   | physical memory            |
 
 DASH_MODEL_MEMORY_MB's default is sized for a 24 GiB machine: 12 GiB of weights holds the largest model the
 parameter budget admits (2e9 fp32 parameters = 8 GB) beside the embedded ones, and leaves about half the machine

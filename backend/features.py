@@ -16,19 +16,25 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Feature:
-    name: str  # the CLI word; the package is backend.<name>
+    name: str  # the CLI word and the store's feature name; the package is backend.<name> unless `package_name` says
     registers: tuple[str, ...]  # submodules (relative to the package) whose import registers variants, in order
     page: str  # script in pages/
     opens_on: str = ""  # "module:function" -> model id or None; "" opens on the default model
     plug_in_face: tuple[str, ...] = ()  # submodules another feature's PlugIn may import
+    package_name: str = ""  # where the CLI word would shadow a standard-library module ("inspect")
+    verbs: tuple[str, ...] = ()  # submodules declaring its cached computations (backend.verbs.Verb)
 
     @property
     def package(self) -> str:
-        return f"backend.{self.name}"
+        return f"backend.{self.package_name or self.name}"
 
     @property
     def cli(self) -> str:
         return f"{self.package}.cli"
+
+    @property
+    def verb_modules(self) -> tuple[str, ...]:
+        return tuple(f"{self.package}.{module}" for module in self.verbs)
 
     @property
     def registering_modules(self) -> tuple[str, ...]:
@@ -54,7 +60,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("watermark", ("ipmark.method", "kgw.method", "hf_kgw.method", "synthid.method", "attacks"),
             "watermark.py"),
     Feature("fp8", ("spectral", "formats"), "fp8_bounds.py"),
-    Feature("inspect", ("attribution_methods",), "inspect.py"),
+    Feature("inspect", ("attribution_methods",), "inspect.py", package_name="internals", verbs=("verbs",)),
 )
 
 PLUG_INS: tuple[PlugIn, ...] = (

@@ -18,11 +18,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from backend.inspect.dla import compute_dla  # noqa: E402
-from backend.inspect.config import DlaConfig  # noqa: E402
-from backend.inspect.flow import contributions  # noqa: E402
-from backend.inspect.graph import compute_graph  # noqa: E402
-from backend.inspect.graph_config import GraphConfig  # noqa: E402
+from backend.internals.dla import compute_dla  # noqa: E402
+from backend.internals.config import DlaConfig  # noqa: E402
+from backend.internals.flow import contributions  # noqa: E402
+from backend.internals.graph import compute_graph  # noqa: E402
+from backend.internals.graph_config import GraphConfig  # noqa: E402
 from backend.models import load  # noqa: E402
 from bench.output import write_result  # noqa: E402
 

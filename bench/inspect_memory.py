@@ -1,6 +1,6 @@
 """Inspect's memory against the prompt's length: peak RSS of `inspect attention` (one layer's pattern kept) and of
 the logit lens at 1k, 2k and 8k tokens on SmolLM2, each in a fresh process, beside the estimate the verbs check
-before any forward (backend/inspect/budget.py) and, at 1k and 2k, the previous way (every layer's pattern kept via
+before any forward (backend/internals/budget.py) and, at 1k and 2k, the previous way (every layer's pattern kept via
 `output_attentions`). Over the budget a verb refuses: the row says so and the raised-budget row measures it anyway.
 
 Run: .venv/bin/python bench/inspect_memory.py  (writes bench/results/inspect_memory.json)
@@ -19,11 +19,11 @@ MODEL = "smollm2-135m-instruct"
 CHILD = """
 import json, resource, sys
 from backend.errors import UserError
-from backend.inspect.attention import compute_attention
-from backend.inspect.budget import estimate
-from backend.inspect.config import AttentionConfig, LensConfig
-from backend.inspect.lens import compute_lens
-from backend.inspect.prompt import encode
+from backend.internals.attention import compute_attention
+from backend.internals.budget import estimate
+from backend.internals.config import AttentionConfig, LensConfig
+from backend.internals.lens import compute_lens
+from backend.internals.prompt import encode
 from backend.models import load
 from backend.models.hooks import trace
 

@@ -29,8 +29,8 @@ from bench.inspect_vs_transformerlens import MODELS, timed  # noqa: E402  (it al
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from backend.inspect.intervene_config import PatchConfig  # noqa: E402
-from backend.inspect.verbs import patch  # noqa: E402
+from backend.internals.intervene_config import PatchConfig  # noqa: E402
+from backend.internals.verbs import patch  # noqa: E402
 from backend.models import load  # noqa: E402
 from backend.models.embedded import cache_dir_for  # noqa: E402
 from bench.output import write_result  # noqa: E402

@@ -34,8 +34,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from backend.inspect.attribution import compute_attribution  # noqa: E402
-from backend.inspect.config import AttributeConfig  # noqa: E402
+from backend.internals.attribution import compute_attribution  # noqa: E402
+from backend.internals.config import AttributeConfig  # noqa: E402
 from backend.models import load  # noqa: E402
 from backend.models.embedded import cache_dir_for  # noqa: E402
 from bench.output import write_result  # noqa: E402

@@ -31,10 +31,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from backend.inspect import AttentionConfig, DlaConfig, HeadConfig, LensConfig, attention, dla, head, lens  # noqa: E402
-from backend.inspect.attention import compute_attention  # noqa: E402
-from backend.inspect.dla import compute_dla  # noqa: E402
-from backend.inspect.lens import compute_lens  # noqa: E402
+from backend.internals import AttentionConfig, DlaConfig, HeadConfig, LensConfig, attention, dla, head, lens  # noqa: E402
+from backend.internals.attention import compute_attention  # noqa: E402
+from backend.internals.dla import compute_dla  # noqa: E402
+from backend.internals.lens import compute_lens  # noqa: E402
 from backend.models import load  # noqa: E402
 from backend.models.embedded import cache_dir_for  # noqa: E402
 from bench.output import write_result  # noqa: E402

@@ -13,7 +13,7 @@ from app.ui.model_picker import current_model
 from app.ui.run import ASK_OVER_S, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
-from backend.inspect import (EXAMPLE_PROMPT, AttentionConfig, DlaConfig, HeadConfig, LensConfig, attention,
+from backend.internals import (EXAMPLE_PROMPT, AttentionConfig, DlaConfig, HeadConfig, LensConfig, attention,
                              check_prompt, dla, head, lens)
 
 HEAD_KEY = "inspect-head"  # (prompt, layer, head) opened from the DLA map: a new prompt opens none until clicked

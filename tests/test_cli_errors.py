@@ -119,13 +119,13 @@ def test_a_newline_in_a_stored_name_prints_no_extra_row(fresh_store, capsys):
 @pytest.fixture
 def no_model(monkeypatch):
     """Any model load fails the test: the refusals below come before one."""
-    import backend.inspect.cli
+    import backend.internals.cli
     import backend.mt.cli
 
     def never(*args, **kwargs):
         raise AssertionError("a model was loaded before the input was refused")
 
-    for module in (backend.inspect.cli, backend.mt.cli):
+    for module in (backend.internals.cli, backend.mt.cli):
         monkeypatch.setattr(module, "load", never)
 
 

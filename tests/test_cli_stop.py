@@ -3,11 +3,11 @@ and the model usable by the next command (its lock released)."""
 import duckdb
 
 from backend.__main__ import main
-from backend.models import decoding
+from backend.models import incremental
 
 
 def test_ctrl_c_mid_decoding_exits_130_and_stores_nothing(fresh_store, monkeypatch, capsys):
-    real_step = decoding.IncrementalDecoder.step
+    real_step = incremental.IncrementalDecoder.step
     calls = []
 
     def interrupted_step(self, next_tokens):
@@ -16,7 +16,7 @@ def test_ctrl_c_mid_decoding_exits_130_and_stores_nothing(fresh_store, monkeypat
             raise KeyboardInterrupt
         return real_step(self, next_tokens)
 
-    monkeypatch.setattr(decoding.IncrementalDecoder, "step", interrupted_step)
+    monkeypatch.setattr(incremental.IncrementalDecoder, "step", interrupted_step)
     argv = ["decode", "run", "--model", "tiny-llama", "--strategy", "greedy", "--prompt", "Hi",
             "--max-new-tokens", "4", "--json"]
     assert main(argv) == 130

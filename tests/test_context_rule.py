@@ -71,7 +71,7 @@ def test_the_check_catches_each_way_the_rule_was_applied_before():
         "limit = context_limit(handle.model) or 4096": "calls context_limit",  # watermark/paraphrase.py
         "limit = getattr(handle.model.config, 'max_position_embeddings', None)": "names 'max_position_embeddings'",
         "n = model.config.n_positions": "reads .n_positions",
-        "from backend.models.decoding import context_limit": "imports context_limit",
+        "from backend.models.incremental import context_limit": "imports context_limit",
         "room = (limit or 4096) - n": "falls back on a hard-coded context size",
         "MAX_CONTEXT = 2048": "hard-codes a context size",
     }

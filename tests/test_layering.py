@@ -14,6 +14,7 @@ from backend.features import FEATURES, PLUG_INS
 from tests.support.imports import ROOT, cycles, exported_submodules, graph, imports_of
 
 FEATURE_NAMES = {f.name for f in FEATURES}
+FEATURE_OF_PACKAGE = {f.package.split(".")[1]: f.name for f in FEATURES}  # "internals" -> "inspect"
 # The core packages' public faces a page may read besides its feature's: models (list, pick), the store (runs),
 # settings and config helpers, the task generators the problem pickers draw from, the stored measured results.
 SHARED_FACES = {"backend.models", "backend.store", "backend.params", "backend.tasks", "backend.config",
@@ -26,7 +27,7 @@ def _files(*tops: str) -> list[Path]:
 
 def _feature_of(module: str) -> str | None:
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[0] == "backend" and parts[1] in FEATURE_NAMES else None
+    return FEATURE_OF_PACKAGE.get(parts[1]) if len(parts) > 1 and parts[0] == "backend" else None
 
 
 def test_backend_never_imports_streamlit_bench_or_training():
@@ -219,8 +220,8 @@ def test_no_decoder_is_stepped_outside_the_kernel():
 NOT_STOPPING = {"backend/nag/extract.py": "the pad id of teacher-forced batches (masked)",
                 "backend/disagreement/learnability.py": "the training target ends with the eos the adapter was "
                                                         "trained with (a target, not a stop)",
-                "backend/inspect/head_scores.py": "the induction test's random tokens leave special ids out (no stop)",
-                "backend/inspect/attribution_methods.py": "the attribution baseline's token (inseq's: unk, else pad, "
+                "backend/internals/head_scores.py": "the induction test's random tokens leave special ids out (no stop)",
+                "backend/internals/attribution_methods.py": "the attribution baseline's token (inseq's: unk, else pad, "
                                                           "else eos) and the special tokens it keeps"}
 
 

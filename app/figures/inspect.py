@@ -1,5 +1,5 @@
 """Figures of the Inspect view: logit-lens heatmap, final-prediction curve, DLA head map and MLP bars, attention
-patterns. Pure: results of backend.inspect -> plotly figures / frames. Token texts are data (plot_label)."""
+patterns. Pure: results of backend.internals -> plotly figures / frames. Token texts are data (plot_label)."""
 from __future__ import annotations
 
 import math

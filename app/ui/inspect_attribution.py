@@ -8,8 +8,8 @@ from app.figures.inspect_attribution import attribution_figure, what
 from app.ui.params import number_for, select_for
 from app.ui.run import ASK_OVER_S, run_with_progress
 from app.ui.text import literal
-from backend.inspect import AttributeConfig, attribute
-from backend.inspect.attribution_methods import ATTRIBUTIONS
+from backend.internals import AttributeConfig, attribute
+from backend.internals.attribution_methods import ATTRIBUTIONS
 
 LABELS = {name: ATTRIBUTIONS.get(name).label for name in ATTRIBUTIONS.names()}
 

@@ -12,7 +12,7 @@ from app.ui.params import checkbox_for, number_for, select_for, slider_for
 from app.ui.run import ASK_OVER_S, run_with_progress
 from app.ui.selection import clicked_cell, selected_points
 from app.ui.text import literal
-from backend.inspect import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig, graph, grid, head_scores, node
+from backend.internals import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig, graph, grid, head_scores, node
 
 PICK_KEY = "inspect-graph-pick"  # (prompt, position, item) of the last click on the graph
 SCORE_LABELS = {"previous": "previous token", "duplicate": "duplicate token", "induction": "induction",

@@ -13,9 +13,9 @@ from app.ui import run as runs
 from app.ui.run import run_with_progress
 from app.ui.selection import remember_click
 from app.ui.text import literal
-from backend.inspect.intervene_config import AblateConfig, PatchConfig, SteerConfig
-from backend.inspect.patching import cell_name
-from backend.inspect.verbs import ablate, patch, steer
+from backend.internals.intervene_config import AblateConfig, PatchConfig, SteerConfig
+from backend.internals.patching import cell_name
+from backend.internals.verbs import ablate, patch, steer
 from backend.params import declared, default_of
 
 TABS_KEY = "inspect-tabs"  # the page's lazy_tabs key: a link opens another section by setting it

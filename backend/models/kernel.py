@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from backend.models import speculative
-from backend.models.decoding import IncrementalDecoder
+from backend.models.incremental import IncrementalDecoder
 from backend.models.reduced import reduced_copy
 
 Policy = Callable[[int, torch.Tensor], torch.Tensor]  # (step, scores [N, V]) -> one token per row [N]

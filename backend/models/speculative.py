@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
 
-from backend.models.decoding import IncrementalDecoder
+from backend.models.incremental import IncrementalDecoder
 from backend.models.reduced import reduced_copy, supported
 
 LOOKAHEAD = 4  # guesses per check; of 3, 4, 6 and 8 tried on SmolLM2, 4 and 6 were fastest (within noise)

@@ -10,7 +10,7 @@ HOW = {"attention": "`inspect attention` (one layer's pattern kept)", "lens": "`
 def inspect_memory(ctx: Ctx) -> Body:
     r = ctx.load("inspect_memory.json")
     lines = [f"Peak RSS of one Inspect computation on `{r['model']}`, each in a fresh process, beside the estimate the "
-             "verbs check before any forward (`backend/inspect/budget.py`); the budget is `DASH_INSPECT_MAX_MB` "
+             "verbs check before any forward (`backend/internals/budget.py`); the budget is `DASH_INSPECT_MAX_MB` "
              f"(default a quarter of the machine: {r['default_budget_mb']:,} MB here; {r['cpus']} CPU cores, load "
              f"average {r['load_average']} at the start). \"Above the loaded model\" is the peak minus the RSS once "
              "the model was loaded. The 8k rows hold 7,801 tokens: the text repeated to 8,000 tokens merges into fewer when "

@@ -12,7 +12,7 @@ def inspect_patching(ctx: Ctx) -> Body:
              "mode, one forward per patch) with the same token ids and metric, both in one process at "
              f"{r['torch_threads']} torch threads (torch {v['torch']}, "
              f"transformers {v['transformers']}). Ours batches the patched runs and prefills the corrupted prefix "
-             "once per patched position (backend/inspect/patching.py). Seconds: the whole computation on each side "
+             "once per patched position (backend/internals/patching.py). Seconds: the whole computation on each side "
              "(ours computed, then cached through the store).", ""]
     rows = []
     for model, m in r["models"].items():

@@ -5,10 +5,10 @@ import numpy as np
 
 from app.figures.inspect import token_label
 from app.figures.inspect_attribution import attribution_figure, matrix_figure, prompt_figure
-from backend.inspect.attribution import compute_attribution
-from backend.inspect.config import AttributeConfig
+from backend.internals.attribution import compute_attribution
+from backend.internals.config import AttributeConfig
 from tests.app.helpers import error_texts, open_tab, plotly_charts, run_page
-from tests.inspect.helpers import VARIANTS
+from tests.internals.helpers import VARIANTS
 
 PROMPT = "<b>hi</b> & the"
 TAB = "Input attribution"

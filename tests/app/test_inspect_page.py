@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.ui.inspect_graph import PICK_KEY
 from app.ui.inspect_link import _INCOMING, PROMPT_KEY
-from backend.inspect import EXAMPLE_PROMPT
+from backend.internals import EXAMPLE_PROMPT
 from backend.models import load
 from tests.app.helpers import MAIN, ROOT, open_tab, plotly_charts, run_page
 

@@ -109,7 +109,7 @@ def test_a_hooked_computation_in_one_thread_does_not_leak_into_another(tiny_hand
     """Hooks hold the model's lock, so a concurrent decoding step sees the unhooked model."""
     import threading
 
-    from backend.models.decoding import IncrementalDecoder
+    from backend.models.incremental import IncrementalDecoder
 
     ids = _ids(tiny_handle)
     with torch.no_grad():

@@ -23,7 +23,7 @@ import torch
 from backend.decoding.resampling import RESAMPLERS, ess, reset_weights
 from backend.decoding.result import ParticleTrace
 from backend.decoding.sampler import draw, log_probs
-from backend.models.decoding import IncrementalDecoder
+from backend.models.incremental import IncrementalDecoder
 from backend.models.kernel import decode, start
 
 

@@ -1,0 +1,162 @@
+"""One shape for every cached computation: a `Verb`.
+
+A verb is declared once, in its feature's module, and owns what used to be repeated at each call site:
+
+    heads = register(Verb("mt", "heads", HeadsConfig, compute_heads, "attention-head maps of the translation heads",
+                          reads=(attention_maps, detection)))
+    computed = heads(handle, HeadsConfig(...), progress)   # -> Computed[HeadsResult]
+
+- the cache key: (feature, name, the subject's model fingerprint, the canonical config or `key(subject, config)`,
+  and a code version *derived* from the source of `compute` and of everything in `reads` — functions, classes or
+  whole modules — so a change to the computation can never be served a result stored by the old code; docstrings,
+  comments and formatting do not count);
+- the run record, progress and Stop (through `backend.store.cached`: a Stop raised from `progress` records the
+  run as stopped and stores nothing partial);
+- the listing (`python -m backend verbs`), CLI flags from the config's `param()` fields (`add_flags`,
+  `config_from_args`) and the page call (`app.ui.run.run_verb`).
+
+Features register their verbs when their module is imported; `all_verbs()` imports every feature's declared verb
+modules (`backend.features.Feature.verbs`) first, so the listing and the contract test see all of them.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import hashlib
+import importlib
+import inspect
+import textwrap
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Generic, TypeVar
+
+from backend.progress import Progress, silent
+from backend.store import artifacts
+from backend.store.artifacts import Computed, ComputedMany, ModelRef, Stored
+
+C = TypeVar("C")
+R = TypeVar("R")
+
+_VERBS: dict[tuple[str, str], "Verb"] = {}
+
+
+def source_digest(parts: Sequence[Any]) -> str:
+    """12 hex digits of the code of `parts` (functions, classes, modules), read as syntax: docstrings, comments
+    and layout changed alone leave it as it was; anything a computation does differently changes it."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(_syntax_of(part).encode())
+    return digest.hexdigest()[:12]
+
+
+def _syntax_of(part: Any) -> str:
+    target = inspect.unwrap(part) if callable(part) and not isinstance(part, type) else part
+    try:
+        source = inspect.getsource(target)
+    except (OSError, TypeError) as err:
+        raise TypeError(f"a verb's code version needs the source of {part!r}: declare named functions, classes or "
+                        "modules (not lambdas made at run time or built-ins)") from err
+    tree = ast.parse(textwrap.dedent(source))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    name = part.__name__ if isinstance(part, types.ModuleType) else getattr(part, "__qualname__", "")
+    return f"{name}\n{ast.dump(tree, annotate_fields=False, include_attributes=False)}\n"
+
+
+@dataclass(frozen=True)
+class Verb(Generic[C, R]):
+    """A cached computation of one feature.
+
+    compute(subject, config, progress) -> result, where the subject is what the verb works on: a loaded model
+    (`backend.models.ModelHandle`) by default, or what `ref` turns into a `ModelRef` (a base/reasoning pair).
+    key(subject, config): what the store keys on when the config alone does not say it (e.g. with the prompt's
+    token ids); by default the config itself.
+    reads: the code beyond `compute` the result depends on (its helpers, the modules doing the work): each enters
+    the derived code version.
+    """
+
+    feature: str
+    name: str
+    config: type
+    compute: Callable[[Any, Any, Progress], Any]
+    help: str
+    reads: tuple[Any, ...] = ()
+    key: Callable[[Any, Any], Any] | None = None
+    ref: Callable[[Any], ModelRef] = ModelRef.of
+
+    @cached_property
+    def code_version(self) -> str:
+        return source_digest((self.compute, *self.reads))
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.feature} {self.name}"
+
+    def _keyed(self, subject: Any, config: Any) -> Any:
+        return config if self.key is None else self.key(subject, config)
+
+    def __call__(self, subject: Any, config: Any = None, progress: Progress = silent) -> Computed:
+        config = self.config() if config is None else config
+        return artifacts.cached(self.feature, self.name, self.ref(subject), self._keyed(subject, config),
+                                lambda: self.compute(subject, config, progress), code_version=self.code_version)
+
+    def many(self, subject: Any, configs: Sequence[Any],
+             compute_many: Callable[[list[Any]], Sequence[Any]]) -> ComputedMany:
+        """Many small requests at once (hashable configs, used as their own keys): one store read, the missing
+        ones computed together by `compute_many(missing)` and stored in one transaction."""
+        return artifacts.cached_many(self.feature, self.name, self.ref(subject), configs, compute_many,
+                                     code_version=self.code_version)
+
+    def latest(self, subject: Any) -> Stored | None:
+        """The most recent stored result of this verb for the subject's model, any configuration."""
+        return artifacts.latest(self.feature, self.name, self.ref(subject), code_version=self.code_version)
+
+    def fields(self) -> tuple[str, ...]:
+        """The config's fields declared with `param()`: what the CLI and the listing show."""
+        return tuple(f.name for f in dataclasses.fields(self.config) if "param" in f.metadata)
+
+    def add_flags(self, parser: argparse.ArgumentParser, **overrides: dict[str, Any]) -> None:
+        """One flag per `param()` field of the config (default, range and help from the field)."""
+        from backend.cli.params import add_flags
+
+        add_flags(parser, self.config, self.fields(), **overrides)
+
+    def config_from_args(self, args: argparse.Namespace, **fixed: Any) -> Any:
+        """The config from parsed flags (validated on construction: a bad value is a one-line UserError)."""
+        values = {name: getattr(args, name) for name in self.fields() if hasattr(args, name)}
+        return self.config(**{**values, **fixed})
+
+
+def register(verb: Verb) -> Verb:
+    """Add a verb; the same (feature, name) declared twice is a programming error."""
+    known = _VERBS.get((verb.feature, verb.name))
+    if known is not None and known is not verb:
+        raise ValueError(f"verb {verb.qualified!r} is declared twice ({known.compute.__module__} and "
+                         f"{verb.compute.__module__})")
+    _VERBS[(verb.feature, verb.name)] = verb
+    return verb
+
+
+def all_verbs() -> tuple[Verb, ...]:
+    """Every feature's verbs, in feature order (imports each feature's declared verb modules first)."""
+    from backend.features import FEATURES
+
+    for feature in FEATURES:
+        for module in feature.verb_modules:
+            importlib.import_module(module)
+    order = {f.name: i for i, f in enumerate(FEATURES)}
+    return tuple(sorted(_VERBS.values(), key=lambda v: (order.get(v.feature, len(order)), v.name)))
+
+
+def verb(feature: str, name: str) -> Verb:
+    found = {(v.feature, v.name): v for v in all_verbs()}.get((feature, name))
+    if found is None:
+        raise KeyError(f"no verb {feature} {name}")
+    return found
