@@ -1,6 +1,6 @@
 """Seeded outputs of every verb, to show a refactor left what they compute unchanged.
 
-Runs every command of the verb list in tests/models/test_every_forward_locked.py (each feature's CLI verbs on the
+Runs every command of the verb list in tests/support/every_verb.py (each feature's CLI verbs on the
 tiny random-weight models, plus the verbs only a page calls) on a fresh store, and writes each one's JSON output
 with the fields that depend on the run rather than on the computation (timings, run ids, cache keys, whether it
 was cached) left out. Run it on the code before and after a change and compare:
@@ -46,22 +46,17 @@ def snapshot() -> dict[str, object]:
     import tests.conftest  # noqa: F401  (the tiny random-weight models, allowlisted as the test suite does)
     from backend.__main__ import main
     from backend.store.codec import to_jsonable
-    from tests.models.test_every_forward_locked import CLI, FILES, PAGE
-    from backend.watermark import demo
+    from tests.support.every_verb import CLI, PAGE, argv_of, command_names
 
     folder = Path(tempfile.mkdtemp(prefix="verb-snapshot-"))
     os.environ["DASH_STORE"] = str(folder / "store.duckdb")
     os.environ["DASH_WATERMARK_SECRET"] = "a fixed secret for the snapshot"
-    for name, text in FILES.items():
-        (folder / name).write_text(text)
-    model_address, user_address = demo.first_try_identity()
-    names = {**{name: folder / name for name in FILES}, "scan.parquet": folder / "scan.parquet",
-             "scores.parquet": folder / "scores.parquet", "identity": f"{model_address}.{user_address}"}
+    names = command_names(folder)
     outputs: dict[str, object] = {}
-    for verb, argv in CLI.items():
+    for verb in CLI:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            code = main(["--json", *(str(names[a[1:-1]]) if a.startswith("{") else a for a in argv)])
+            code = main(["--json", *argv_of(verb, names)])
         text = out.getvalue()
         try:
             parsed = json.loads(text) if text.strip() else None
