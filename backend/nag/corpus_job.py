@@ -20,15 +20,15 @@ from backend.corpus.jobs import JobSummary, iter_tables, job, run_job
 from backend.corpus.shards import Shard
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
-from backend.nag.extract import ExtractConfig, effective_max_length, extract_batched, tokenize
-from backend.nag.profile import similarity
 import backend.nag.embedding as embedding
+from backend.nag.extract import ExtractConfig, effective_max_length, extract_batched, tokenize
 from backend.nag.featurecache import FEATURE_READS
+from backend.nag.profile import similarity
 from backend.nag.rank import RANK_READS, SLICE_DOCS, RankConfig, Ranking, assemble, preview
 from backend.nag.scorers import SCORERS, random_score
+from backend.nag.subject import OnModel
 from backend.nag.targets import TargetSet
 from backend.progress import Progress, scaled, silent
-from backend.nag.subject import OnModel
 from backend.store import Computed
 from backend.verbs import Verb, register, source_digest
 

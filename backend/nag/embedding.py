@@ -34,7 +34,7 @@ def centroid(texts: Sequence[str]) -> np.ndarray:
     return mean / max(float(np.linalg.norm(mean)), 1e-12)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Texts:
     """Document texts by key: what the sentence embedder embeds (the embedder, not the ranked model, is the
     stored result's model)."""
