@@ -3,8 +3,8 @@
 A chart declares its selectable objects with `Pickable`s: each clickable point carries customdata
 [kind, *fields, *extras], the kind saying what a click picks (a chart may hold several kinds, e.g. Inspect's graph:
 states and edges), the fields naming it (whole numbers such as layer and head, or declared text fields), anything
-after them for the hover only. The page's drill-down (app/ui/drilldown.py) decodes a selected point back with the same
-`Pickable`; a point that does not decode picks nothing, so nothing the browser sends is trusted beyond the fields.
+after them for the hover only. The page's drill-down (app/ui/drilldown.py) reads a selected point back with the same
+`Pickable`; a point that does not read as one picks nothing, so nothing the browser sends is trusted beyond the fields.
 
 Click layers: Streamlit's Plotly selection events carry no points for heatmap traces (streamlit/streamlit#8760,
 #15042), so a clickable heatmap gets an invisible marker on every cell centre whose customdata names the cell; a
@@ -55,7 +55,7 @@ class Pickable:
         """The pick this kind's point with these field values makes (what a click stores; tests set it directly)."""
         return Picked(self.kind, tuple(values), context)
 
-    def decode(self, customdata: Any) -> Picked | None:
+    def read(self, customdata: Any) -> Picked | None:
         """The pick a selected point's customdata names, or None: another kind, too short, or a field that is not
         what it declares (the event comes from the browser)."""
         if not isinstance(customdata, (list, tuple)) or len(customdata) < 1 + len(self.fields):

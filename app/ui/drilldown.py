@@ -69,11 +69,11 @@ class Drilldown:
         """Where the selection of `chart` last acted on is kept."""
         return f"{self.name}-seen-{chart}"
 
-    def decode(self, clicked: Clicked, fits: Callable[[Picked], bool] = anything) -> Picked | None:
-        """The pick of the chart's selected points: the last point that decodes as one of `opens` and fits."""
+    def read(self, clicked: Clicked, fits: Callable[[Picked], bool] = anything) -> Picked | None:
+        """The pick of the chart's selected points: the last point that reads as one of `opens` and fits."""
         for point in reversed(clicked.points):
             for pickable in self.opens:
-                picked = pickable.decode(point.get("customdata"))
+                picked = pickable.read(point.get("customdata"))
                 if picked is not None and fits(picked):
                     return picked
         return None
@@ -88,7 +88,7 @@ class Drilldown:
             if state.get(seen) == signature:
                 continue
             state[seen] = signature
-            picked = self.decode(clicked, fits)
+            picked = self.read(clicked, fits)
             if picked is not None:
                 chosen = state[self.key] = replace(picked, context=context)
         return chosen

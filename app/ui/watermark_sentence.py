@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.figures.watermark import SENTENCE, TOKEN
+from app.figures.watermark import MARK_WORDS, SENTENCE, TOKEN
 from app.ui.drilldown import Clicked, Drilldown, within
 from app.ui.guarded import guarded
 from app.ui.text import literal
@@ -114,8 +114,6 @@ def token_facts(found, i: int) -> list[str]:
 
 def token_drilldown(found) -> None:
     """A clicked token (of the text, WM_TOKEN): its text, its mark in words and `token_facts`."""
-    from app.figures.watermark import MARK_WORDS
-
     chosen = WM_TOKEN.pick(fits=within(len(found.pieces)))
     if chosen is None or not found.pieces[chosen.values[0]][1]:
         st.caption("Click a token of the text to see what it counted for.")

@@ -1,5 +1,5 @@
 """The one drill-down mechanism (app/figures/clickable.py `Pickable`, app/ui/drilldown.py `Drilldown`): customdata
-encoded by a chart decodes back to the same pick, a crafted point picks nothing, and the pick is remembered per
+encoded by a chart reads back as the same pick, a crafted point picks nothing, and the pick is remembered per
 drill-down with each chart's selection acted on once (AppTest cannot fire a Plotly selection, so this is tested
 here on a plain dict as session state)."""
 from types import SimpleNamespace
@@ -29,15 +29,15 @@ def chart(key: str, *customdata) -> Clicked:
                                           "point_indices": [], "box": [], "lasso": []}})
 
 
-def test_encode_decode_round_trip():
+def test_encode_read_round_trip():
     row = HEAD.encode(np.int64(3), 1, extras=(np.float32(0.5), "L3H1"))
     assert row == ["head", 3, 1, 0.5, "L3H1"] and type(row[1]) is int and type(row[3]) is float  # JSON-ready
-    assert HEAD.decode(row) == Picked("head", (3, 1)) == HEAD.of(3, 1)
-    assert NODE.decode(NODE.encode(2, 5, "mid")) == NODE.of(2, 5, "mid")
+    assert HEAD.read(row) == Picked("head", (3, 1)) == HEAD.of(3, 1)
+    assert NODE.read(NODE.encode(2, 5, "mid")) == NODE.of(2, 5, "mid")
     rows = NODE.rows(np.array([0, 1]), [4, 5], ["post", "mid"], extras=(["a", "b"],))
     assert rows == [["node", 0, 4, "post", "a"], ["node", 1, 5, "mid", "b"]]
-    assert [NODE.decode(r) for r in rows] == [NODE.of(0, 4, "post"), NODE.of(1, 5, "mid")]
-    assert HEAD.decode(("head", 1.0, 2.0)) == HEAD.of(1, 2)  # whole floats, as JSON may carry them
+    assert [NODE.read(r) for r in rows] == [NODE.of(0, 4, "post"), NODE.of(1, 5, "mid")]
+    assert HEAD.read(("head", 1.0, 2.0)) == HEAD.of(1, 2)  # whole floats, as JSON may carry them
     with pytest.raises(ValueError):
         HEAD.encode(1)
 
@@ -48,9 +48,9 @@ def test_a_crafted_or_foreign_point_picks_nothing():
                ["head", 1, -1], ["head", 1, 0.5], ["head", "1", 0], ["head", True, 0], ["head", 1, float("nan")],
                ["head", 1, float("inf")], ["head", [1], 0], ["head", None, 0]]
     for data in crafted:
-        assert HEAD.decode(data) is None, data
-    assert NODE.decode(["node", 1, 2, 3]) is None, "a text field holds text"
-    assert EDGE.decode(NODE.encode(1, 2, "mid")) is None and NODE.decode(EDGE.encode(0)) is None
+        assert HEAD.read(data) is None, data
+    assert NODE.read(["node", 1, 2, 3]) is None, "a text field holds text"
+    assert EDGE.read(NODE.encode(1, 2, "mid")) is None and NODE.read(EDGE.encode(0)) is None
 
 
 def test_selected_points_tolerates_empty_and_odd_events():
@@ -67,7 +67,7 @@ def test_a_new_selection_picks_and_a_rerun_keeps_it(state):
     assert state[heads.key] == HEAD.of(1, 2)
     assert heads.pick(chart("fp8-heatmap", ["head", 1, 2])) == HEAD.of(1, 2)  # the same selection, rerun
     assert heads.pick() == HEAD.of(1, 2)  # no chart drawn (another tab): the pick stays
-    # several points selected: the last that decodes and fits wins
+    # several points selected: the last that reads and fits wins
     fits = within(2, 4)
     assert heads.pick(chart("fp8-heatmap", ["head", 0, 1], ["head", 9, 9], ["x"]), fits=fits) == HEAD.of(0, 1)
 

@@ -1,4 +1,4 @@
-"""What a click on each page's clickable charts opens: every clickable point of the drawn figure decodes, through
+"""What a click on each page's clickable charts opens: every clickable point of the drawn figure reads, through
 the page's `Drilldown`, to the object it is drawn at, and a pick outside the shown result opens nothing (AppTest
 cannot fire a Plotly selection, so the figure -> pick contract is tested here; each page's AppTest opens a pick)."""
 from types import SimpleNamespace
@@ -12,7 +12,7 @@ from app.ui.drilldown import Clicked, Drilldown, within
 
 def picks(drill: Drilldown, trace, fits) -> list:
     """The pick a click on each point of `trace` makes (None where it picks nothing)."""
-    return [drill.decode(Clicked("chart", ({"customdata": c},)), fits) for c in trace.customdata]
+    return [drill.read(Clicked("chart", ({"customdata": c},)), fits) for c in trace.customdata]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_fp8_a_head_cell_opens_that_head_and_a_layer_its_largest_bound(bounds_re
     for trace in layer_bounds_figure(result).data:  # bounds, observed, utilisation: each layer's point
         assert picks(FP8_HEAD, trace, fits) == [HEAD.of(x, largest[x]) for x in trace.x], trace.name
     n_layers, n_heads = result.bound.shape
-    assert FP8_HEAD.decode(Clicked("c", ({"customdata": ["head", n_layers, 0]},)), fits) is None  # another model's
+    assert FP8_HEAD.read(Clicked("c", ({"customdata": ["head", n_layers, 0]},)), fits) is None  # another model's
 
 
 def test_disagreement_a_point_of_any_curve_opens_its_position():

@@ -65,7 +65,7 @@ def test_nag_neuron_drilldown_opens_from_the_graph_and_the_profile():
     assert any("Click a neuron" in c.value for c in at.caption)
     graph = json.loads(next(c for c in plotly_charts(at) if c.proto.id.endswith("nag-graph")).proto.spec)
     node = next(t for t in graph["data"] if t.get("customdata"))
-    picked = NEURON.decode(node["customdata"][0])  # what a click on the heaviest node of the first layer stores
+    picked = NEURON.read(node["customdata"][0])  # what a click on the heaviest node of the first layer stores
     at.session_state[NAG_NEURON.key] = picked
     layer, neuron = picked.values
     at.run()

@@ -22,7 +22,7 @@ def test_figures_follow_the_results(tiny_handle):
     assert heatmap.z.shape == (2, 4) and len(clickable.x) == 2 * 4
     assert [c[3] for c in clickable.customdata] == list(dla.heads.ravel()), "each head's effect on hover"
     assert list(clickable.y) == [0, 0, 0, 0, 1, 1, 1, 1]
-    assert [DLA_HEAD.decode(Clicked("map", ({"customdata": c},)), within(2, 4)) for c in clickable.customdata] == \
+    assert [DLA_HEAD.read(Clicked("map", ({"customdata": c},)), within(2, 4)) for c in clickable.customdata] == \
         [HEAD.of(y, x) for x, y in zip(clickable.x, clickable.y)], "a click opens the head drawn there"
     assert list(mlp_figure(dla).data[0].y) == list(dla.mlps)
     att = compute_attention(model, tokenizer, AttentionConfig(prompt=PROMPT, layer=1, head=1))
@@ -36,10 +36,10 @@ def test_a_crafted_selection_event_is_ignored():
                ["head", 1, float("inf")], ["head", 0.5, 1], ["head", True, 1], ["head", [1], 1], ["head", 2, 0],
                ["node", 1, 1], [1, 1], "head", None]
     for customdata in crafted:
-        assert DLA_HEAD.decode(Clicked("map", ({"customdata": customdata},)), within(2, 4)) is None, customdata
+        assert DLA_HEAD.read(Clicked("map", ({"customdata": customdata},)), within(2, 4)) is None, customdata
     mixed = Clicked.of("map", {"selection": {"points": ["x", {"customdata": ["head", 1.0, 2.0]},
                                                         {"customdata": ["head", 2, -3]}]}})
-    assert DLA_HEAD.decode(mixed, within(2, 4)) == HEAD.of(1, 2)
+    assert DLA_HEAD.read(mixed, within(2, 4)) == HEAD.of(1, 2)
 
 
 def test_the_lens_writes_tokens_out_and_tracks_a_token(tiny_handle):

@@ -21,10 +21,10 @@ def test_graph_points_name_every_edge_and_state(tiny_handle):
     assert list(states.y) == [node_y(n.layer, n.stage) for n in result.nodes]
     texts = list(fig.layout.xaxis.ticktext) + list(edges.text) + list(states.text)
     assert all("<b>" not in t for t in texts), "token text is shown, never rendered"
-    clicked = lambda customdata: GRAPH_ITEM.decode(Clicked("map", ({"customdata": customdata},)))  # noqa: E731
+    clicked = lambda customdata: GRAPH_ITEM.read(Clicked("map", ({"customdata": customdata},)))  # noqa: E731
     assert [clicked(c) for c in states.customdata] == [NODE.of(n.layer, n.position, n.stage) for n in result.nodes]
     assert [clicked(c) for c in edges.customdata] == [EDGE.of(i) for i in range(len(result.edges))]
-    assert GRAPH_ITEM.decode(Clicked("map")) is None
+    assert GRAPH_ITEM.read(Clicked("map")) is None
 
 
 def test_score_map_and_grid_follow_the_results(tiny_handle):
