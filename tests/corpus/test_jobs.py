@@ -118,7 +118,7 @@ def test_a_live_job_keeps_its_heartbeat(tmp_path, fresh_store, monkeypatch):
 
     class Slow(CountTask):
         def run(self, shard):
-            gate.wait(10)
+            gate.wait(120)  # held until the test has seen the row; the bound only ends a hung test
             return super().run(shard)
 
     worker = threading.Thread(target=run_job, args=("count", Slow(tmp_path), str(corpus)))
