@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -86,11 +86,50 @@ def visit_by_sidebar(page, url_path: str, timeout_s: float) -> None:
 
 
 def wait_until_idle(page, timeout_s: float) -> None:
-    """Wait (Playwright page) until the app's script, including a page's default computation, has finished."""
-    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_s * 1000)
-    time.sleep(1.0)  # the script state attribute appears a moment after the app shell
+    """Wait (Playwright page) until the app's script, including a page's default computation, has finished. On a
+    page just opened the state reads "initial" until the first run ends, so this cannot hold early; after an action
+    on an open page it can (the rerun starts a moment later): act through `rerun_after` instead."""
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
                            state="attached", timeout=timeout_s * 1000)
+
+
+# Armed before an action: notes whether the app's script state has left "notRunning" since (a rerun started),
+# however quickly it came back: each change of the attribute is a record, with the value it replaced.
+WATCH_FOR_RERUN = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (window.__dashRerunWatch) window.__dashRerunWatch.disconnect();
+    window.__dashRerunStarted = false;
+    window.__dashRerunWatch = new MutationObserver(records => {
+        if (records.some(r => r.oldValue !== 'notRunning' || app.dataset.testScriptState !== 'notRunning'))
+            window.__dashRerunStarted = true;
+    });
+    window.__dashRerunWatch.observe(app, {attributes: true, attributeOldValue: true,
+                                          attributeFilter: ['data-test-script-state']});
+}"""
+
+
+def rerun_after(page, action: Callable[[], object], timeout_s: float) -> None:
+    """Do `action` (a click, a key press, an upload that changes a widget) once the page is idle, and wait until
+    the rerun it causes has finished. The action must cause one: a click on what is already chosen does not."""
+    page.wait_for_function(RERUN_DONE, timeout=timeout_s * 1000, polling=50)
+    page.evaluate(WATCH_FOR_RERUN)
+    action()
+    page.wait_for_function(f"window.__dashRerunStarted && {RERUN_DONE}", timeout=timeout_s * 1000, polling=50)
+
+
+# Whether Plotly has picked a point under (x, y): it does on hover, and its click selects the point it picked.
+PICKED_UNDER = """([x, y]) => {
+    const plot = document.elementFromPoint(x, y)?.closest('.js-plotly-plot');
+    return Boolean(plot && plot._hoverdata && plot._hoverdata.length);
+}"""
+
+
+def click_chart_point(page, x: float, y: float, timeout_s: float) -> None:
+    """A user's click on the chart point drawn at (x, y) (page coordinates): hover until Plotly has picked it,
+    click, and wait until the rerun the selection causes has finished."""
+    page.mouse.move(x, y)
+    page.wait_for_function(PICKED_UNDER, arg=[x, y], timeout=timeout_s * 1000, polling=50)
+    rerun_after(page, lambda: page.mouse.click(x, y), timeout_s)
 
 
 def wait_until_script_idle(page, timeout_s: float) -> None:

@@ -158,9 +158,7 @@ def page_click_timings(heads=((29, 1), (23, 4), (10, 0), (29, 1), (23, 4))) -> d
         page.set_default_timeout(300_000)
         page.goto(f"{url}/inspect")
         server.wait_until_idle(page, 300)
-        page.get_by_role("tab", name="Direct logit attribution").click()
-        time.sleep(0.5)
-        server.wait_until_idle(page, 300)
+        server.rerun_after(page, page.get_by_role("tab", name="Direct logit attribution").click, 300)
         server.wait_for_charts(page, 120)
         n_heads = load(EMBEDDED).info.n_heads
         seen = set()
@@ -169,7 +167,7 @@ def page_click_timings(heads=((29, 1), (23, 4), (10, 0), (29, 1), (23, 4))) -> d
             box = point.bounding_box()
             x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
             page.mouse.move(x, y)
-            time.sleep(0.3)
+            page.wait_for_function(server.PICKED_UNDER, arg=[x, y], polling=50)  # Plotly picked the head to click
             start = time.perf_counter()
             page.mouse.click(x, y)
             page.wait_for_function(f"document.body.innerText.includes('Head L{layer}H{h}') && {server.RERUN_DONE}",

@@ -25,7 +25,6 @@ SUBJECTS = ("photosynthesis", "the moon", "a bicycle", "the French Revolution", 
 TEMPLATES = ("Explain {} in two sentences.", "Write a short story about {}.", "List three facts about {}.",
              "What is special about {}?", "Describe {} to a child.")
 PROMPTS = [t.format(s) for s in SUBJECTS for t in TEMPLATES]  # 50, written here
-CONTESTANTS = ("generate", "generate static cache", "kernel", "kernel checked chunks", "kernel int8", "kernel bf16")
 
 
 def _contestants(handle, stops: list[int], tokens: int) -> dict[str, Callable]:

@@ -246,13 +246,6 @@ def greedy_completions(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBas
     return out
 
 
-def evaluate_exact_match(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, problems: Sequence[Problem],
-                         max_new_tokens: int = 256, batch_size: int = 20) -> float:
-    """Share of problems whose greedy reply's answer is exactly right."""
-    replies = greedy_completions(model, tokenizer, problems, max_new_tokens, batch_size)
-    return sum(check_answer(p, r) for p, r in zip(problems, replies)) / max(1, len(problems))
-
-
 def score_report(problems: Sequence[Problem], replies: Sequence[str]) -> dict:
     """Exact match overall and per difficulty, with n."""
     correct = [check_answer(p, r) for p, r in zip(problems, replies)]

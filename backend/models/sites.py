@@ -24,8 +24,6 @@ from torch import nn
 from backend.models.architecture import arch_info, attention_out_proj, decoder_layers, mlp_down_proj, mlp_up_proj
 from backend.models.locks import model_lock
 
-SITES = ("resid_pre", "attn_out", "mlp_out", "head", "neuron")
-
 
 def site_module(model: nn.Module, site: str, layer: int) -> tuple[nn.Module, bool]:
     """(module, whether the site is its input) for one site of one layer."""

@@ -46,12 +46,6 @@ class Problem:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Problem:
-        return cls(id=str(d["id"]), question=str(d["question"]), answer=int(d["answer"]),
-                   solution=str(d.get("solution", "")), split=str(d.get("split", "")),
-                   difficulty=int(d.get("difficulty", 0)))
-
 
 class _Calc:
     """Records steps; flags (instead of raising) values that break the rules so callers resample."""

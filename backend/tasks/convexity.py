@@ -5,8 +5,8 @@ convex or concave term of the same variable, squaring an affine argument), each 
 certify the result (backend.tasks.convexity_rules). Every operator is strictly monotone in its argument except
 squaring, which only ever takes an affine argument, so a certified chain is *strictly* convex or concave; the sum
 of a strictly convex chain in x and a strictly concave one in y has a Hessian diag(+, -) everywhere, so "neither"
-is a fact and not just a missing certificate. The labels are checked independently by
-backend.tasks.convexity_check (sympy's Hessian on random points) on small depths.
+is a fact and not just a missing certificate. The labels are checked independently by the tests
+(tests/tasks/hessian.py: sympy's Hessian on random points) on small depths.
 
 `parse_expression` turns a typed or generated expression into its tree of operator nodes (sympy's parser, on a
 whitelist of tokens: sympy's parser evaluates Python, so nothing else reaches it).
@@ -26,7 +26,6 @@ MAX_DEPTH = 150  # Python's parser refuses more than 200 nested parentheses; a c
 MAX_EXPRESSION_CHARS = 20_000
 VARIABLES = ("x", "y")
 LABEL_CYCLE = (CONVEX, CONCAVE, NEITHER)
-OPERATOR_KINDS = ("exp", "sum", "scale", "square", "other")
 _ALLOWED_NAMES = {"exp", "x", "y", "z"}
 _TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d+)?)|([A-Za-z_]\w*)|(\*\*|[-+*/()]))")
 
@@ -122,7 +121,7 @@ class Node:
     placeholders u, v, w, ... (constant arguments inline); `children` index earlier nodes (post-order), or -1 for
     an argument that is a bare variable."""
 
-    kind: str  # one of OPERATOR_KINDS
+    kind: str  # "exp", "sum", "scale", "square" or "other"
     text: str
     coefficient: float  # scale: the constant factor
     children: tuple[int, ...]

@@ -25,7 +25,7 @@ class Properties:
 
 
 def operator_properties(kind: str, coefficient: float = 1.0) -> Properties:
-    """The truth for the operators the parser names (see backend.tasks.convexity.OPERATOR_KINDS)."""
+    """The truth for the operators the parser names (backend.tasks.convexity's Node.kind)."""
     if kind == "exp":
         return Properties(CONVEX, INCREASING)
     if kind == "sum":

@@ -250,7 +250,7 @@ def _rate(d: Draft, n_steps: int) -> str:
 def _comparison(d: Draft, n_steps: int) -> str:
     """One person's count given relative to another's, their total, and what they give away."""
     (name, pron), t = pick_person(d.r), d.r.choice(OBJECTS)
-    other, pron2 = pick_person(d.r, name)
+    other, _ = pick_person(d.r, name)  # the other's pronoun is not needed
     v = {"n": name, "o": other, "t": t}
     a = d.r.randint(4, 120)
     d.say("{n} has {a} {t}.", a=d.num(a), **v)

@@ -75,11 +75,5 @@ def _unit(text: str, start: int, end: int, words: int) -> Unit:
     return Unit(text=body, start=start + lead, end=start + lead + len(body), words=words)
 
 
-def first_complete_unit(text: str, min_words: int = MIN_WORDS) -> Unit | None:
-    """The first unit of `text` if text after it has started (so it can no longer change), else None."""
-    units = split_units(text, min_words)
-    return units[0] if len(units) >= 2 else None
-
-
 def sentences(text: str) -> list[str]:
     return [u.text for u in split_units(text)]

@@ -68,7 +68,3 @@ def skeleton_tokens(sentence: str) -> list[str]:
 def skeleton(sentence: str) -> str:
     """The syntactic signature string, e.g. `DET W PREP DET W .`."""
     return " ".join(skeleton_tokens(sentence))
-
-
-def is_function_word(word: str) -> bool:
-    return word.lower() in CATEGORY

@@ -44,10 +44,11 @@ def first_open(r: dict) -> str:
 def lab(r: dict) -> str:
     lat, plan = r["stored_view_latency_s"], r["plan"]
     computing = sum(s["role"] != "browse" for s in r["sessions"])
-    return _link(f"**A lab on one server**: {plan['sessions']} browser sessions for {plan['seconds'] / 60:.0f} min, "
-                 f"{computing} of them computing without pause, beside CLI runs on the same store: stored views p95 "
-                 f"{sec(lat['p95'])} to script idle (n = {lat['n']}), {len(r['errors'])} errors, RSS "
-                 f"{r['rss_growth_after_warmup']:+.1%} after warm-up.", "A lab on one server (load)")
+    who = (f"{plan['sessions']} browser sessions for {plan['seconds'] / 60:.0f} min, {computing} of them computing "
+           "without pause, beside CLI runs on the same store")
+    how = (f"stored views p95 {sec(lat['p95'])} to script idle (n = {lat['n']}), {len(r['errors'])} errors, RSS "
+           f"{r['rss_growth_after_warmup']:+.1%} after warm-up")
+    return _link(f"**A lab on one server**: {who}: {how}.", "A lab on one server (load)")
 
 
 @_from("decoding.json")

@@ -7,6 +7,7 @@ from backend.corpus.jobs import job_shards, list_jobs, run_job, shard_files
 from backend.corpus.shards import list_shards
 from backend.errors import UserError
 from tests.corpus.support import CountTask, add_bad_shards, processed, write_corpus
+from tests.support.waiting import wait_until
 
 
 def _ids(job_id):
@@ -84,7 +85,6 @@ def test_a_job_whose_process_died_reads_stale_and_resumes(tmp_path, fresh_store,
     import os
     import subprocess
     import sys
-    import time
     from pathlib import Path
 
     from backend.corpus import jobs
@@ -98,17 +98,16 @@ def test_a_job_whose_process_died_reads_stale_and_resumes(tmp_path, fresh_store,
     assert child.returncode == 1, child.stderr  # ended in the middle of shard 4, as a kill would
     assert list_jobs("count").iloc[0]["status"] == jobs.RUNNING  # its heartbeat is still fresh
     monkeypatch.setattr(jobs, "STALE_AFTER_S", 0.5)
-    time.sleep(1.0)
-    assert list_jobs("count").iloc[0]["status"] == jobs.STALE
+    wait_until(lambda: list_jobs("count").iloc[0]["status"] == jobs.STALE, 60, "the dead job's row to read stale")
     summary = run_job("count", CountTask(tmp_path), str(corpus))
     assert (summary.skipped, summary.processed, summary.status) == (3, 3, "done")
     assert list_jobs("count").iloc[0]["status"] == "done"
 
 
 def test_a_live_job_keeps_its_heartbeat(tmp_path, fresh_store, monkeypatch):
-    """The heartbeat keeps a long job "running" past STALE_AFTER_S while its process lives."""
+    """The heartbeat keeps a long job "running" past STALE_AFTER_S while its process lives: its row is touched
+    later than STALE_AFTER_S after it was written, and still reads running."""
     import threading
-    import time
 
     from backend.corpus import jobs
 
@@ -119,13 +118,20 @@ def test_a_live_job_keeps_its_heartbeat(tmp_path, fresh_store, monkeypatch):
 
     class Slow(CountTask):
         def run(self, shard):
-            gate.wait(10)
+            gate.wait(120)  # held until the test has seen the row; the bound only ends a hung test
             return super().run(shard)
 
     worker = threading.Thread(target=run_job, args=("count", Slow(tmp_path), str(corpus)))
     worker.start()
-    time.sleep(1.5)
-    seen = list_jobs("count").iloc[0]["status"]
-    gate.set()
-    worker.join()
+
+    def touched_past_the_stale_window():
+        rows = list_jobs("count")
+        if len(rows) and (rows.iloc[0]["updated"] - rows.iloc[0]["created"]).total_seconds() > jobs.STALE_AFTER_S:
+            return rows.iloc[0]["status"]
+
+    try:
+        seen = wait_until(touched_past_the_stale_window, 60, "a heartbeat later than STALE_AFTER_S")
+    finally:
+        gate.set()
+        worker.join()
     assert seen == jobs.RUNNING

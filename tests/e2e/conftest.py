@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,11 +83,24 @@ def wait_until_idle(page, timeout_s: float = PAGE_TIMEOUT_S) -> None:
     server.wait_until_idle(page, timeout_s)
 
 
+def rerun_after(page, action, timeout_s: float = PAGE_TIMEOUT_S) -> None:
+    """Do `action` (a click, a key press, an upload) and wait until the rerun it causes has finished."""
+    server.rerun_after(page, action, timeout_s)
+
+
+def click_chart_point(page, x: float, y: float, timeout_s: float = PAGE_TIMEOUT_S) -> None:
+    """Hover the chart point at (x, y) until Plotly picks it, click it, and wait for the rerun of the selection."""
+    server.click_chart_point(page, x, y, timeout_s)
+
+
 def open_tab(page, name: str, timeout_s: float = PAGE_TIMEOUT_S) -> None:
-    """Click a tab: the page reruns and only then draws that tab's body (app/ui/tabs.py)."""
-    page.get_by_role("tab", name=name).click()
-    time.sleep(0.5)  # the rerun starts a moment after the click
-    wait_until_idle(page, timeout_s)
+    """Open a tab: a click on another tab reruns the page, which only then draws that tab's body (app/ui/tabs.py);
+    a click on the open one does nothing."""
+    tab = page.get_by_role("tab", name=name)
+    if tab.get_attribute("aria-selected") == "true":
+        wait_until_idle(page, timeout_s)
+    else:
+        rerun_after(page, tab.click, timeout_s)
 
 
 def click_stop(page) -> bool:
@@ -110,12 +122,10 @@ def start_long_batch(app_url: str, browser, width: int, height: int):
     page.get_by_text("Parameters and budgets").click()
     tokens = page.get_by_role("spinbutton", name="Max new tokens")
     tokens.fill("4")  # the tiny test models' context holds the problems with a few new tokens
-    tokens.press("Enter")
-    wait_until_idle(page)
+    rerun_after(page, lambda: tokens.press("Enter"))
     open_tab(page, "Batch & budgets")
     problems = page.get_by_role("spinbutton", name="Problems")
     problems.fill("200")
-    problems.press("Enter")
-    wait_until_idle(page)
+    rerun_after(page, lambda: problems.press("Enter"))
     page.get_by_role("button", name="Run batch").click()
     return page

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -47,13 +46,13 @@ def test_page_renders_without_exception(tab, view):
     tab.show("" if view is HOME else view.url_path)
     page = tab.page
     server.wait_for_charts(page, 60)  # plotly draws after the script has finished
-    time.sleep(1.0)
     assert page.locator('[data-testid="stException"]').count() == 0, page.inner_text("body")[:2000]
     assert view.title.split()[0].lower() in page.inner_text("h1").lower() or view is HOME
     outline = page.evaluate(OUTLINE_JS)
     if os.environ.get("DASH_SCREENSHOT_DIR"):  # `make screenshots`: a PNG encode of a tall page costs the suite CPU
         shots = Path(os.environ["DASH_SCREENSHOT_DIR"])
         shots.mkdir(parents=True, exist_ok=True)
+        page.evaluate("document.fonts.ready.then(() => true)")  # the picture's text in the page's own fonts
         page.screenshot(path=str(shots / f"{view.script.removesuffix('.py')}.png"), full_page=True)
         (shots / outline_file(view).name).write_text(json.dumps(outline, indent=1, ensure_ascii=False) + "\n")
     else:  # the README's picture of this page shows what the page shows now, or `make screenshots` is due

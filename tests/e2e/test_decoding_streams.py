@@ -4,7 +4,7 @@ partial comparison (also tests/app/test_decoding_compare.py, without a race agai
 what the page shows, never on a clock."""
 from __future__ import annotations
 
-from tests.e2e.conftest import PAGE_TIMEOUT_S, click_stop, wait_until_idle
+from tests.e2e.conftest import PAGE_TIMEOUT_S, click_stop, rerun_after, wait_until_idle
 
 
 MH = "MH power sampling"
@@ -13,24 +13,21 @@ MH = "MH power sampling"
 def _number(page, label: str, value: int) -> None:
     field = page.get_by_role("spinbutton", name=label)
     field.fill(str(value))
-    field.press("Enter")
-    wait_until_idle(page)
+    rerun_after(page, lambda: field.press("Enter"))
 
 
 def test_finished_strategies_show_before_the_last_one_ends_and_a_stop_keeps_them(app_url, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1600})
     page.goto(f"{app_url}/decoding")
     wait_until_idle(page)
-    page.get_by_text("Own prompt").click()  # a short prompt: room in the tiny models' context for long decodes
-    wait_until_idle(page)
+    rerun_after(page, page.get_by_text("Own prompt").click)  # a short prompt: room in the tiny models' context
     page.get_by_text("Parameters and budgets").click()
     _number(page, "Max new tokens", 150)
     _number(page, "MH block size B", 1)
     _number(page, "MH steps K per block", 10)  # ~57k proposal tokens (the budget is 65,536): minutes on the tiny model
     page.locator('[data-testid="stMultiSelect"]').first.click()
-    page.get_by_role("option", name=MH).click()
+    rerun_after(page, page.get_by_role("option", name=MH).click)
     page.keyboard.press("Escape")
-    wait_until_idle(page)
     page.get_by_role("button", name="Run selected strategies").click()
     # one reading of the page, the moment greedy's column appears: the last strategy (MH) has no column yet. (A free
     # prompt has no checker: these columns are this run's; the first view's were judged correct or wrong.)

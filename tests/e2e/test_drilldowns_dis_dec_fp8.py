@@ -7,13 +7,10 @@ calcdata and axis scales), so Plotly's selection event and Streamlit's rerun are
 """
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from app import server
-from tests.e2e.conftest import PAGE_TIMEOUT_S, wait_until_idle
-
+from tests.e2e.conftest import click_chart_point, rerun_after, wait_until_idle
 
 
 def _point_pixel(page, chart_key: str, trace: int, index: int) -> tuple[float, float]:
@@ -29,14 +26,8 @@ def _point_pixel(page, chart_key: str, trace: int, index: int) -> tuple[float, f
 
 
 def _click_point(page, chart_key: str, trace: int, index: int) -> None:
-    locator = page.locator(f".st-key-{chart_key} .js-plotly-plot")
-    locator.scroll_into_view_if_needed()
-    x, y = _point_pixel(page, chart_key, trace, index)
-    page.mouse.move(x, y)  # hover first: Plotly picks the point under the pointer
-    time.sleep(0.3)
-    page.mouse.click(x, y)
-    time.sleep(0.5)  # the rerun starts a moment after the selection
-    wait_until_idle(page)
+    page.locator(f".st-key-{chart_key} .js-plotly-plot").scroll_into_view_if_needed()
+    click_chart_point(page, *_point_pixel(page, chart_key, trace, index))
 
 
 @pytest.fixture(scope="module")
@@ -52,9 +43,7 @@ def test_a_click_on_the_disagreement_trace_opens_the_position(app_url, page):
     # the tiny test models have 256 positions: the fewest new tokens keeps the default problem inside them
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="Max new tokens").get_by_role("slider")
     slider.focus()
-    page.keyboard.press("Home")
-    time.sleep(0.5)
-    wait_until_idle(page)
+    rerun_after(page, lambda: page.keyboard.press("Home"))
     page.wait_for_selector(".st-key-dis-trace-fig .js-plotly-plot .main-svg", timeout=60_000)
     server.wait_for_charts(page, 60)
     assert "Click a point on the trace" in page.inner_text("body")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import PAGE_TIMEOUT_S, Tab, open_tab, wait_until_idle
+from tests.e2e.conftest import PAGE_TIMEOUT_S, Tab, click_chart_point, open_tab, wait_until_idle
 from app import server
 
 # Pixel of point `index` of the chart's first click layer (app/figures/clickable.py), else of its first trace with
@@ -39,8 +39,7 @@ def _click_point(page, key: str, index: int) -> list:
     plot.scroll_into_view_if_needed()
     point = page.evaluate(POINT_PIXEL, [key, index])
     box = plot.bounding_box()
-    page.mouse.move(box["x"] + point["x"] - 3, box["y"] + point["y"])
-    page.mouse.click(box["x"] + point["x"], box["y"] + point["y"])
+    click_chart_point(page, box["x"] + point["x"], box["y"] + point["y"])
     return point["customdata"]
 
 

@@ -3,10 +3,8 @@ evidence (issue 44 §2). The click is a real mouse click at the middle of a draw
 axes, so Plotly's selection event and Streamlit's rerun are the ones a user triggers."""
 from __future__ import annotations
 
-import time
-
 from app import server
-from tests.e2e.conftest import PAGE_TIMEOUT_S, wait_until_idle
+from tests.e2e.conftest import PAGE_TIMEOUT_S, click_chart_point, wait_until_idle
 
 BAR_MIDDLE = """(selector) => {
     const gd = document.querySelector(selector);
@@ -27,9 +25,7 @@ def test_a_click_on_a_sentence_bar_opens_its_evidence(app_url, browser):
     assert "Click a sentence in the text or its bar" in page.inner_text("body")
     page.locator(".st-key-wm-sentences .js-plotly-plot").scroll_into_view_if_needed()
     index, x, y = page.evaluate(BAR_MIDDLE, ".st-key-wm-sentences .js-plotly-plot")
-    page.mouse.move(x, y)  # hover first: Plotly picks the bar under the pointer
-    time.sleep(0.3)
-    page.mouse.click(x, y)
+    click_chart_point(page, x, y)
     page.wait_for_function(f"document.body.innerText.includes('Sentence {index + 1} ·')",
                            timeout=PAGE_TIMEOUT_S * 1000)
     wait_until_idle(page)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import dataclass, field
 
 import pytest
 
+from app import server
 from app.ui.text import WORD_JOINER
-from tests.e2e.conftest import PAGE_TIMEOUT_S, Tab, open_tab, wait_until_idle
+from tests.e2e.conftest import PAGE_TIMEOUT_S, Tab, open_tab, rerun_after, wait_until_idle
 
 MD_IMAGE = "![t](http://tracker.invalid/md.gif)"
 MD_LINK = "[see](http://tracker.invalid/link)"
@@ -24,6 +24,8 @@ SCRIPT = "<script>fetch('http://tracker.invalid/s')</script>"
 PAYLOAD = f"Hi there, a pasted paragraph.\n\n{MD_IMAGE} and {MD_LINK} {HTML_IMG} {SCRIPT} ok."
 ONE_LINE = f"The enzyme {MD_IMAGE} was measured {HTML_IMG} at three {MD_LINK} temperatures."
 
+# Every image the page placed has had its request answered or aborted (a lazy one off screen asks for nothing).
+IMAGES_SETTLED = "[...document.images].every(image => image.complete || image.loading === 'lazy')"
 # Any element that would fetch or navigate somewhere outside the app.
 OUTSIDE_REFERENCES_JS = """() => {
   const names = ['href', 'xlink:href', 'src', 'srcset', 'action', 'formaction', 'poster', 'data'];
@@ -53,7 +55,9 @@ class GuardedPage:
     outside: list[str] = field(default_factory=list)
 
     def assert_clean(self) -> None:
-        time.sleep(1.0)  # late requests (images, plotly) are issued after the script is idle
+        # late requests are issued after the script is idle: Plotly's as it draws, images' once they are placed
+        server.wait_for_charts(self.page, 60)
+        self.page.wait_for_function(IMAGES_SETTLED, timeout=PAGE_TIMEOUT_S * 1000, polling=50)
         problems = {"exception boxes": self.page.locator('[data-testid="stException"]').count(),
                     "requests sent outside": self.outside, "elements pointing outside": self.page.evaluate(
                         OUTSIDE_REFERENCES_JS)}
@@ -69,14 +73,11 @@ class GuardedPage:
 
     def upload(self, uploader_label: str, name: str, content: str) -> None:
         uploader = self.page.locator('[data-testid="stFileUploader"]').filter(has_text=uploader_label)
-        uploader.locator('input[type="file"]').set_input_files(
-            {"name": name, "mimeType": "text/plain", "buffer": content.encode()})
-        time.sleep(1.0)
-        wait_until_idle(self.page)
+        rerun_after(self.page, lambda: uploader.locator('input[type="file"]').set_input_files(
+            {"name": name, "mimeType": "text/plain", "buffer": content.encode()}))
 
     def wait_for_text(self, text: str) -> None:
-        """Under CPU load the rerun an upload triggers can start after wait_until_idle has already returned on the
-        previous run's idle state: wait for what the new run renders, then for it to finish."""
+        """Wait until the page shows `text`, then until its run has finished."""
         self.page.wait_for_function("t => document.body.innerText.includes(t)", arg=text,
                                     timeout=PAGE_TIMEOUT_S * 1000)
         wait_until_idle(self.page)
@@ -85,15 +86,14 @@ class GuardedPage:
         """Fill the field labelled `label` and submit it (Control+Enter in a text area, Enter in a text input)."""
         box = self.page.get_by_label(label)
         box.fill(text)
-        box.press(submit)
-        time.sleep(1.0)
-        wait_until_idle(self.page)
+        rerun_after(self.page, lambda: box.press(submit))
 
     def choose(self, radio_label: str, option: str) -> None:
-        self.page.locator('[data-testid="stRadio"]').filter(has_text=radio_label).get_by_text(
-            option, exact=True).click()
-        time.sleep(0.5)
-        wait_until_idle(self.page)
+        """Choose `option` of the radio group labelled `radio_label` (a click on the chosen one reruns nothing)."""
+        group = self.page.locator('[data-testid="stRadio"]').filter(has_text=radio_label)
+        if group.get_by_role("radio", name=option, exact=True).is_checked():
+            return
+        rerun_after(self.page, group.get_by_text(option, exact=True).click)
 
 
 @pytest.fixture(scope="module")
@@ -157,15 +157,11 @@ def test_registry_names_on_the_watermark_page(guarded):
     g = guarded("watermark")
     open_tab(g.page, "Registry")
     g.page.get_by_label("Model name").fill(f"{HTML_LINK} {MD_IMAGE}")
-    g.page.get_by_role("button", name="Add model").click()
-    time.sleep(1.0)
-    wait_until_idle(g.page)
+    rerun_after(g.page, g.page.get_by_role("button", name="Add model").click)
     address = re.search(r"Model (\d+) added", g.body()).group(1)
     g.page.get_by_label("Model address", exact=True).first.fill(address)
     g.page.get_by_label("User label").fill(f"{HTML_IMG} {MD_LINK}")
-    g.page.get_by_role("button", name="Add user").click()
-    time.sleep(1.0)
-    wait_until_idle(g.page)
+    rerun_after(g.page, g.page.get_by_role("button", name="Add user").click)
     g.assert_clean()
     assert HTML_LINK in g.chart_text()  # the registry chart labels the bars with the name, as typed
 

@@ -4,13 +4,12 @@ contribution graph a click on an attention edge opens the head behind it and a c
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
 
 from app import server
-from tests.e2e.conftest import PAGE_TIMEOUT_S, open_tab, wait_until_idle
+from tests.e2e.conftest import PAGE_TIMEOUT_S, click_chart_point, open_tab, rerun_after, wait_until_idle
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +37,7 @@ def test_inspect_this_prompt_then_click_a_head(page):
     server.wait_for_charts(page, 60)
     assert "Click a head on the map" in page.inner_text("body")
     square = page.locator(".js-plotly-plot").first.locator("g.scatterlayer path.point").nth(5)  # layer 1, head 1
-    box = square.bounding_box()
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    time.sleep(0.3)  # Plotly picks the point under the pointer on hover, then selects it on the click
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    _click_point(page, square)
     page.wait_for_function("document.body.innerText.includes('Promoted')", timeout=PAGE_TIMEOUT_S * 1000)
     wait_until_idle(page)
     server.wait_for_charts(page, 60)
@@ -54,12 +50,9 @@ def test_inspect_this_prompt_then_click_a_head(page):
 
 
 def _click_point(page, point) -> None:
-    """Hover first (Plotly picks the point under the pointer, and shows its label), then click it."""
+    """Click the middle of a drawn point as a user does (hovered until Plotly picks it)."""
     box = point.bounding_box()
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(x, y)
-    page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
-    page.mouse.click(x, y)
+    click_chart_point(page, box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
 
 
 EDGES_JS = ("() => { const t = document.querySelector('.js-plotly-plot').data.find(t => t.name === 'edges');"
@@ -114,8 +107,7 @@ def test_a_shared_link_and_a_reload_reopen_the_prompt_and_tab(app_url, browser):
     wait_until_idle(page)
     box = page.get_by_role("textbox", name="Prompt")
     box.fill("A river flows into the")
-    box.press("Control+Enter")  # a text area commits its text on Ctrl+Enter (or on leaving it)
-    wait_until_idle(page)
+    rerun_after(page, lambda: box.press("Control+Enter"))  # a text area commits its text on Ctrl+Enter (or on leaving)
     open_tab(page, "Attention")
     page.wait_for_function("location.search.includes('inspect-tabs=Attention') && "
                            "location.search.includes('inspect-prompt=A')", timeout=60_000)
@@ -150,8 +142,7 @@ def test_patch_tab_draws_the_patching_map(app_url, browser):
         for label, token in (("Target", "a"), ("Contrast", "e")):
             box = page.get_by_role("textbox", name=label).first
             box.fill(token)
-            box.press("Enter")
-            wait_until_idle(page)
+            rerun_after(page, lambda: box.press("Enter"))
     drawn = "document.body.innerText.includes('corrupted') && document.querySelectorAll('.js-plotly-plot').length > 0"
     asked = "[...document.querySelectorAll('button')].some(b => b.innerText.startsWith('Compute ('))"
     page.wait_for_function(f"({drawn}) || {asked}", timeout=PAGE_TIMEOUT_S * 1000)

@@ -4,7 +4,7 @@ marked as a partial text (also tests/app/test_watermark_stream.py, without a rac
 wait is on what the page shows, never on a clock."""
 from __future__ import annotations
 
-from tests.e2e.conftest import PAGE_TIMEOUT_S, click_stop, open_tab, wait_until_idle
+from tests.e2e.conftest import PAGE_TIMEOUT_S, click_stop, open_tab, rerun_after, wait_until_idle
 
 IPMARK = "IPMark (sentence level, model + user)"
 
@@ -32,8 +32,7 @@ def test_sentences_show_as_they_are_chosen_and_a_stop_keeps_them(app_url, browse
     wait_until_idle(page)
     open_tab(page, "Generate")
     page.locator(".st-key-wm-gen-method input").click()
-    page.get_by_role("option", name=IPMARK).click()
-    wait_until_idle(page)
+    rerun_after(page, page.get_by_role("option", name=IPMARK).click)
     _fill(page.locator(".st-key-wm-prompt textarea"), "Hi.")  # room for more sentences in the tiny models' context
     _fill(page.get_by_role("spinbutton", name="Sentences"), "50")
     _fill(page.get_by_role("spinbutton", name="B (candidates)"), "32")  # 32 candidates a sentence: each takes a while

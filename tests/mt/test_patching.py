@@ -9,8 +9,16 @@ from backend.models import load
 from backend.models.hooks import HeadEdit, trace
 from backend.mt.attribution import attribute, rank_correlation
 from backend.mt.examples import build_example
-from backend.mt.patching import patch_one, patch_scores, target_logp
+from backend.mt.patching import patch_one, patch_scores
 from backend.mt.prompts import prompt_pair
+
+
+@torch.no_grad()
+def target_logp(model, prefix: tuple[int, ...], target: int) -> float:
+    """log p(target | prefix) from a plain traced forward: the unpatched reference."""
+    device = next(model.parameters()).device
+    out = trace(model, torch.tensor([list(prefix)], device=device))
+    return float(torch.log_softmax(out.logits[0, -1].float(), dim=-1)[target])
 
 
 @pytest.fixture(params=["tiny-llama", "tiny-qwen3"])

@@ -2,12 +2,12 @@
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.store import ModelRef, cached, list_runs
+from backend.store import ModelRef, cached, list_runs, while_waiting
 from backend.store.singleflight import key_lock
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = ModelRef("m", "sf")
@@ -18,43 +18,43 @@ class Request:
     prompt: str
 
 
-def _slow_compute(log: Path):
+def _note(log: Path, event: str) -> None:
+    with log.open("a") as f:
+        f.write(event + "\n")
+
+
+def _compute_until_waited_for(log: Path, waiters: int):
+    """A computation that lasts until `waiters` identical requests wait for it (each notes so in the log)."""
     def compute():
-        with log.open("a") as f:
-            f.write("computed\n")
-        time.sleep(1.0)  # long enough for every other request to arrive while this one runs
+        _note(log, "computed")
+        wait_until(lambda: log.read_text().count("waiting") >= waiters, 120, f"{waiters} requests waiting")
         return {"answer": 42}
     return compute
 
 
+def _request(log: Path, prompt: str, waiters: int) -> int:
+    """One request, noting in the log when another one's computation makes it wait."""
+    with while_waiting(lambda: _note(log, "waiting")):
+        return cached("sf", "run", MODEL, Request(prompt), _compute_until_waited_for(log, waiters)).value["answer"]
+
+
+# A request from another process: the same request, the same key.
 PROCESS = """
-import sys, time
+import sys
 from pathlib import Path
-from dataclasses import dataclass
-from backend.store import ModelRef, cached
-
-@dataclass(frozen=True)
-class Request:
-    prompt: str
-
-def compute():
-    with Path(sys.argv[1]).open("a") as f:
-        f.write("computed\\n")
-    time.sleep(1.0)
-    return {"answer": 42}
-
-print(cached("sf", "run", ModelRef("m", "sf"), Request("same"), compute).value["answer"])
+from tests.store.test_singleflight import _request
+print(_request(Path(sys.argv[1]), "same", int(sys.argv[2])))
 """
 
 
 def test_eight_threads_and_four_processes_compute_once(fresh_store, tmp_path):
     log = tmp_path / "computations.log"
     log.touch()
-    procs = [subprocess.Popen([sys.executable, "-c", PROCESS, str(log)], cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    waiters = 8 + 4 - 1  # the computation lasts until every other request waits for it
+    procs = [subprocess.Popen([sys.executable, "-c", PROCESS, str(log), str(waiters)], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
     answers = []
-    threads = [threading.Thread(target=lambda: answers.append(
-        cached("sf", "run", MODEL, Request("same"), _slow_compute(log)).value["answer"])) for _ in range(8)]
+    threads = [threading.Thread(target=lambda: answers.append(_request(log, "same", waiters))) for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:
@@ -64,7 +64,7 @@ def test_eight_threads_and_four_processes_compute_once(fresh_store, tmp_path):
         assert proc.returncode == 0, err
         assert out.strip() == "42"
     assert answers == [42] * 8
-    assert log.read_text().count("computed") == 1
+    assert log.read_text().count("computed") == 1 and log.read_text().count("waiting") == waiters
     runs = list_runs()
     assert len(runs) == 12 and int((~runs["cached"]).sum()) == 1
 
@@ -73,10 +73,10 @@ def test_a_dead_holder_does_not_block_the_next_request(fresh_store, tmp_path):
     """The OS drops a killed process's lock: the next request computes at once instead of waiting it out."""
     from backend.store.db import store_path
 
-    script = ("import sys, time; from pathlib import Path; from backend.store.singleflight import key_lock\n"
-              "with key_lock(Path(sys.argv[1]), 'k'):\n    print('held', flush=True); time.sleep(60)")
-    holder = subprocess.Popen([sys.executable, "-c", script, str(store_path())], cwd=ROOT, stdout=subprocess.PIPE,
-                              text=True)
+    script = ("import sys; from pathlib import Path; from backend.store.singleflight import key_lock\n"
+              "with key_lock(Path(sys.argv[1]), 'k'):\n    print('held', flush=True); sys.stdin.read()")
+    holder = subprocess.Popen([sys.executable, "-c", script, str(store_path())], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)  # holds the lock until killed (or its stdin closes)
     assert holder.stdout.readline().strip() == "held"
     with key_lock(store_path(), "k", wait_s=0.2) as got:
         assert not got  # held by the live process
@@ -96,19 +96,16 @@ def test_an_unwritable_lock_folder_computes_without_the_lock(tmp_path):
 def test_a_waiting_request_is_told_once_why_it_waits(fresh_store, tmp_path):
     """The second session on a cold page: its callback fires (the page says it waits for the other one),
     then it is served the first one's artifact."""
-    from backend.store import while_waiting
-
     log = tmp_path / "computations.log"
     log.touch()
     told = []
-    first = threading.Thread(target=lambda: cached("sf", "run", MODEL, Request("cold"), _slow_compute(log)))
+    first = threading.Thread(target=lambda: _request(log, "cold", 1))  # computes until the second one waits
     first.start()
-    while log.read_text().count("computed") == 0:
-        time.sleep(0.01)
-    with while_waiting(lambda: told.append(1)):
-        served = cached("sf", "run", MODEL, Request("cold"), _slow_compute(log))
+    wait_until(lambda: "computed" in log.read_text(), 120, "the first request to start computing")
+    with while_waiting(lambda: (told.append(1), _note(log, "waiting"))):
+        served = cached("sf", "run", MODEL, Request("cold"), _compute_until_waited_for(log, 1))
     first.join()
     assert told == [1] and served.cached and log.read_text().count("computed") == 1
     with while_waiting(lambda: told.append(2)):
-        assert cached("sf", "run", MODEL, Request("cold"), _slow_compute(log)).cached
+        assert cached("sf", "run", MODEL, Request("cold"), _compute_until_waited_for(log, 1)).cached
     assert told == [1]  # a hit waits for nobody

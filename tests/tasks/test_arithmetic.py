@@ -1,4 +1,3 @@
-import json
 import re
 
 import pytest
@@ -96,11 +95,6 @@ def test_bad_arguments() -> None:
     with pytest.raises(ValueError):
         generate_problems(5, difficulty=4)
     assert generate_problems(0) == []
-
-
-def test_problem_dict_roundtrip(train: list[Problem]) -> None:
-    p = train[0]
-    assert Problem.from_dict(json.loads(json.dumps(p.to_dict()))) == p
 
 
 def test_format_prompt(train: list[Problem]) -> None:

@@ -3,9 +3,9 @@ import pytest
 
 from backend.errors import UserError
 from backend.tasks.convexity import MAX_DEPTH, convex_problem, convex_problems, derive, parse_expression, rule_label
-from backend.tasks.convexity_check import hessian_verdict
 from backend.tasks.convexity_rules import (AFFINE, CONCAVE, CONVEX, DECREASING, INCREASING, NEITHER, Properties,
                                            as_answer, compose)
+from tests.tasks.hessian import hessian_verdict
 
 
 @pytest.mark.parametrize("depth", [1, 2, 3, 4])

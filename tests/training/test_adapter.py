@@ -7,8 +7,8 @@ import pytest
 import torch
 from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerBase
 
-from training.adapter import (IGNORE, TrainConfig, build_example, collate,
-                                                   evaluate_exact_match, micro_batches, train)
+from training.adapter import (IGNORE, TrainConfig, build_example, collate, greedy_completions, micro_batches,
+                              score_report, train)
 from backend.tasks.arithmetic import generate_problems
 from tests.support.tiny import byte_tokenizer
 
@@ -80,9 +80,11 @@ def test_two_steps_then_resume_at_the_right_step(tmp_path: Path, tokenizer: PreT
 
 
 def test_exact_match_runs_batched_greedy(tokenizer: PreTrainedTokenizerBase) -> None:
+    """The training script's evaluation: greedy replies in batches (the last one short), scored per problem."""
     problems = generate_problems(3, "heldout", seed=0, difficulty=1)
-    score = evaluate_exact_match(tiny_model(tokenizer), tokenizer, problems, max_new_tokens=4, batch_size=2)
-    assert 0.0 <= score <= 1.0
+    replies = greedy_completions(tiny_model(tokenizer), tokenizer, problems, max_new_tokens=4, batch_size=2)
+    report = score_report(problems, replies)
+    assert len(replies) == len(report["correct"]) == report["n"] == 3 and 0.0 <= report["exact_match"] <= 1.0
 
 
 def test_warm_start_from_a_saved_adapter(tmp_path: Path, tokenizer: PreTrainedTokenizerBase) -> None:

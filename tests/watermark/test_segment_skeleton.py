@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend.watermark.segment import first_complete_unit, sentences, split_units
+from backend.watermark.segment import sentences, split_units
 from backend.watermark.skeleton import skeleton
 
 
@@ -15,13 +15,6 @@ def test_segmenter_rules():
     assert sentences("") == [] and sentences("   \n ") == []
     units = split_units("  One two three. Four five six.")
     assert [(u.start, u.end) for u in units] == [(2, 16), (17, 31)]
-
-
-def test_first_complete_unit_waits_for_following_text():
-    assert first_complete_unit("The cat sat on the mat.") is None
-    assert first_complete_unit("The cat sat on the mat. ") is None
-    assert first_complete_unit("The cat sat on the mat. It").text == "The cat sat on the mat."
-    assert first_complete_unit("No. Yes. The cat sat. Then").text == "No. Yes. The cat sat."
 
 
 @settings(max_examples=200, deadline=None)

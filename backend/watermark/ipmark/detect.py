@@ -48,10 +48,6 @@ class IPMarkReport:
     retrieval_seconds: float
 
     @property
-    def too_short(self) -> bool:
-        return self.verdict == TOO_SHORT
-
-    @property
     def detection_score(self) -> float:
         """-log10 p of the best identity's total evidence (the ROC statistic; uncorrected, it decides nothing)."""
         return 0.0 if self.total is None else -self.total.log10_p

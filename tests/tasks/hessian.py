@@ -1,4 +1,4 @@
-"""An independent check of a convexity label: sympy's Hessian, evaluated exactly enough on random points.
+"""The tests' independent check of a convexity label (backend.tasks.convexity's generator): sympy's Hessian, evaluated exactly enough on random points.
 
 It shares nothing with the composition rules: the expression is parsed with sympy's ordinary (evaluating)
 parser, differentiated symbolically, and the Hessian's eigenvalues are computed with mpmath at 40 digits (the
