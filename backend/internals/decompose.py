@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import torch
 
-from backend.models.architecture import arch_info, mlp_input_norm
+from backend.models.architecture import (arch_info, final_norm, mlp_input_norm, mlp_module, post_attention_norm,
+                                         post_mlp_norm)
 from backend.models.hooks import Trace, trace
 from backend.models.locks import model_lock
-from backend.models.readout import (NormParts, capture_final_residual, down_bias, final_norm, mlp_module, norm_parts,
-                                    out_proj, post_attention_norm, post_mlp_norm, unembedding)
+from backend.models.readout import NormParts, capture_final_residual, down_bias, norm_parts, out_proj, unembedding
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from backend.models.architecture import arch_info
+from backend.models.architecture import arch_info, post_attention_norm
 from backend.models.hooks import Trace, trace
-from backend.models.readout import capture_final_residual, norm_parts, out_proj, post_attention_norm
+from backend.models.readout import capture_final_residual, norm_parts, out_proj
 from backend.models.values import capture_middle_residuals, value_states
 
 CHUNK_FLOATS = 2 ** 24  # query positions per step so that a step's terms stay near 64 MB

@@ -21,11 +21,10 @@ import numpy as np
 import torch
 
 from backend.errors import UserError
-from backend.models.architecture import arch_info
+from backend.models.architecture import arch_info, final_norm, post_attention_norm
 from backend.models.hooks import trace
 from backend.models.loading import ModelHandle
-from backend.models.readout import (capture_final_residual, final_norm, norm_parts, out_proj, post_attention_norm,
-                                    unembedding)
+from backend.models.readout import capture_final_residual, norm_parts, out_proj, unembedding
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.examples import encode, encode_answer
 from backend.mt.heads import HeadsConfig, find_heads, head_pairs

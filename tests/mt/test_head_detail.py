@@ -9,9 +9,9 @@ import torch
 from backend.__main__ import main
 from backend.errors import UserError
 from backend.models import load
-from backend.models.architecture import attention_out_proj
+from backend.models.architecture import attention_out_proj, final_norm, post_attention_norm
 from backend.models.hooks import trace
-from backend.models.readout import capture_final_residual, final_norm, post_attention_norm
+from backend.models.readout import capture_final_residual
 from backend.mt import HeadsConfig, find_heads
 from backend.mt.head_detail import HeadDetailConfig, head_detail, head_write, residual_vocab_effects
 from tests.mt.conftest import TINY_TSV

@@ -10,10 +10,9 @@ from backend.__main__ import main
 from backend.corpus.documents import documents_from_texts
 from backend.errors import UserError
 from backend.models import load
-from backend.models.architecture import mlp_down_proj
+from backend.models.architecture import final_norm, mlp_down_proj, post_mlp_norm
 from backend.models.hooks import trace
 from backend.models.mlp_readout import neuron_logit_effects
-from backend.models.readout import final_norm, post_mlp_norm
 from backend.nag import TargetSet
 from backend.nag.neuron import NeuronConfig, neuron_detail
 
