@@ -4,7 +4,7 @@ The only package that touches transformers internals. Every feature generates th
 over the batched, cache-carrying `decoding.IncrementalDecoder`), stops by `rules.stop_ids`, is refused by
 `rules.check_room` before any forward when it would not fit the context (batches skip and count instead:
 `rules.keep_fitting`, shown as `skipped_line`; see backend/models/rules.py), and runs teacher-forced forwards through
-`rules.forward_logits` or `hooks.trace` (both refuse an input over the context); all of them hold the model's lock
+`rules.forward_logits` or `hooks.capture` (both refuse an input over the context); all of them hold the model's lock
 (`locks.model_lock`).
 """
 from backend.models.embedded import GEMMA_TERMS_URL

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from backend.models.hooks import HeadEdit, Hooks, trace
+from backend.models.hooks import HeadEdit, Hooks, capture
 from backend.models.kernel import decode, start
 from backend.models.rules import forward_logits
 from backend.progress import Progress, silent
@@ -75,5 +75,5 @@ def patch_one(model, prefix: tuple[int, ...], target: int, layer: int, head: int
 @torch.no_grad()
 def target_logp(model, prefix: tuple[int, ...], target: int) -> float:
     device = next(model.parameters()).device
-    out = trace(model, torch.tensor([list(prefix)], device=device))
+    out = capture(model, torch.tensor([list(prefix)], device=device))
     return float(torch.log_softmax(out.logits[0, -1].float(), dim=-1)[target])

@@ -33,7 +33,7 @@ _WITH_DEMO_STATE = SCHEMA + ["CREATE TABLE IF NOT EXISTS wm_demo_state (id INTEG
                              "removed BOOLEAN NOT NULL)"]
 
 # a throw-away registry in use in this context: every transaction reads and writes it instead of the store
-_scoped: ContextVar[duckdb.DuckDBPyConnection | None] = ContextVar("watermark_scoped_registry", default=None)
+_scoped: ContextVar[duckdb.DuckDBPyConnection | None] = ContextVar("scoped_identity_registry", default=None)
 
 
 class IdentityTables:
