@@ -251,6 +251,15 @@ def test_the_core_names_mean_one_thing():
     assert definitions_of("stop_ids", "def") == ["backend/models/rules.py"]
 
 
+def test_a_verb_name_is_not_also_a_helper_name():
+    """`generate` and `trace` name feature verbs (Watermark's, Disagreement's) and nothing else: the kernel's plain
+    generation is `generate_text`, MT's steered line `generate_line`, the hooks' forward `capture`."""
+    for name in ("generate", "trace"):
+        found = definitions_of(name, "def")
+        assert len(found) <= 1 and not any(path.startswith("backend/models/") for path in found), (name, found)
+    assert definitions_of("capture", "def") == ["backend/models/hooks.py"]
+
+
 # ---------------------------------------------------------------- the store's tables behind store functions
 SQL_METHODS = {"execute", "executemany", "sql"}  # DuckDB's ways to run a statement
 CONNECTIONS = {"connect", "connect_with"}  # backend.store.db's transactions
