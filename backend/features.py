@@ -49,13 +49,16 @@ class PlugIn:
 
 
 FEATURES: tuple[Feature, ...] = (
-    Feature("mt", ("attribution", "prompts", "prompt_kinds", "steering", "experiments"), "mt_heads.py"),
-    Feature("nag", ("scorers", "impact"), "nag.py"),
+    Feature("mt", ("attribution", "prompts", "prompt_kinds", "steering", "experiments"), "mt_heads.py",
+            verbs=("heads", "head_detail", "conditions", "experiments")),
+    Feature("nag", ("scorers", "impact"), "nag.py",
+            verbs=("featurecache", "embedding", "rank", "corpus_job", "neuron", "evaluate")),
     Feature("disagreement", (), "disagreement.py"),
-    Feature("decoding", ("algorithms", "convexity"), "decoding.py", plug_in_face=("registry", "config", "context", "result")),
+    Feature("decoding", ("algorithms", "convexity"), "decoding.py",
+            plug_in_face=("registry", "config", "context", "result")),
     Feature("watermark", ("ipmark.method", "kgw.method", "hf_kgw.method", "synthid.method", "attacks"),
             "watermark.py"),
-    Feature("fp8", ("spectral", "formats"), "fp8_bounds.py"),
+    Feature("fp8", ("spectral", "formats"), "fp8_bounds.py", verbs=("bounds", "head", "simulate")),
     Feature("inspect", ("attribution_methods",), "inspect.py", package_name="internals", verbs=("verbs",)),
 )
 

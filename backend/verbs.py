@@ -35,7 +35,8 @@ from typing import Any, Generic, TypeVar
 
 from backend.progress import Progress, silent
 from backend.store import artifacts
-from backend.store.artifacts import Computed, ComputedMany, ModelRef, Stored
+from backend.store.artifacts import Computed, ComputedMany, ModelRef, Stored, artifact_key
+from backend.store.codec import canonical_params
 
 C = TypeVar("C")
 R = TypeVar("R")
@@ -106,6 +107,11 @@ class Verb(Generic[C, R]):
         config = self.config() if config is None else config
         return artifacts.cached(self.feature, self.name, self.ref(subject), self._keyed(subject, config),
                                 lambda: self.compute(subject, config, progress), code_version=self.code_version)
+
+    def store_key(self, subject: Any, config: Any) -> str:
+        """The key this request is stored under (nothing is computed)."""
+        params = canonical_params(self._keyed(subject, config))
+        return artifact_key(self.feature, self.name, self.ref(subject).fingerprint, params, self.code_version)
 
     def many(self, subject: Any, configs: Sequence[Any],
              compute_many: Callable[[list[Any]], Sequence[Any]]) -> ComputedMany:

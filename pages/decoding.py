@@ -10,6 +10,7 @@ from app.ui.decoding_batch import partial_view, streamed_batch
 from app.ui.decoding_compare import STATE as COMPARISON, Comparison, compare, result_column
 from app.ui.decoding_particle import particle_drilldown
 from app.ui.downloads import table_downloads
+from app.ui.drilldown import clickable_chart
 from app.model_choice import arithmetic_reasoner
 from app.session import choose_model, opened_on_recommendation
 from app.ui.guarded import guarded
@@ -174,14 +175,13 @@ def config_for(name: str) -> DecodeConfig:
 
 def ess_view(results: list) -> None:
     particle = next((r for r in results if r.particles), None)
-    event = st.plotly_chart(figs.ess_over_time(particle, particle.config.ess_threshold) if particle else
-                            figs.ess_over_time(results[0]), width="stretch", key="dec-ess-fig", on_select="rerun",
-                            selection_mode="points")
+    chart = clickable_chart(figs.ess_over_time(particle, particle.config.ess_threshold) if particle else
+                            figs.ess_over_time(results[0]), key="dec-ess-fig")
     if particle:
         st.caption(f"ESS_min/N = {particle.ess_min_ratio:.2f}, {particle.resampling_events} resampling "
                    f"events, {particle.unique_ancestors} surviving first-token lineage(s). "
                    + " | ".join(particle.notes))
-        particle_drilldown(handle, particle, {"ess": event})
+        particle_drilldown(handle, particle, chart)
 
 
 def genealogy_view(results: list) -> None:
@@ -189,10 +189,9 @@ def genealogy_view(results: list) -> None:
     rounds = len(particle.particles) if particle else 1
     which = st.number_input("SMC round", 1, rounds, rounds, key="dec-round",
                             persist_state="session") if rounds > 1 else rounds
-    event = st.plotly_chart(figs.genealogy(particle or results[0], int(which) - 1), width="stretch",
-                            key="dec-genealogy", on_select="rerun", selection_mode="points")
+    chart = clickable_chart(figs.genealogy(particle or results[0], int(which) - 1), key="dec-genealogy")
     if particle:
-        particle_drilldown(handle, particle, {"genealogy": event})
+        particle_drilldown(handle, particle, chart)
 
 
 def mh_view(results: list) -> None:

@@ -9,6 +9,7 @@ from app.figures import learnability as learn_figs
 from app.session import selected_model_id
 from app.ui.disagreement_position import position_drilldown
 from app.ui.downloads import table_downloads
+from app.ui.drilldown import clickable_chart
 from app.ui.guarded import guarded, show_provenance
 from app.ui.model_picker import current_model
 from app.ui.params import checkbox_for, number_for, select_for
@@ -104,10 +105,10 @@ def trace_tab() -> None:
         rollout = t.base if which == "base" else t.reasoning
         curves = st.multiselect("Curves", list(SIGNALS.names()), ["ce", "kl_base_reason", "kl_reason_base", "js"],
                                 format_func=figs.SIGNAL_LABELS.get, key="dis-curves", persist_state="session")
-        event = st.plotly_chart(figs.trace_figure(rollout, curves, highlight=signal, top_n=top_n), width="stretch",
-                                key="dis-trace-fig", on_select="rerun", selection_mode="points")
+        trace = clickable_chart(figs.trace_figure(rollout, curves, highlight=signal, top_n=top_n),
+                                key="dis-trace-fig")
         st.info(disagreement_finding(rollout, signal, figs.SIGNAL_LABELS.get(signal, signal), top_n))
-        position_drilldown(pair, TraceConfig(question, answer, max_new, eopd_params), rollout, event)
+        position_drilldown(pair, TraceConfig(question, answer, max_new, eopd_params), rollout, trace)
         table = pd.DataFrame({"position": range(rollout.length), "token": rollout.tokens,
                               **{k: v for k, v in rollout.signals.items()}})
         tokens = st.expander("Per-token table", key="dis-trace-table", on_change="rerun")  # drawn once opened

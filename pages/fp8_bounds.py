@@ -5,6 +5,7 @@ import streamlit as st
 from app.figures.findings import fp8_finding
 from app.figures.fp8 import HEATMAP_VIEWS, concentration_figure, head_heatmap, layer_bounds_figure, transient_figure
 from app.ui.downloads import table_downloads
+from app.ui.drilldown import clickable_chart
 from app.ui.fp8_head import head_drilldown
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
@@ -58,11 +59,9 @@ else:
     st.info(fp8_finding(result))
 
 view = st.radio("Heatmap", list(HEATMAP_VIEWS), horizontal=True, key="fp8-view", persist_state="session")
-heads_event = st.plotly_chart(head_heatmap(result, view), width="stretch", key="fp8-heatmap", on_select="rerun",
-                              selection_mode="points")
-layers_event = st.plotly_chart(layer_bounds_figure(result), width="stretch", key="fp8-bounds", on_select="rerun",
-                               selection_mode="points")
-head_drilldown(handle, config, result, {"heads": heads_event, "layers": layers_event})
+heads_clicked = clickable_chart(head_heatmap(result, view), key="fp8-heatmap")
+layers_clicked = clickable_chart(layer_bounds_figure(result), key="fp8-bounds")
+head_drilldown(handle, config, result, (heads_clicked, layers_clicked))
 
 
 

@@ -3,20 +3,19 @@ attribution (click a head to open it), attention, every head at once."""
 import streamlit as st
 
 from app.figures.inspect import (dla_figure, effects_frame, final_figure, lens_figure, logit_name, mlp_figure,
-                                 pattern_figure, selected_head)
+                                 pattern_figure)
+from app.ui.drilldown import clickable_chart, within
 from app.ui.guarded import guarded
 from app.ui.inspect_attribution import attribution_tab
 from app.ui.inspect_graph import graph_tab, heads_tab
 from app.ui.inspect_link import PROMPT_KEY, take_incoming_prompt
-from app.ui.inspect_patch import ablate_head_button, ablate_tab, patch_tab, steer_tab
+from app.ui.inspect_patch import DLA_HEAD, ablate_head_button, ablate_tab, patch_tab, steer_tab
 from app.ui.model_picker import current_model
 from app.ui.run import ASK_OVER_S, run_with_progress
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.internals import (EXAMPLE_PROMPT, AttentionConfig, DlaConfig, HeadConfig, LensConfig, attention,
                              check_prompt, dla, head, lens)
-
-HEAD_KEY = "inspect-head"  # (prompt, layer, head) opened from the DLA map: a new prompt opens none until clicked
 
 st.title("Inspect")
 st.write("Look inside the selected model on a prompt of your own: the **contribution graph** shows which tokens "
@@ -30,7 +29,7 @@ if handle is None:
     st.stop()
 info = handle.info
 if take_incoming_prompt():
-    st.session_state.pop(HEAD_KEY, None)
+    DLA_HEAD.forget()  # a new prompt opens no head until clicked
 st.session_state.setdefault(PROMPT_KEY, EXAMPLE_PROMPT)
 prompt = st.text_area("Prompt", key=PROMPT_KEY, height=80, persist_state="session", bind="query-params",
                       help="Tokenised as the model's tokenizer does, special tokens included. It is kept in the "
@@ -94,15 +93,11 @@ def dla_tab() -> None:
     st.caption(f"{logit_name(result)} = {result.logit:.4f}; embedding {result.embed:+.3f} + heads "
                f"{result.heads.sum():+.3f} + MLPs {result.mlps.sum():+.3f} + biases {result.biases:+.3f} = "
                f"{result.total:.4f}. Largest head: L{top[0]}H{top[1]} ({result.heads[top]:+.3f}).")
-    event = st.plotly_chart(dla_figure(result), width="stretch", key="inspect-dla-map", on_select="rerun",
-                            selection_mode="points")
-    picked = selected_head(event)
-    if picked is not None:
-        st.session_state[HEAD_KEY] = (prompt, *picked)
+    clicked = clickable_chart(dla_figure(result), key="inspect-dla-map")
     st.plotly_chart(mlp_figure(result), width="stretch", key="inspect-dla-mlps")
-    chosen = st.session_state.get(HEAD_KEY)
-    if chosen is not None and chosen[0] == prompt and chosen[1] < info.n_layers and chosen[2] < info.n_heads:
-        head_drilldown(*chosen[1:])
+    chosen = DLA_HEAD.pick(clicked, context=prompt, fits=within(info.n_layers, info.n_heads))
+    if chosen is not None:
+        head_drilldown(*chosen.values)
     else:
         st.info("Click a head on the map to open its attention pattern and the tokens it promotes and suppresses.")
 

@@ -8,6 +8,7 @@ from app.figures.mt import ablation_chart, ablation_rows, evaluation_bars, head_
 from app.model_choice import translator
 from app.session import opened_on_recommendation
 from app.ui.downloads import table_downloads
+from app.ui.drilldown import clickable_chart
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.mt_drilldown import head_drilldown
@@ -99,9 +100,8 @@ computed = heads_for(head_type)  # the default action: one head map
 if computed is None:
     st.stop()
 head_map = computed.value
-clicked = st.plotly_chart(head_heatmaps(head_map, percent, ("activation patching (Δ log p target)",
-                                                           f"{attribution} (captum)")),
-                          width="stretch", key="mt-heat", on_select="rerun", selection_mode="points")
+clicked = clickable_chart(head_heatmaps(head_map, percent, ("activation patching (Δ log p target)",
+                                                           f"{attribution} (captum)")), key="mt-heat")
 st.caption(f"{len(head_map.rows)} prompts · mean KL(clean‖corrupt) at the chosen position "
            f"{sum(head_map.kl) / len(head_map.kl):.3f} nats · patching {head_map.patch_seconds:.1f} s, "
            f"attribution {head_map.attribution_seconds:.1f} s · corruption language for language heads: "

@@ -8,6 +8,7 @@ from app.figures.nag import (deactivation_figure, distance_histogram, graph_figu
                              profile_concentration, profile_heatmap)
 from app.ui.corpus_jobs import corpus_jobs_panel
 from app.ui.downloads import table_downloads
+from app.ui.drilldown import clickable_chart
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.nag_drilldown import neuron_drilldown
@@ -171,8 +172,7 @@ def profile_tab() -> None:
     if profiles is not None:
         which = st.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-prof-t",
                              persist_state="session")
-        clicked = st.plotly_chart(profile_heatmap(profiles, which), width="stretch", key="nag-heatmap",
-                                  on_select="rerun", selection_mode="points")
+        clicked = clickable_chart(profile_heatmap(profiles, which), key="nag-heatmap")
         neuron_drilldown(handle, clicked, pool, pool_name, target_sets, config, key="nag-heatmap-drill")
         st.plotly_chart(profile_concentration(profiles), width="stretch", key="nag-concentration")
 
@@ -202,8 +202,7 @@ def graph_tab() -> None:
             st.caption(f"The {len(graph.layers)} heaviest neurons (at most {per_layer} per layer), laid out by layer; "
                        f"edges where both neurons are in their layer's top-K for at least {min_edge:.0%} of the "
                        "target documents. The sliders show more.")
-            clicked = st.plotly_chart(graph_figure(graph), width="stretch", key="nag-graph", on_select="rerun",
-                                      selection_mode="points")
+            clicked = clickable_chart(graph_figure(graph), key="nag-graph")
             neuron_drilldown(handle, clicked, pool, pool_name, target_sets, config, key="nag-graph-drill")
 
 

@@ -5,6 +5,7 @@ import streamlit as st
 from app.figures import watermark as figs
 from app.ui.corpus_jobs import corpus_jobs_panel
 from app.ui.downloads import table_downloads
+from app.ui.drilldown import clickable_chart
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.numbers import readable
@@ -200,8 +201,7 @@ def detect_tab() -> None:
                            + "p-values are exact (binomial convolution with the variance of the weighted score) and "
                            "decided one level at a time: the model over the registered models only, then its user "
                            "over that model's users only, so more users never weaken a model verdict.")
-                clicked = st.plotly_chart(figs.sentence_contributions(found.units), width="stretch",
-                                          key="wm-sentences", on_select="rerun", selection_mode="points")
+                clicked = clickable_chart(figs.sentence_contributions(found.units), key="wm-sentences")
                 sentence_drilldown(found.units, clicked, getattr(settings.get(method.name), "n_bits",
                                                                  IPMarkConfig().n_bits), text)
             if found.units:

@@ -12,6 +12,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from app.figures.axes import log_axis
+from app.figures.clickable import Pickable
 from backend.decoding import AggregateRow, BatchResult, DecodeResult
 from backend.significance import wilson_interval
 
@@ -43,6 +44,12 @@ def aggregate_table(rows: tuple[AggregateRow, ...]) -> pd.DataFrame:
                           "p95 latency (s)": r.p95_latency_s} for r in rows])
 
 
+# what a click opens (the particle drill-down): a step of a round on the ESS chart (its heaviest particle's child),
+# a particle after a step on the genealogy; steps count from 0
+STEP = Pickable("step", ("round", "step"))
+PARTICLE = Pickable("particle", ("round", "step", "row"))
+
+
 def ess_over_time(result: DecodeResult, threshold: float | None = None) -> go.Figure:
     """ESS / N after each token, one line per SMC round, resampling events marked with x."""
     if not result.particles:
@@ -51,13 +58,14 @@ def ess_over_time(result: DecodeResult, threshold: float | None = None) -> go.Fi
     for k, p in enumerate(result.particles, 1):
         steps = np.arange(1, p.ess.size + 1)
         ratio = p.ess / p.n
-        pick = np.stack([np.full(p.ess.size, k - 1), steps - 1, np.full(p.ess.size, -1)], axis=1)  # the drill-down's
+        rounds = np.full(p.ess.size, k - 1)
         fig.add_trace(go.Scatter(x=steps, y=ratio, mode="lines+markers", marker_size=4, name=f"round {k} (N={p.n})",
-                                 customdata=pick, hovertemplate="token %{x}<br>ESS/N %{y:.2f}<extra></extra>"))
+                                 customdata=STEP.rows(rounds, steps - 1),
+                                 hovertemplate="token %{x}<br>ESS/N %{y:.2f}<extra></extra>"))
         res = p.resampled.nonzero()[0]
         fig.add_trace(go.Scatter(x=steps[res], y=ratio[res], mode="markers", marker_symbol="x", marker_size=9,
                                  name=f"resampled (round {k})",
-                                 customdata=np.column_stack([pick[res], p.unique_parents[res]]),
+                                 customdata=STEP.rows(rounds[res], steps[res] - 1, extras=(p.unique_parents[res],)),
                                  hovertemplate="token %{x}: resampled<br>%{customdata[3]} distinct ancestors"
                                                "<extra></extra>"))
     if threshold is not None:
@@ -92,8 +100,8 @@ def genealogy(result: DecodeResult, round_index: int = -1) -> go.Figure:
     nodes_t, nodes_i = np.divmod(np.arange(steps * n), n)  # a node per particle after each step: the drill-down's
     fig.add_trace(go.Scatter(x=nodes_t + 1, y=nodes_i, mode="markers", name="particles", showlegend=False,
                              marker=dict(size=5, color=np.where(alive.ravel(), "#2f5d9e", "rgba(150,150,150,0.5)")),
-                             customdata=np.stack([np.full(steps * n, round_index % len(result.particles)), nodes_t,
-                                                  nodes_i], axis=1),
+                             customdata=PARTICLE.rows(np.full(steps * n, round_index % len(result.particles)),
+                                                      nodes_t, nodes_i),
                              hovertemplate="token %{x}, particle %{y}<extra>click: its text and weights</extra>"))
     for t in p.resampled.nonzero()[0]:  # resampling after token t+1 rewires the segments from x=t to x=t+1
         fig.add_vline(x=int(t) + 0.5, line_color="rgba(200,80,60,0.35)", line_width=1)

@@ -6,6 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from app.figures.clickable import Pickable
 from app.ui.text import literal_html, plot_label
 from backend.disagreement.divergences import SIGNALS
 from backend.disagreement.sweep_stats import cell_stats
@@ -22,6 +23,7 @@ def top_positions(values: np.ndarray, n: int) -> list[int]:
     return [int(i) for i in np.argsort(-np.asarray(values), kind="stable")[:n]] if len(values) else []
 
 
+POSITION = Pickable("position", ("position",))  # a click on the trace picks a generated token's position
 TOKEN_AXIS = dict(title="position (hover for the token; the rollout text above shows every token)", nticks=20,
                   tickfont=dict(size=10))  # one label per token was unreadable past ~40 tokens (issue 45 §5)
 
@@ -35,12 +37,12 @@ def trace_figure(rollout, signals=("ce", "kl_base_reason", "kl_reason_base", "js
     fig = go.Figure()
     for name in signals:
         fig.add_scatter(x=x, y=rollout.signals[name], mode="lines+markers", name=SIGNAL_LABELS.get(name, name),
-                        marker=dict(size=5), customdata=labels,
-                        hovertemplate="%{x}: %{customdata}<br>%{y:.3f} nats<extra>" + SIGNAL_LABELS.get(name, name) +
-                        "</extra>")
+                        marker=dict(size=5), customdata=POSITION.rows(x, extras=(labels,)),
+                        hovertemplate="%{x}: %{customdata[2]}<br>%{y:.3f} nats<extra>" +
+                        SIGNAL_LABELS.get(name, name) + "</extra>")
     top = top_positions(rollout.signals[highlight], top_n)
     fig.add_scatter(x=top, y=[float(rollout.signals[highlight][i]) for i in top], mode="markers+text",
-                    text=[labels[i] for i in top], textposition="top center",
+                    text=[labels[i] for i in top], textposition="top center", customdata=POSITION.rows(top),
                     marker=dict(size=11, color="#d62728", symbol="circle-open", line=dict(width=2)),
                     name=f"top {len(top)} by {SIGNAL_LABELS.get(highlight, highlight)}")
     fig.update_xaxes(**TOKEN_AXIS)

@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.figures.axes import log_axis
+from app.figures.clickable import HEAD
 from app.ui.text import plot_label
 
 HEATMAP_VIEWS = {
@@ -31,9 +32,9 @@ def head_heatmap(result, view: str = "sigma") -> go.Figure:
     layers, heads = np.divmod(np.arange(n_layers * n_heads), n_heads)
     fig.update_traces(hoverinfo="skip", hovertemplate=None)
     fig.add_scatter(x=heads, y=layers, mode="markers", showlegend=False, name="pick",
-                    customdata=np.stack([layers, heads, heads // group, z.ravel()], axis=1),
+                    customdata=HEAD.rows(layers, heads, extras=(heads // group, z.ravel())),
                     marker={"symbol": "square", "size": 14, "color": "rgba(0,0,0,0)"},
-                    hovertemplate="layer %{y}, head %{x} (kv %{customdata[2]})<br>%{customdata[3]:.4g}<extra></extra>")
+                    hovertemplate="layer %{y}, head %{x} (kv %{customdata[3]})<br>%{customdata[4]:.4g}<extra></extra>")
     fig.update_layout(title=f"{title} · {plot_label(result.model)}", xaxis_title="query head", yaxis_title="layer",
                       yaxis_autorange="reversed", height=max(320, 18 * n_layers + 140), clickmode="event+select")
     return fig
@@ -71,8 +72,10 @@ def head_histogram(head) -> go.Figure:
 def layer_bounds_figure(result) -> go.Figure:
     """Per layer, on one shared layer axis (one chart to draw): top, the rank-aware and rotation-safe bounds (max
     over heads) against the observed max, log scale; bottom, observed / guaranteed bound, the fraction of the FP8
-    range real logits reach (when sample texts were run)."""
+    range real logits reach (when sample texts were run). A click on a layer picks its head with the largest
+    bound, the one that sets the layer's FP8 scale."""
     layers = np.arange(len(result.layer_bound))
+    pick = HEAD.rows(layers, np.argmax(result.bound, axis=1))
     observed = bool(np.isfinite(result.observed).any())
     guaranteed = "rotation-safe" if result.rope else "rank-aware"
     titles = (f"bound vs observed ({guaranteed} bound is guaranteed)", "utilisation of the geometry-aware FP8 range")
@@ -80,9 +83,9 @@ def layer_bounds_figure(result) -> go.Figure:
     fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.1,
                         row_heights=[0.62, 0.38] if observed else None, subplot_titles=titles[:rows])
     fig.add_scatter(x=layers, y=result.bound_rank_aware.max(axis=1), name="rank-aware bound", mode="lines+markers",
-                    customdata=layers, row=1, col=1)
+                    customdata=pick, row=1, col=1)
     fig.add_scatter(x=layers, y=result.bound_rotation_safe.max(axis=1), name="rotation-safe bound",
-                    mode="lines+markers", line={"dash": "dash"}, customdata=layers, row=1, col=1)
+                    mode="lines+markers", line={"dash": "dash"}, customdata=pick, row=1, col=1)
     fig.add_hline(y=result.fp8_max, line_dash="dot", row=1, col=1)
     # by hand: add_hline's own label is placed at y in log space on a log axis, i.e. off the chart
     fig.add_annotation(text=f"{result.fp8_format} max {result.fp8_max:g}", x=0, xref="x domain",
@@ -92,9 +95,9 @@ def layer_bounds_figure(result) -> go.Figure:
                      title_text="|S_ij| (logits)", row=1, col=1)
     if observed:
         fig.add_scatter(x=layers, y=result.observed_layer, name="observed max |S|", mode="lines+markers",
-                        customdata=layers, row=1, col=1)
+                        customdata=pick, row=1, col=1)
         fig.add_bar(x=layers, y=100 * result.utilisation, name="utilisation", showlegend=False, row=2, col=1,
-                    hovertemplate="layer %{x}: %{y:.2f} %<extra></extra>")
+                    customdata=pick, hovertemplate="layer %{x}: %{y:.2f} %<extra></extra>")
         fig.update_yaxes(title_text="observed / bound (%)", row=2, col=1)
     fig.update_xaxes(title_text="layer", row=rows, col=1)
     return fig.update_layout(title=f"Per layer · {plot_label(result.model)}", height=620 if observed else 420,

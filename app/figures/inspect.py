@@ -2,14 +2,12 @@
 patterns. Pure: results of backend.internals -> plotly figures / frames. Token texts are data (plot_label)."""
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from app.figures.clickable import HEAD
 from app.ui.text import plot_label
 
 
@@ -93,10 +91,11 @@ def dla_figure(result) -> go.Figure:
                                zmid=0, zmin=-limit, zmax=limit, colorbar=dict(title=logit_name(result).replace(
                                    "difference", "diff.")), hoverinfo="skip"))
     size = max(8, min(30, int(600 / n_layers)))
-    fig.add_scatter(x=heads.ravel(), y=layers.ravel(), mode="markers", customdata=result.heads.ravel(),
+    fig.add_scatter(x=heads.ravel(), y=layers.ravel(), mode="markers",
+                    customdata=HEAD.rows(layers.ravel(), heads.ravel(), extras=(result.heads.ravel(),)),
                     marker=dict(symbol="square-open", size=size, color="#111111", opacity=0, line=dict(width=2)),
                     selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=0)), showlegend=False,
-                    hovertemplate="layer %{y} · head %{x}<br>direct effect %{customdata:+.4f}"
+                    hovertemplate="layer %{y} · head %{x}<br>direct effect %{customdata[3]:+.4f}"
                                   "<extra>click to open</extra>")
     target = token_label(result.target_token) + (f" − {token_label(result.contrast_token)}"
                                                  if result.contrast_token is not None else "")
@@ -131,23 +130,3 @@ def effects_frame(effects) -> pd.DataFrame:
     """Promoted or suppressed tokens as a table (token texts shown as data)."""
     return pd.DataFrame({"token": [repr(e.token) for e in effects], "id": [e.id for e in effects],
                          "logit effect": [round(e.logit, 4) for e in effects]})
-
-
-def _index(value) -> int | None:
-    """A square's index from an event coordinate: a finite, non-negative whole number, else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return int(value) if value >= 0 and value == int(value) else None
-
-
-def selected_head(event) -> tuple[int, int] | None:
-    """(layer, head) of the clicked square of `dla_figure`, from a plotly selection event; None when none. The event
-    comes from the browser: a point whose coordinates are not whole non-negative numbers is ignored."""
-    points = (getattr(getattr(event, "selection", None), "points", None) or []) if event else []
-    for point in points:
-        if not isinstance(point, Mapping):
-            continue
-        layer, head = _index(point.get("y")), _index(point.get("x"))
-        if layer is not None and head is not None:
-            return layer, head
-    return None

@@ -1,20 +1,22 @@
 """Figures of the whole-computation views: the contribution graph (positions x layers, tokens along the bottom,
 every edge and state clickable), the head-score map and the all-heads grid. Pure: backend results -> figures.
 
-Clicks: Plotly selects markers, not line segments, so each edge gets an invisible marker at its midpoint; the
-page reads a selected point's customdata: ["node", layer, position, stage] or ["edge", index into result.edges]."""
+Clicks: Plotly selects markers, not line segments, so each edge gets an invisible marker at its midpoint; a click
+picks a state (`NODE`) or an edge (`EDGE`, its index into result.edges)."""
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures.clickable import grid_click_layer
+from app.figures.clickable import HEAD, Pickable, grid_click_layer
 from app.figures.inspect import token_label
 
 COLOURS = {"attn": "#2166ac", "ffn": "#d6604d", "resid": "#9e9e9e"}
 FFN_BEND = 0.18  # an MLP edge joins the same two states as a residual edge: drawn bent to the right of it
 WIDTH_BINS = (0.1, 0.25, 0.5, 1.01)  # edges drawn in a few widths (a Scatter line has one width)
+NODE = Pickable("node", ("layer", "position", "stage"), text=("stage",))
+EDGE = Pickable("edge", ("edge",))
 
 
 def node_y(layer: int, stage: str) -> float:
@@ -61,7 +63,7 @@ def graph_figure(result) -> go.Figure:
     mids = [_path(e)[1] for e in result.edges]
     if mids:
         fig.add_scatter(x=[m[0] for m in mids], y=[m[1] for m in mids], mode="markers", name="edges",
-                        customdata=[["edge", i] for i in range(len(result.edges))],
+                        customdata=EDGE.rows(range(len(result.edges))),
                         text=[edge_label(result, e) for e in result.edges],
                         hovertemplate="%{text}<extra>click: the head(s)</extra>", showlegend=False,
                         marker=dict(size=9, color=[COLOURS[e.kind] for e in result.edges], opacity=0.25),
@@ -70,7 +72,7 @@ def graph_figure(result) -> go.Figure:
     names = [("after attention of layer " + str(n.layer - 1)) if n.stage == "mid"
              else ("embedding" if n.layer == 0 else f"after layer {n.layer - 1}") for n in nodes]
     fig.add_scatter(x=[n.position for n in nodes], y=[node_y(n.layer, n.stage) for n in nodes], mode="markers",
-                    name="states", customdata=[["node", n.layer, n.position, n.stage] for n in nodes],
+                    name="states", customdata=[NODE.encode(n.layer, n.position, n.stage) for n in nodes],
                     text=[f"{name}<br>{token_label(result.tokens[n.position])} (pos {n.position})"
                           for name, n in zip(names, nodes)],
                     hovertemplate="%{text}<extra>click: its lens</extra>", showlegend=False,
@@ -90,11 +92,11 @@ def graph_figure(result) -> go.Figure:
 
 
 def scores_figure(result) -> go.Figure:
-    """The L x H score map; each head clickable (customdata [layer, head])."""
+    """The L x H score map; each head clickable (`HEAD`)."""
     n_layers, n_heads = result.scores.shape
     fig = go.Figure(go.Heatmap(z=result.scores, x=list(range(n_heads)), y=list(range(n_layers)), zmin=0, zmax=1,
                                colorscale="Viridis", colorbar=dict(title="score"), hoverinfo="skip"))
-    fig.add_trace(grid_click_layer(n_layers, n_heads, "layer %{customdata[0]} · head %{customdata[1]}"
+    fig.add_trace(grid_click_layer(HEAD, n_layers, n_heads, "layer %{customdata[1]} · head %{customdata[2]}"
                                                       "<extra>click: its pattern</extra>",
                                    size=max(8, min(30, int(600 / n_layers)))))
     fig.update_xaxes(title="head", dtick=1)

@@ -6,8 +6,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from app.figures.clickable import cell_click_layer
+from app.figures.clickable import Pickable, cell_click_layer
 from app.figures.inspect import token_label
+
+
+CELL = Pickable("cell", ("row", "column"))  # a drawn cell of the patching map (`cell_of`: its index in the result)
 
 
 def patch_grid(result) -> tuple[np.ndarray, list[str], list[str]]:
@@ -40,9 +43,9 @@ def patch_figure(result) -> go.Figure:
                                zmid=0, zmin=-limit, zmax=limit, colorbar=dict(title="restored"), hoverinfo="skip"))
     n_rows, n_cols = grid.shape
     rr, cc = np.divmod(np.arange(n_rows * n_cols), n_cols)
-    labels = [[r, c, f"{rows[r]} · {columns[c]}: {grid[r, c]:+.3f}"] for r, c in zip(rr.tolist(), cc.tolist())]
-    fig.add_trace(cell_click_layer(cc, rr, np.array(labels, dtype=object),
-                                   "%{customdata[2]}<extra>click for its top tokens</extra>",
+    labels = [f"{rows[r]} · {columns[c]}: {grid[r, c]:+.3f}" for r, c in zip(rr.tolist(), cc.tolist())]
+    fig.add_trace(cell_click_layer(cc, rr, CELL.rows(rr, cc, extras=(labels,)),
+                                   "%{customdata[3]}<extra>click for its top tokens</extra>",
                                    size=max(6, min(24, int(500 / max(n_rows, n_cols))))))
     fig.update_xaxes(tickmode="array", tickvals=list(range(n_cols)), ticktext=columns, tickangle=-50,
                      tickfont=dict(size=10), title="head" if result.site == "head" else "position (clean/corrupted)")

@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures.clickable import grid_click_layer
+from app.figures.clickable import HEAD, grid_click_layer
 from backend.mt.heads import HeadMap
 
 SELECTED_COLOR = "#111111"
@@ -46,8 +46,9 @@ def head_heatmaps(head_map: HeadMap, percent: float, titles: tuple[str, str]) ->
     for trace in _agreement_traces(head_map, percent):
         fig.add_trace(trace, row=1, col=3)
     for col, which in enumerate(("patching", "attribution"), start=1):  # last: on top, clicks open the head
-        fig.add_trace(grid_click_layer(*head_map.patching.shape, "layer %{customdata[0]}<br>head %{customdata[1]}"
-                                       f"<br>{which} %{{text}}<br>click to open<extra></extra>"), row=1, col=col)
+        fig.add_trace(grid_click_layer(HEAD, *head_map.patching.shape, "layer %{customdata[1]}<br>head "
+                                       f"%{{customdata[2]}}<br>{which} %{{text}}<br>click to open<extra></extra>"),
+                      row=1, col=col)
         fig.data[-1].text = [f"{v:.4f}" for v in (head_map.patching if which == "patching"
                                                    else head_map.attribution).ravel()]
     fig.update_xaxes(title_text="activation patching (Δ log p, nats)", row=1, col=3)
@@ -71,8 +72,8 @@ def _agreement_traces(head_map: HeadMap, percent: float) -> list[go.Scatter]:
         part = frame[frame["selected"] == flag]
         traces.append(go.Scatter(x=part["patching"], y=part["attribution"], mode="markers", name=name,
                                  marker=dict(color=color, size=9 if flag else 6),
-                                 customdata=part[["layer", "head"]].to_numpy(),
-                                 hovertemplate="layer %{customdata[0]}, head %{customdata[1]}<br>patching %{x:.4f}"
+                                 customdata=HEAD.rows(part["layer"], part["head"]),
+                                 hovertemplate="layer %{customdata[1]}, head %{customdata[2]}<br>patching %{x:.4f}"
                                                "<br>attribution %{y:.4f}<extra></extra>"))
     return traces
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from app.figures.clickable import cell_click_layer
+from app.figures.clickable import Pickable, cell_click_layer
 from app.ui.text import plot_label
 from backend.nag.deactivate import Deactivation
 from backend.nag.evaluate import Comparison
@@ -32,6 +32,9 @@ def distance_histogram(ranking: Ranking) -> go.Figure:
     return fig
 
 
+NEURON = Pickable("neuron", ("layer", "neuron"))  # what a click on the profile or the graph opens
+
+
 def profile_heatmap(profiles: TargetProfiles, target: int = 0, top: int = 30) -> go.Figure:
     """Per layer, the weights of its `top` heaviest profile neurons (x = rank, hover = neuron id)."""
     weights = profiles.weights[target]
@@ -40,9 +43,9 @@ def profile_heatmap(profiles: TargetProfiles, target: int = 0, top: int = 30) ->
     text = [[f"layer {l}, neuron {n}: {w:.3f}" for n, w in zip(order[l], z[l])] for l in range(len(order))]
     fig = go.Figure(go.Heatmap(z=z, x=np.arange(1, z.shape[1] + 1), y=np.arange(z.shape[0]), text=text,
                                hoverinfo="text", colorscale="Viridis", colorbar={"title": "weight"}))
-    rows, ranks = np.divmod(np.arange(z.size), z.shape[1])  # clicks open the neuron (customdata: layer, neuron)
-    fig.add_trace(cell_click_layer(ranks + 1, rows, np.stack([rows, order.ravel()], axis=1),
-                                   "layer %{customdata[0]}, neuron %{customdata[1]}<br>click to open<extra></extra>",
+    rows, ranks = np.divmod(np.arange(z.size), z.shape[1])  # clicks open the neuron
+    fig.add_trace(cell_click_layer(ranks + 1, rows, NEURON.rows(rows, order.ravel()),
+                                   "layer %{customdata[1]}, neuron %{customdata[2]}<br>click to open<extra></extra>",
                                    size=10))
     fig.update_layout(title=f"Profile of {plot_label(repr(profiles.names[target]))}: heaviest neurons per layer "
                             f"({len(profiles.doc_ids[target])} target docs, K={profiles.top_k})",
@@ -84,7 +87,7 @@ def graph_figure(graph: NagGraph) -> go.Figure:
                             "colorbar": {"title": "weight"}, "line": {"width": 0.5, "color": "white"}},
                     text=[f"layer {l}, neuron {n}<br>weight {w:.3f}<br>click to open" for l, n, w in
                           zip(graph.layers, graph.neurons, graph.weights)], hoverinfo="text",
-                    customdata=np.stack([graph.layers, graph.neurons], axis=1).tolist())
+                    customdata=NEURON.rows(graph.layers, graph.neurons))
     layers = sorted(set(graph.layers.tolist()))
     ticks = [float(xy[graph.layers == l, 0][0]) for l in layers]
     fig.update_layout(title=f"Neuron-activated graph of {plot_label(repr(graph.target))} ({len(graph.layers)} neurons, "

@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from app.figures.axes import log_axis
+from app.figures.clickable import Pickable
 from app.ui.text import plot_label
 
 LEVEL_COLOURS = {"model": "#4a7ab5", "user": "#d08a2e", "": "#bbbbbb", "total": "#5a9a5a", "tokens": "#5a9a5a"}
@@ -47,6 +48,11 @@ def level_evidence(detection) -> go.Figure:
                              title=f"Evidence by level · {detection.verdict} (decided on the corrected p)")
 
 
+# what a click opens: a sentence row (on the per-sentence chart or in the text), a token (in the text)
+SENTENCE = Pickable("sentence", ("sentence",))
+TOKEN = Pickable("token", ("token",))
+
+
 def sentence_contributions(rows) -> go.Figure:
     """One bar per sentence row (IPMark's SentenceRow): its counted contribution, coloured by level (grey: unusable)."""
     if not rows:
@@ -54,11 +60,10 @@ def sentence_contributions(rows) -> go.Figure:
     fig = go.Figure(go.Bar(
         x=[r.index + 1 for r in rows], y=[r.contribution for r in rows],
         marker_color=[LEVEL_COLOURS[r.level] for r in rows],
-        # customdata[0]: the row's position, what a click selects (app/ui/selection.py)
-        customdata=[[i, r.level or "unusable", r.sem_bit, r.syn_bit, plot_label(r.text[:80])]
-                    for i, r in enumerate(rows)],
-        hovertemplate="sentence %{x} (%{customdata[1]})<br>semantic bit %{customdata[2]}, syntactic bit "
-                      "%{customdata[3]}<br>%{customdata[4]}<br>click for its details<extra></extra>"))
+        customdata=[SENTENCE.encode(i, extras=(r.level or "unusable", r.sem_bit, r.syn_bit,
+                                               plot_label(r.text[:80]))) for i, r in enumerate(rows)],
+        hovertemplate="sentence %{x} (%{customdata[2]})<br>semantic bit %{customdata[3]}, syntactic bit "
+                      "%{customdata[4]}<br>%{customdata[5]}<br>click for its details<extra></extra>"))
     return fig.update_layout(height=260, margin=dict(t=30, b=10), xaxis_title="sentence",
                              yaxis_title="contribution", yaxis_range=[0, 1.05], title="Per-sentence contribution")
 

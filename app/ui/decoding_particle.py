@@ -2,31 +2,40 @@
 at that step, its weight history and the particles it replaced at resampling events."""
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 import streamlit as st
 
-from app.figures.decoding import particle_weights
-from app.ui.drilldown_select import particle_pick
-from app.ui.drilldown_state import remember_pick
+from app.figures.clickable import Picked
+from app.figures.decoding import PARTICLE, STEP, particle_weights
+from app.ui.drilldown import Clicked, Drilldown, within
 from app.ui.run import NEVER_ASK, run_with_progress
 from backend.decoding.particle import ParticleConfig, particle
 from backend.decoding.run import RunKey
 
-PICK = "dec-particle-pick"  # (run prompt, strategy, round, step, row or None) of the drill-down shown
+DEC_PARTICLE = Drilldown("dec-particle", (STEP, PARTICLE))
 
 
-def particle_drilldown(handle, run, events: dict[str, Any]) -> None:
+def fits_run(rounds: list[tuple[int, int]]):
+    """A pick within the run whose rounds have these (steps, particles): a round's step, or a particle of it."""
+    def fits(picked: Picked) -> bool:
+        k = picked.values[0] if picked.values else None
+        if not isinstance(k, int) or not 0 <= k < len(rounds):
+            return False
+        steps, n = rounds[k]
+        return within(len(rounds), steps, *((n,) if picked.kind == PARTICLE.kind else ()))(picked)
+
+    return fits
+
+
+def particle_drilldown(handle, run, chart: Clicked) -> None:
     """Below the ESS chart / genealogy of `run` (the page's particle run, decoded with the chat template)."""
     rounds = [(p.genealogy.shape[0], p.n) for p in run.particles]
-    chosen = remember_pick(PICK, events, lambda e: particle_pick(e, rounds))
-    if (not chosen or len(chosen) != 3 or not 0 <= chosen[0] < len(rounds)
-            or not 0 <= chosen[1] < rounds[chosen[0]][0]):  # nothing picked, or a pick of another run
+    chosen = DEC_PARTICLE.pick(chart, fits=fits_run(rounds))
+    if chosen is None:  # nothing picked, or a pick of another run
         st.caption("Click a step on the ESS chart (a resampling event: x) or a particle in the genealogy to see its "
                    "text at that step, its weight history and the particles it replaced.")
         return
-    k, step, row = chosen
+    k, step, row = chosen.values if chosen.kind == PARTICLE.kind else (*chosen.values, None)
     key = RunKey(config=run.config, prompt=run.prompt, expected=run.expected, problem_id=run.problem_id, chat=True)
     config = ParticleConfig(key, k, step, -1 if row is None else row)
     done = run_with_progress(f"Particle at token {step + 1}", lambda progress: particle(handle, config, progress),

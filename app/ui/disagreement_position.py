@@ -2,14 +2,11 @@
 divergence, and whether the guided gate (the Intervention tab's settings) fires there and why."""
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 import streamlit as st
 
-from app.figures.disagreement import SIGNAL_LABELS, distributions_figure
-from app.ui.drilldown_select import trace_position_pick
-from app.ui.drilldown_state import remember_pick
+from app.figures.disagreement import POSITION, SIGNAL_LABELS, distributions_figure
+from app.ui.drilldown import Clicked, Drilldown, within
 from app.ui.run import NEVER_ASK, clicked_for, run_with_progress, stored_result
 from app.ui.text import literal
 from backend.disagreement import CalibrationConfig, GateConfig, InterveneConfig, ProblemSet, TraceConfig
@@ -17,7 +14,7 @@ from backend.disagreement.position import GateAtConfig, PositionConfig, gate_at,
 from backend.disagreement.scoring import RolloutConfig, rollouts
 from backend.params import default_of
 
-PICK = "dis-position-pick"  # (source, position) of the drill-down shown
+DIS_POSITION = Drilldown("dis-position", (POSITION,))  # picked in the context of its rollout's source
 
 
 def gate_settings() -> tuple[GateConfig, float, ProblemSet]:
@@ -31,17 +28,13 @@ def gate_settings() -> tuple[GateConfig, float, ProblemSet]:
     return config, float(state.get("dis-budget", default_of(InterveneConfig, "budget"))), problems
 
 
-def position_drilldown(pair, trace_config: TraceConfig, rollout, event: Any) -> None:
-    def pick(e: Any) -> tuple[str, int] | None:
-        i = trace_position_pick(e, rollout.length)
-        return None if i is None else (rollout.source, i)
-
-    picked = remember_pick(PICK, {"trace": event}, pick)
-    if not picked or picked[0] != rollout.source or not 0 <= picked[1] < rollout.length:
+def position_drilldown(pair, trace_config: TraceConfig, rollout, trace: Clicked) -> None:
+    picked = DIS_POSITION.pick(trace, context=rollout.source, fits=within(rollout.length))
+    if picked is None:
         st.caption("Click a point on the trace to see both models' next-token distributions at that position, "
                    "every divergence there, and whether the intervention gate fires there.")
         return
-    i = int(picked[1])
+    (i,) = picked.values
     config = PositionConfig(trace_config, i, rollout.source, top_k=10)
     done = run_with_progress(f"Position {i}", lambda progress: position(pair, config, progress), ask_over_s=NEVER_ASK)
     if done is None:

@@ -1,29 +1,26 @@
 """FP8 page drill-down: a clicked head (or layer) -> its bound beside the histogram of its observed logits."""
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
+from app.figures.clickable import HEAD
 from app.figures.fp8 import head_histogram
-from app.ui.drilldown_select import fp8_head_pick
-from app.ui.drilldown_state import remember_pick
+from app.ui.drilldown import Clicked, Drilldown, within
 from app.ui.run import run_with_progress
 from backend.fp8 import BoundsConfig
 from backend.fp8.head import HeadConfig, head
 
-PICK = "fp8-head-pick"  # (layer, head) of the drill-down shown
+FP8_HEAD = Drilldown("fp8-head", (HEAD,))  # a head of the heatmap, or a layer's largest-bound head
 
 
-def head_drilldown(handle, config: BoundsConfig, result, events: dict[str, Any]) -> None:
+def head_drilldown(handle, config: BoundsConfig, result, charts: tuple[Clicked, ...]) -> None:
     """Below the charts: the picked head's numbers and histogram (computed once, then from the store)."""
-    picked = remember_pick(PICK, events, lambda event: fp8_head_pick(event, result.bound))
-    n_layers, n_heads = result.bound.shape
-    if not picked or not (0 <= picked[0] < n_layers and 0 <= picked[1] < n_heads):  # another model's pick
+    picked = FP8_HEAD.pick(*charts, fits=within(*result.bound.shape))  # None for another model's pick
+    if picked is None:
         st.caption("Click a head on the heatmap (or a layer on the per-layer chart) to see its bound beside the "
                    "distribution of its observed logits.")
         return
-    layer, h = int(picked[0]), int(picked[1])
+    layer, h = picked.values
     st.subheader(f"Layer {layer}, head {h}")
     done = run_with_progress(f"Head {layer}.{h}", lambda progress: head(handle, HeadConfig(layer, h, config),
                                                                          progress))

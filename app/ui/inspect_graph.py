@@ -7,25 +7,18 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.figures.inspect import effects_frame, pattern_figure
-from app.figures.inspect_graph import graph_figure, grid_figure, scores_figure
+from app.figures.clickable import HEAD
+from app.figures.inspect_graph import EDGE, NODE, graph_figure, grid_figure, scores_figure
+from app.ui.drilldown import Drilldown, clickable_chart, within
 from app.ui.params import checkbox_for, number_for, select_for, slider_for
 from app.ui.run import ASK_OVER_S, run_with_progress
-from app.ui.selection import clicked_cell, selected_points
 from app.ui.text import literal
 from backend.internals import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig, graph, grid, head_scores, node
 
-PICK_KEY = "inspect-graph-pick"  # (prompt, position, item) of the last click on the graph
+GRAPH_ITEM = Drilldown("inspect-graph", (NODE, EDGE))  # in the context of (prompt, position, per_head) drawn
+SCORED_HEAD = Drilldown("inspect-heads-map", (HEAD,))  # a click opens that head in the grid below
 SCORE_LABELS = {"previous": "previous token", "duplicate": "duplicate token", "induction": "induction",
                 "sink": "first token (sink)"}
-
-
-def clicked_graph_item(event) -> tuple | None:
-    """("node", layer, position, stage) or ("edge", index) of the selected point of `graph_figure`; None if none."""
-    for point in selected_points(event):
-        data = point.get("customdata")
-        if isinstance(data, (list, tuple)) and data and data[0] in ("node", "edge"):
-            return tuple(data)
-    return None
 
 
 def node_drilldown(handle, prompt: str, layer: int, position: int, stage: str) -> None:
@@ -90,20 +83,15 @@ def graph_tab(handle, prompt: str, position: int, open_head: Callable[[int, int,
                "Blue: attention (one edge per " + ("head" if result.per_head else "source position") + "), red: MLP, "
                "grey: residual; wider is a larger share. Click an edge for the head behind it, a state for its logit "
                "lens.")
-    event = st.plotly_chart(graph_figure(result), width="stretch", key="inspect-graph-map", on_select="rerun",
-                            selection_mode="points")
-    clicked = clicked_graph_item(event)
-    if clicked is not None:
-        st.session_state[PICK_KEY] = (prompt, result.position, result.per_head, clicked)
-    pick = st.session_state.get(PICK_KEY)
-    if not pick or tuple(pick[:3]) != (prompt, result.position, result.per_head):
+    clicked = clickable_chart(graph_figure(result), key="inspect-graph-map")
+    pick = GRAPH_ITEM.pick(clicked, context=(prompt, result.position, result.per_head))
+    if pick is None:
         st.info("Click an edge to open the head behind it, or a state to read its lens.")
         return
-    item = pick[3]
-    if item[0] == "node":
-        node_drilldown(handle, prompt, int(item[1]), int(item[2]), str(item[3]))
+    if pick.kind == NODE.kind:
+        node_drilldown(handle, prompt, *pick.values)
     else:
-        edge_drilldown(result, int(item[1]), open_head)
+        edge_drilldown(result, *pick.values, open_head)
 
 
 def heads_tab(handle, prompt: str, n_layers: int, n_heads: int) -> None:
@@ -122,12 +110,11 @@ def heads_tab(handle, prompt: str, n_layers: int, n_heads: int) -> None:
         top = divmod(int(result.scores.argmax()), n_heads)
         st.caption(f"Mean attention to each query's {SCORE_LABELS[score]} target over {result.queries} positions. "
                    f"Highest: L{top[0]}H{top[1]} ({result.scores[top]:.3f}). Click a head to draw its layer.")
-        event = st.plotly_chart(scores_figure(result), width="stretch", key="inspect-heads-map", on_select="rerun",
-                                selection_mode="points")
-        picked = clicked_cell(event, (n_layers, n_heads))
-        if picked is not None:  # its layer's grid, that head open
+        clicked = clickable_chart(scores_figure(result), key="inspect-heads-map")
+        picked = SCORED_HEAD.new_pick(clicked, fits=within(n_layers, n_heads))
+        if picked is not None:  # its layer's grid, that head open (once: the widgets are the user's after)
             st.session_state["inspect-grid-top"] = False
-            st.session_state["inspect-grid-layer"], st.session_state["inspect-grid-head"] = picked
+            st.session_state["inspect-grid-layer"], st.session_state["inspect-grid-head"] = picked.values
     c1, c2 = st.columns(2)
     top = c1.toggle("Grid of the highest-scoring heads (of every layer)", key="inspect-grid-top",
                     persist_state="session")

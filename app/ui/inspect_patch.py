@@ -7,11 +7,12 @@ import re
 
 import streamlit as st
 
-from app.figures.inspect_patch import cell_of, patch_figure, patch_grid, steer_lens_figure, top_frame
+from app.figures.clickable import HEAD
+from app.figures.inspect_patch import CELL, cell_of, patch_figure, patch_grid, steer_lens_figure, top_frame
+from app.ui.drilldown import Drilldown, clickable_chart, within
 from app.ui.params import number_for, select_for
 from app.ui import run as runs
 from app.ui.run import run_with_progress
-from app.ui.selection import remember_click
 from app.ui.text import literal
 from backend.internals.intervene_config import AblateConfig, PatchConfig, SteerConfig
 from backend.internals.patching import cell_name
@@ -19,8 +20,12 @@ from backend.internals.verbs import ablate, patch, steer
 from backend.params import declared, default_of
 
 TABS_KEY = "inspect-tabs"  # the page's lazy_tabs key: a link opens another section by setting it
-DLA_HEAD_KEY = "inspect-head"  # (layer, head) opened on the DLA map
-CELL_KEY = "inspect-patch-cell"
+DLA_HEAD = Drilldown("inspect-head", (HEAD,))  # opened on the DLA map, in the context of its prompt
+
+
+def patch_cells(site: str) -> Drilldown:
+    """A cell of the patching map of `site`: each site keeps its own pick."""
+    return Drilldown(f"inspect-patch-cell-{site}", (CELL,))
 SITE_LABELS = {"resid_pre": "residual stream (layer × position)", "attn_out": "attention output (layer × position)",
                "mlp_out": "MLP output (layer × position)", "head": "each head, all positions (layer × head)",
                "head_pos": "each head at each position (slow)"}
@@ -82,14 +87,13 @@ def patch_tab(handle) -> None:
     result = computed.value
     st.caption(f"logit({literal(repr(result.target_token))}) − logit({literal(repr(result.contrast_token))}): "
                f"clean {result.clean_logit_diff:+.3f}, corrupted {result.corrupted_logit_diff:+.3f}.")
-    event = st.plotly_chart(patch_figure(result), width="stretch", key="inspect-patch-map", on_select="rerun",
-                            selection_mode="points")
+    clicked = clickable_chart(patch_figure(result), key="inspect-patch-map")
     grid, _, _ = patch_grid(result)
-    chosen = remember_click(st.session_state, f"{CELL_KEY}-{result.site}", event, grid.shape)
+    chosen = patch_cells(result.site).pick(clicked, fits=within(*grid.shape))
     if chosen is None:
         st.info("Click a cell to see the patched run's top tokens beside the clean and corrupted ones.")
         return
-    _patched_cell(result, cell_of(result, *chosen), clean, corrupted)
+    _patched_cell(result, cell_of(result, *chosen.values), clean, corrupted)
 
 
 def _patched_cell(result, cell: tuple[int, ...], clean: str, corrupted: str) -> None:
@@ -128,10 +132,11 @@ def ablate_tab(handle, prompt: str) -> None:
     st.caption("Zero a set of components, or replace them by their mean over reference texts (mean ablation keeps "
                "their typical output and removes only what depends on this prompt), and compare before and after "
                "on the prompt above.")
-    picked = st.session_state.get(DLA_HEAD_KEY)  # (prompt, layer, head): only a head opened on this prompt
-    if picked is not None and picked[0] == prompt:
-        st.button(f"Ablate L{picked[1]}H{picked[2]} (opened on the DLA map)", key="inspect-ablate-dla",
-                  on_click=_open, args=("Ablate", {"inspect-ablate-heads": f"{picked[1]}.{picked[2]}"}))
+    picked = DLA_HEAD.pick(context=prompt)  # only a head opened on this prompt
+    if picked is not None:
+        layer, head = picked.values
+        st.button(f"Ablate L{layer}H{head} (opened on the DLA map)", key="inspect-ablate-dla",
+                  on_click=_open, args=("Ablate", {"inspect-ablate-heads": f"{layer}.{head}"}))
     c1, c2, c3, c4 = st.columns(4)
     heads = _text(AblateConfig, "heads", "Heads (L.H)", "inspect-ablate-heads", False, c1)
     layers = _text(AblateConfig, "layers", "Attention layers", "inspect-ablate-layers", False, c2)

@@ -6,12 +6,13 @@ import pandas as pd
 import streamlit as st
 
 from app.figures.mt_head import attention_row, patching_per_prompt, vocab_effects
-from app.ui.drilldown_state import clicked_or_hint
+from app.figures.clickable import HEAD
+from app.ui.drilldown import Clicked, Drilldown, within
 from app.ui.run import run_with_progress
 from backend.mt.head_detail import HeadDetailConfig, head_detail
 from backend.mt.selection import MAX_PERCENT, head_count, top_heads
 
-DRILL_KEY = "mt-drill-head"  # (layer, head) chosen by the last click
+MT_HEAD = Drilldown("mt-drill-head", (HEAD,))  # from either head map or the scatter
 
 
 def steering_share(scores, layer: int, head: int) -> float | None:
@@ -32,13 +33,13 @@ def _steer_with(share: float, head_type: str) -> None:
     st.session_state["mt-steer-types"] = [head_type]
 
 
-def head_drilldown(handle, head_map, data, event) -> None:
-    chosen = clicked_or_hint(DRILL_KEY, event, head_map.patching.shape,
-                             "Click a head on either map (or a point of the scatter) to open it: its attention, what "
-                             "it writes to the vocabulary and its patching effect on each prompt.")
+def head_drilldown(handle, head_map, data, chart: Clicked) -> None:
+    chosen = MT_HEAD.pick(chart, fits=within(*head_map.patching.shape))
     if chosen is None:
+        st.caption("Click a head on either map (or a point of the scatter) to open it: its attention, what it writes "
+                   "to the vocabulary and its patching effect on each prompt.")
         return
-    layer, head = chosen
+    layer, head = chosen.values
     st.markdown(f"#### Head L{layer}.H{head}")
     c1, c2 = st.columns([2, 1])
     example = c1.selectbox("Prompt the pattern and the vocabulary projection are read on",

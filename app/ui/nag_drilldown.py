@@ -8,23 +8,24 @@ import pandas as pd
 import streamlit as st
 
 from app.figures.nag_neuron import activation_histogram, contexts_html, logit_effects
-from app.ui.drilldown_state import clicked_or_hint
+from app.figures.nag import NEURON
+from app.ui.drilldown import Clicked, Drilldown, within
 from app.ui.guarded import guarded
 from app.ui.run import run_with_progress
 from backend.corpus.documents import iter_documents
 from backend.nag.neuron import NeuronConfig, neuron_detail
 
-DRILL_KEY = "nag-drill-neuron"  # (layer, neuron) chosen by the last click
+NAG_NEURON = Drilldown("nag-drill-neuron", (NEURON,))  # one pick for the graph and the profile
 
 
-def neuron_drilldown(handle, event, pool, pool_name, target_sets, rank_config, key: str) -> None:
+def neuron_drilldown(handle, chart: Clicked, pool, pool_name, target_sets, rank_config, key: str) -> None:
     """`key` names this chart's widgets (the graph and the profile tabs each have one)."""
-    chosen = clicked_or_hint(DRILL_KEY, event, (handle.info.n_layers, handle.info.intermediate_size),
-                             "Click a neuron to open it: its top-activating contexts in the pool, its activation "
-                             "histogram, the tokens its output promotes and the targets where it fires.")
+    chosen = NAG_NEURON.pick(chart, fits=within(handle.info.n_layers, handle.info.intermediate_size))
     if chosen is None:
+        st.caption("Click a neuron to open it: its top-activating contexts in the pool, its activation histogram, "
+                   "the tokens its output promotes and the targets where it fires.")
         return
-    layer, neuron = chosen
+    layer, neuron = chosen.values
     st.markdown(f"#### Neuron L{layer}.N{neuron}")
     config = NeuronConfig(layer=layer, neuron=neuron, impact=rank_config.impact, top_k=rank_config.top_k,
                           max_length=rank_config.max_length)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.ui.drilldown_state import remember_pick
+from app.figures.watermark import MARK_WORDS, SENTENCE, TOKEN
+from app.ui.drilldown import Clicked, Drilldown, within
 from app.ui.guarded import guarded
-from app.ui.selection import clicked_cell, remember_click
 from app.ui.text import literal
 
-PICK = "wm-sentence-pick"
-TOKEN_PICK = "wm-token-pick"
+WM_SENTENCE = Drilldown("wm-sentence", (SENTENCE,))  # from the per-sentence chart or the text
+WM_TOKEN = Drilldown("wm-token", (TOKEN,))  # from the text
 
 
 def sentence_table(units) -> pd.DataFrame:
@@ -41,14 +41,14 @@ def signature_lines(text: str, n_bits: int) -> list[str]:
             for sig in sign_text(text, n_bits) if sig.usable]
 
 
-def sentence_drilldown(units, event, n_bits: int, text: str) -> None:
-    """A sentence chosen on the per-sentence chart or in the text (kept under PICK): its bits, what it counted for,
+def sentence_drilldown(units, chart: Clicked, n_bits: int, text: str) -> None:
+    """A sentence chosen on the per-sentence chart or in the text (WM_SENTENCE): its bits, what it counted for,
     its signature and, for a sentence generated here, the candidates it was chosen among."""
-    chosen = remember_pick(PICK, {"chart": event}, lambda e: clicked_cell(e, (len(units),)))
-    if not chosen or not 0 <= chosen[0] < len(units):
+    chosen = WM_SENTENCE.pick(chart, fits=within(len(units)))
+    if chosen is None:
         st.caption("Click a sentence in the text or its bar to open its evidence.")
         return
-    row = units[chosen[0]]
+    row = units[chosen.values[0]]
     with st.container(border=True):
         st.markdown(f"**Sentence {row.index + 1}** · {literal(row.text)}")
         if not row.usable:
@@ -112,15 +112,13 @@ def token_facts(found, i: int) -> list[str]:
     return facts
 
 
-def token_drilldown(found, event=None) -> None:
-    """A clicked token (of the text, kept under TOKEN_PICK): its text, its mark in words and `token_facts`."""
-    from app.figures.watermark import MARK_WORDS
-
-    chosen = remember_click(st.session_state, TOKEN_PICK, event, (len(found.pieces),))
-    if chosen is None or not found.pieces[chosen[0]][1]:
+def token_drilldown(found) -> None:
+    """A clicked token (of the text, WM_TOKEN): its text, its mark in words and `token_facts`."""
+    chosen = WM_TOKEN.pick(fits=within(len(found.pieces)))
+    if chosen is None or not found.pieces[chosen.values[0]][1]:
         st.caption("Click a token of the text to see what it counted for.")
         return
-    i = chosen[0]
+    (i,) = chosen.values
     text, mark, _ = found.pieces[i]
     with st.container(border=True):
         st.markdown(f"**Token** “{literal(text.strip() or repr(text))}” · {MARK_WORDS.get(mark, mark)}")
@@ -151,8 +149,8 @@ def piece_clicked(pieces, sentences: bool):
 
     def pick(index: int) -> None:
         if sentences:
-            st.session_state[PICK] = (unit_of(pieces, index),)
+            WM_SENTENCE.choose(SENTENCE.of(unit_of(pieces, index)))
         else:
-            st.session_state[TOKEN_PICK] = (index,)
+            WM_TOKEN.choose(TOKEN.of(index))
 
     return pick

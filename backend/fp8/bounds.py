@@ -12,12 +12,18 @@ Observed scores on sample texts (optional) give utilisation = observed / bound.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+import backend.fp8.formats as formats
+import backend.fp8.geometry as geometry
+import backend.fp8.observed as observed_logits
+import backend.fp8.samples as samples
+import backend.fp8.spectral as spectral
 from backend.fp8.formats import FORMATS
 from backend.fp8.geometry import LayerFactors, model_factors
 from backend.fp8.observed import check_max_tokens, observe
@@ -25,9 +31,7 @@ from backend.fp8.samples import SAMPLE_TEXTS
 from backend.fp8.spectral import SIGMA_METHODS, PowerSettings, factor_norm, interaction_sigma
 from backend.params import Config, param, same_as
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached
-
-CODE_VERSION = "1"
+from backend.verbs import Verb, register
 
 
 @dataclass(frozen=True)
@@ -181,7 +185,10 @@ def compute_bounds(handle, config: BoundsConfig, progress: Progress = silent) ->
                         observed=observed, n_tokens=n_tokens, weights_seconds=weights_seconds)
 
 
-def bounds(handle, config: BoundsConfig = BoundsConfig(), progress: Progress = silent) -> Computed[BoundsResult]:
-    """Cached: per-head bounds, per-layer FP8 scales and observed utilisation for a loaded model."""
-    return cached("fp8", "bounds", ModelRef.of(handle), config, lambda: compute_bounds(handle, config, progress),
-                  code_version=CODE_VERSION)
+# The code a bounds result depends on: this module and the fp8 modules it computes with (the head drill-down and
+# the simulation build on the same bounds and read these too).
+BOUNDS_READS = (sys.modules[__name__], formats, geometry, observed_logits, samples, spectral)
+
+bounds = register(Verb("fp8", "bounds", BoundsConfig, compute_bounds,
+                       "per-head bounds, per-layer FP8 scales and observed utilisation of a loaded model",
+                       reads=BOUNDS_READS))

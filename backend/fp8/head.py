@@ -6,18 +6,20 @@ maximum (`layer_logits`), so the histogram's largest |S| is the parent's `observ
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from backend.errors import UserError
-from backend.fp8.bounds import CODE_VERSION, BoundsConfig, bounds
+from backend.fp8.bounds import BOUNDS_READS, BoundsConfig, bounds
 from backend.fp8.observed import computed_pairs, encode_samples, layer_logits
 from backend.models.hooks import capture
 from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached
+from backend.store import Computed
+from backend.verbs import Verb, register
 
 
 @dataclass(frozen=True)
@@ -116,8 +118,12 @@ def compute_head(handle, config: HeadConfig, progress: Progress = silent) -> Hea
                       mean=stats[3], std=stats[4], q99_abs=stats[5])
 
 
+# The head's logits are recomputed by the bounds' own code (observed.py), beside the stored bounds: it reads them.
+head_verb = register(Verb("fp8", "head", HeadConfig, compute_head, "one head's bounds and the histogram of its "
+                          "observed logits (the FP8 page's drill-down)", reads=(sys.modules[__name__], *BOUNDS_READS)))
+
+
 def head(handle, config: HeadConfig, progress: Progress = silent) -> Computed[HeadResult]:
     """Cached: one head's bounds and the histogram of its observed logits (the FP8 page's drill-down)."""
     check_head(handle.info.n_layers, handle.info.n_heads, config.layer, config.head)  # before any lookup
-    return cached("fp8", "head", ModelRef.of(handle), config, lambda: compute_head(handle, config, progress),
-                  code_version=CODE_VERSION)
+    return head_verb(handle, config, progress)

@@ -13,18 +13,20 @@ Each step's scaled logits are clamped and cast to FP8; overflows are counted bef
 """
 from __future__ import annotations
 
+import sys
 from collections import deque
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from backend.fp8.bounds import CODE_VERSION, BoundsConfig, bounds
+from backend.fp8.bounds import BOUNDS_READS, BoundsConfig, bounds
 from backend.fp8.formats import FORMATS, quantise
 from backend.fp8.observed import check_max_tokens, layer_score_samples
 from backend.fp8.samples import SAMPLE_TEXTS
 from backend.params import Config, param, require, same_as
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached
+from backend.store import Computed
+from backend.verbs import Verb, register
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,12 @@ def run_simulation(handle, config: SimulateConfig, progress: Progress = silent) 
                           rel_error_delayed=out["rel_d"], nonfinite_unclamped_delayed=nonfinite, n_scores=counts["n"])
 
 
+# The transient starts from the layer's stored bound and scores real logits with the bounds' code: it reads both.
+simulate_verb = register(Verb("fp8", "simulate", SimulateConfig, run_simulation, "a training transient on one "
+                              "layer: delayed (amax-history) FP8 scaling vs the geometry-aware scale",
+                              reads=(sys.modules[__name__], *BOUNDS_READS)))
+
+
 def simulate(handle, config: SimulateConfig = SimulateConfig(), progress: Progress = silent
              ) -> Computed[SimulateResult]:
     """Cached transient simulation for one layer of a loaded model."""
@@ -153,5 +161,4 @@ def simulate(handle, config: SimulateConfig = SimulateConfig(), progress: Progre
     require(-n_layers <= config.layer < n_layers,
             f"Layer {config.layer} is out of range (the model has {n_layers} layers).")
     config = replace(config, layer=config.layer % handle.info.n_layers)  # one cache entry per layer
-    return cached("fp8", "simulate", ModelRef.of(handle), config, lambda: run_simulation(handle, config, progress),
-                  code_version=CODE_VERSION)
+    return simulate_verb(handle, config, progress)

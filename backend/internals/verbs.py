@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from backend.internals import ablation, attribution, patching, steering
-from backend.internals import attention as attention_maps
-from backend.internals import dla as dla_module
-from backend.internals import graph as graph_module
-from backend.internals import head_scores as scores_module
-from backend.internals import lens as lens_module
-from backend.internals import node as node_module
+import backend.internals.ablation as ablation
+import backend.internals.attention as attention_maps
+import backend.internals.attribution as attribution
+import backend.internals.dla as dla_module
+import backend.internals.graph as graph_module
+import backend.internals.head_scores as scores_module
+import backend.internals.lens as lens_module
+import backend.internals.node as node_module
+import backend.internals.patching as patching
+import backend.internals.steering as steering
 from backend.internals.config import AttentionConfig, AttributeConfig, DlaConfig, HeadConfig, LensConfig
 from backend.internals.graph_config import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig
 from backend.internals.intervene_config import AblateConfig, PatchConfig, SteerConfig

@@ -17,7 +17,7 @@ from torch import nn
 
 class ModelLock:
     """A re-entrant lock that knows whether anyone holds it (`held`) and whether the calling thread does
-    (`held_here`: what a forward checks, tests/models/test_every_forward_locked.py)."""
+    (`held_here`: what a forward checks, tests/test_every_verb.py)."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()

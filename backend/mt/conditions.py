@@ -4,6 +4,7 @@ on its own, so the steering view, the ablation view and the full evaluation shar
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,18 +13,20 @@ from backend.errors import UserError
 from backend.models.loading import ModelHandle
 import backend.mt.fields as fields
 import backend.mt.metrics as metrics
+import backend.mt.prompt_kinds as prompt_kinds
+import backend.mt.steering as steering
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.examples import encode_answer
-from backend.mt.heads import HeadsConfig, find_heads
+from backend.mt.heads import HEADS_READS, HeadsConfig, find_heads
 from backend.mt.prompt_kinds import PROMPT_KINDS
 from backend.mt.selection import Head, random_heads
 from backend.mt.selection import top_heads_in
 from backend.mt.steering import STEER_LAYERS, STEER_MODES, STEER_POSITIONS, Intervention, generate_line
 from backend.params import Config, param, require
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached
-
-CODE_VERSION = "3"
+from backend.mt.subject import OnData, model_of
+from backend.store import Computed
+from backend.verbs import Verb, register
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,19 @@ def compute_condition(handle: ModelHandle, config: ConditionConfig, data: Parall
                            target_rate=float(np.mean([d == config.tgt for d in detected])), heads=used)
 
 
+def _condition_on(subject: OnData, config: ConditionConfig, progress: Progress) -> ConditionResult:
+    return compute_condition(subject.handle, config, subject.data, progress)
+
+
+# The code a condition depends on: this module, the prompts, steering and scores it generates and measures with,
+# and the head maps its steering vectors and ablations come from (the experiments read these too).
+CONDITION_READS = (sys.modules[__name__], metrics, prompt_kinds, steering, *HEADS_READS)
+
+condition_verb = register(Verb("mt", "condition", ConditionConfig, _condition_on, "one generation condition (a "
+                               "prompt kind, optionally steered or ablated) scored with chrF++ and the "
+                               "target-language rate", reads=CONDITION_READS, ref=model_of))
+
+
 def run_condition(handle: ModelHandle, config: ConditionConfig, data: ParallelSet | None = None,
                   progress: Progress = silent) -> Computed[ConditionResult]:
     data = data or builtin()
@@ -158,5 +174,4 @@ def run_condition(handle: ModelHandle, config: ConditionConfig, data: ParallelSe
     sub = tuple(dataclasses.replace(h, dataset=data.digest) for h in config.steer)
     ablate = dataclasses.replace(config.ablate, dataset=data.digest) if config.ablate else None
     config = dataclasses.replace(config, dataset=data.digest, steer=sub, ablate=ablate)
-    return cached("mt", "condition", ModelRef.of(handle), config,
-                  lambda: compute_condition(handle, config, data, progress), code_version=CODE_VERSION)
+    return condition_verb(OnData(handle, data), config, progress)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,17 +14,17 @@ import numpy as np
 from backend.models.loading import ModelHandle
 import backend.mt.fields as fields
 import backend.mt.metrics as metrics
-from backend.mt.conditions import ConditionConfig, ConditionResult, run_condition
+from backend.mt.conditions import CONDITION_READS, ConditionConfig, ConditionResult, run_condition
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.heads import HeadsConfig
 from backend.mt.prompts import HEAD_TYPES
 from backend.mt.steering import STEER_MODES
 from backend.params import Config, param, require
 from backend.progress import Progress, scaled, silent
+from backend.mt.subject import OnData, model_of
+from backend.store import Computed
 from backend.variants import Registry, Variant
-from backend.store import Computed, ModelRef, cached
-
-CODE_VERSION = "3"
+from backend.verbs import Verb, register
 
 
 @dataclass(frozen=True)
@@ -169,20 +170,30 @@ def plan(config: ExperimentConfig, kind: str) -> list[ConditionConfig]:
     return EXPERIMENTS.get(kind).run(config)
 
 
+def _experiment_verb(kind: Variant) -> Verb:
+    """The experiment `kind` as a verb: its conditions in display order, each cached on its own."""
+    def run_conditions(subject: OnData, config: ExperimentConfig, progress: Progress) -> Experiment:
+        conditions = plan(config, kind.name)
+        results = []
+        for i, cond in enumerate(conditions):
+            part = scaled(progress, i / len(conditions), (i + 1) / len(conditions))
+            results.append(run_condition(subject.handle, cond, subject.data, part).value)
+        return Experiment(model=subject.handle.display_name, kind=kind.name, config=config,
+                          conditions=tuple(results))
+
+    return register(Verb("mt", kind.name, ExperimentConfig, run_conditions, kind.help,
+                         reads=(sys.modules[__name__], *CONDITION_READS), ref=model_of))
+
+
+EXPERIMENT_VERBS: dict[str, Verb] = {kind.name: _experiment_verb(kind) for kind in EXPERIMENTS}
+
+
 def run_experiment(handle: ModelHandle, kind: str, config: ExperimentConfig = ExperimentConfig(),
                    data: ParallelSet | None = None, progress: Progress = silent) -> Computed[Experiment]:
     data = data or builtin()
     config = dataclasses.replace(config, dataset=data.digest)
-    conditions = plan(config, kind)
-
-    def compute() -> Experiment:
-        results = []
-        for i, cond in enumerate(conditions):
-            part = scaled(progress, i / len(conditions), (i + 1) / len(conditions))
-            results.append(run_condition(handle, cond, data, part).value)
-        return Experiment(model=handle.display_name, kind=kind, config=config, conditions=tuple(results))
-
-    return cached("mt", kind, ModelRef.of(handle), config, compute, code_version=CODE_VERSION)
+    plan(config, kind)  # an unknown kind or a plan the config cannot make is refused before any lookup
+    return EXPERIMENT_VERBS[kind](OnData(handle, data), config, progress)
 
 
 def steer(handle, config=ExperimentConfig(), data=None, progress=silent) -> Computed[Experiment]:

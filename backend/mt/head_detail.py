@@ -15,6 +15,7 @@ effect on every logit, before Gemma's final soft-capping (TransformerLens' `appl
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,13 +28,13 @@ from backend.models.loading import ModelHandle
 from backend.models.readout import capture_final_residual, norm_parts, out_proj, unembedding
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.examples import encode, encode_answer
-from backend.mt.heads import HeadsConfig, find_heads, head_pairs
+from backend.mt.heads import HEADS_READS, HeadsConfig, find_heads, head_pairs
 from backend.mt.patching import patch_one
 from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached
-
-CODE_VERSION = "1"
+from backend.mt.subject import OnData, model_of
+from backend.store import Computed
+from backend.verbs import Verb, register
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,16 @@ def check_example(config: HeadDetailConfig, data: ParallelSet) -> None:
         raise UserError(f"Prompt {config.example} does not exist: the map has prompts 0-{n - 1}.")
 
 
+def _head_detail_on(subject: OnData, config: HeadDetailConfig, progress: Progress) -> HeadDetail:
+    return compute_head_detail(subject.handle, config, subject.data, progress)
+
+
+# One head replayed on its map's own prompts, beside the stored map: it reads the map's code too.
+head_verb = register(Verb("mt", "head", HeadDetailConfig, _head_detail_on, "one head of a map: attention row, "
+                          "what it writes to the vocabulary, its patching effect per prompt",
+                          reads=(sys.modules[__name__], *HEADS_READS), ref=model_of))
+
+
 def head_detail(handle: ModelHandle, config: HeadDetailConfig, data: ParallelSet | None = None,
                 progress: Progress = silent) -> Computed[HeadDetail]:
     """Cached drill-down of one head of the map `config.heads` on `data` (default: the built-in set)."""
@@ -188,5 +199,4 @@ def head_detail(handle: ModelHandle, config: HeadDetailConfig, data: ParallelSet
     check_example(config, data)
     check_head(handle.model, config.layer, config.head)
     config = dataclasses.replace(config, heads=dataclasses.replace(config.heads, dataset=data.digest))
-    return cached("mt", "head", ModelRef.of(handle), config,
-                  lambda: compute_head_detail(handle, config, data, progress), code_version=CODE_VERSION)
+    return head_verb(OnData(handle, data), config, progress)

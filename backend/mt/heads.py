@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import sys
 import time
 from dataclasses import dataclass
 
@@ -11,7 +12,13 @@ import numpy as np
 import torch
 
 from backend.models.loading import ModelHandle
+import backend.mt.attribution as attribution
+import backend.mt.data as data_module
+import backend.mt.examples as examples_module
 import backend.mt.fields as fields
+import backend.mt.patching as patching
+import backend.mt.prompts as prompts
+import backend.mt.selection as selection
 from backend.mt.attribution import ATTRIBUTIONS, attribute, rank_correlation
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.examples import Example, build_example
@@ -20,9 +27,9 @@ from backend.mt.prompts import HEAD_TYPES, PromptPair, corrupt_language, prompt_
 from backend.mt.selection import Head, top_heads, top_k_overlap
 from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached
-
-CODE_VERSION = "1"
+from backend.mt.subject import OnData, model_of
+from backend.store import Computed
+from backend.verbs import Verb, register
 
 
 @dataclass(frozen=True)
@@ -129,11 +136,22 @@ def compute_head_map(handle: ModelHandle, config: HeadsConfig, data: ParallelSet
                    attribution_seconds=attr_s)
 
 
+def _head_map_on(subject: OnData, config: HeadsConfig, progress: Progress) -> HeadMap:
+    return compute_head_map(subject.handle, config, subject.data, progress)
+
+
+# The code a head map depends on: this module and the mt modules it draws prompts and scores heads with (every
+# verb built on head maps reads these too).
+HEADS_READS = (sys.modules[__name__], attribution, data_module, examples_module, patching, prompts, selection)
+
+heads_verb = register(Verb("mt", "heads", HeadsConfig, _head_map_on, "L x H maps of language or translation heads "
+                           "(activation patching and a gradient attribution)", reads=HEADS_READS, ref=model_of))
+
+
 def find_heads(handle: ModelHandle, config: HeadsConfig = HeadsConfig(), data: ParallelSet | None = None,
                progress: Progress = silent) -> Computed[HeadMap]:
     """Cached head map for `config` on `data` (default: the built-in set)."""
     data = data or builtin()
     config = dataclasses.replace(config, dataset=data.digest)
     data.check_pair(config.src, config.tgt)
-    return cached("mt", "heads", ModelRef.of(handle), config,
-                  lambda: compute_head_map(handle, config, data, progress), code_version=CODE_VERSION)
+    return heads_verb(OnData(handle, data), config, progress)

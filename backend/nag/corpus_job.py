@@ -7,7 +7,9 @@ Per document the job stores id, domain, quality, a preview, token counts and the
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 import pyarrow as pa
@@ -18,16 +20,19 @@ from backend.corpus.jobs import JobSummary, iter_tables, job, run_job
 from backend.corpus.shards import Shard
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
+import backend.nag.embedding as embedding
 from backend.nag.extract import ExtractConfig, effective_max_length, extract_batched, tokenize
+from backend.nag.featurecache import FEATURE_READS
 from backend.nag.profile import similarity
-from backend.nag.rank import SLICE_DOCS, RankConfig, Ranking, assemble, preview
+from backend.nag.rank import RANK_READS, SLICE_DOCS, RankConfig, Ranking, assemble, preview
 from backend.nag.scorers import SCORERS, random_score
+from backend.nag.subject import OnModel
 from backend.nag.targets import TargetSet
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached
+from backend.store import Computed
+from backend.verbs import Verb, register, source_digest
 
 KIND = "nag-features"
-CODE_VERSION = "1"
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,7 @@ class NagFeatureTask:
     def key(self) -> dict:
         return {"model": self.fingerprint, "method": self.method, "impact": self.extract.impact,
                 "max_length": self.extract.max_length, "stored_k": self.extract.stored_k,
-                "n_layers": self.n_layers, "code": CODE_VERSION}
+                "n_layers": self.n_layers, "code": features_code()}
 
     def open(self) -> "NagFeatureWorker":
         from backend.models import load
@@ -88,6 +93,13 @@ class NagFeatureWorker:
         return pa.table(columns)
 
 
+@cache
+def features_code() -> str:
+    """The job's code version, derived like a verb's: the worker and the feature code it runs (a change to either
+    starts a new job instead of resuming one whose shards the old code wrote)."""
+    return source_digest((NagFeatureWorker, embedding, *FEATURE_READS))
+
+
 def feature_job(handle: ModelHandle, corpus: str, config: RankConfig, engine: EngineConfig = EngineConfig(),
                 batch_size: int = SLICE_DOCS, progress: Progress = silent) -> JobSummary:
     """Compute (or resume) the per-document features of `corpus` for `config`'s method."""
@@ -104,13 +116,31 @@ class JobRankKey:
     targets: tuple[tuple[str, str], ...]
 
 
+@dataclass(frozen=True, eq=False)
+class JobAndTargets(OnModel):
+    record: dict  # the finished job's row (backend.corpus.jobs.job)
+    target_sets: tuple[TargetSet, ...]
+
+
+def _job_rank_key(inputs: JobAndTargets, config: RankConfig) -> JobRankKey:
+    return JobRankKey(inputs.record["job_id"], inputs.record["checksum"], config,
+                      tuple((t.name, t.digest) for t in inputs.target_sets))
+
+
+def _rank_job_on(inputs: JobAndTargets, config: RankConfig, progress: Progress) -> Ranking:
+    return _rank_job(inputs.handle, inputs.record, list(inputs.target_sets), config, progress)
+
+
+# A re-ranking reads the job's stored features with the ranking's own code.
+rank_job_verb = register(Verb("nag", "rank-job", RankConfig, _rank_job_on, "a finished corpus job's documents "
+                              "ranked against target sets (its stored features only)",
+                              reads=(sys.modules[__name__], *RANK_READS), key=_job_rank_key, ref=OnModel.model))
+
+
 def rank_job(handle: ModelHandle, job_id: str, target_sets: list[TargetSet], config: RankConfig,
              progress: Progress = silent) -> Computed[Ranking]:
     """Rank a finished feature job against `target_sets` (cached per job checksum, config and targets)."""
-    record = job(job_id)
-    key = JobRankKey(job_id, record["checksum"], config, tuple((t.name, t.digest) for t in target_sets))
-    return cached("nag", "rank-job", ModelRef.of(handle), key,
-                  lambda: _rank_job(handle, record, target_sets, config, progress), CODE_VERSION)
+    return rank_job_verb(JobAndTargets(handle, job(job_id), tuple(target_sets)), config, progress)
 
 
 def _check(handle: ModelHandle, record: dict, config: RankConfig) -> dict:

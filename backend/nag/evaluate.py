@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -10,14 +11,20 @@ import numpy as np
 from backend.corpus.documents import Document, Source
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
+import backend.nag.deactivate as deactivate
+import backend.nag.profile as profile
+import backend.nag.targets as targets
 from backend.nag.deactivate import Deactivation, DeactivationConfig, deactivation
 from backend.nag.extract import ExtractConfig
+from backend.nag.featurecache import FEATURE_READS
 from backend.nag.rank import RankConfig, Ranking, rank
 from backend.nag.scorers import SCORERS
 from backend.nag.select import precision_at_k
+from backend.nag.subject import OnModel
 from backend.nag.targets import TargetSet, target_profiles
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached
+from backend.store import Computed
+from backend.verbs import Verb, register
 
 DEFAULT_KS = (5, 10, 20, 50, 100)
 
@@ -75,15 +82,36 @@ class DeactivationKey:
     target: int
 
 
+@dataclass(frozen=True, eq=False)
+class TargetsAndHeldout(OnModel):
+    target_sets: tuple[TargetSet, ...]
+    heldout: tuple[Document, ...]
+    extract: ExtractConfig  # the features the targets' profiles are made of
+    target: int  # which target set's neurons are zeroed
+
+
+def _deactivation_key(inputs: TargetsAndHeldout, config: DeactivationConfig) -> DeactivationKey:
+    digest = hashlib.sha256("|".join(f"{d.domain}:{d.digest}" for d in inputs.heldout).encode()).hexdigest()[:20]
+    return DeactivationKey(inputs.extract, config, tuple((t.name, t.digest) for t in inputs.target_sets), digest,
+                           inputs.target)
+
+
+def _deactivation_on(inputs: TargetsAndHeldout, config: DeactivationConfig, progress: Progress) -> Deactivation:
+    profiles = target_profiles(inputs.handle, list(inputs.target_sets), inputs.extract, scaled(progress, 0.0, 0.1))
+    return deactivation(inputs.handle, profiles, list(inputs.heldout), config, inputs.target,
+                        scaled(progress, 0.1, 1.0))
+
+
+# The zeroing (deactivate.py) of the neurons the target's profile (targets.py, profile.py) selects.
+deactivate_verb = register(Verb("nag", "deactivate", DeactivationConfig, _deactivation_on, "the deactivation "
+                                "check: held-out loss with one target's neurons zeroed vs random neurons",
+                                reads=(deactivate, targets, profile, *FEATURE_READS),
+                                key=_deactivation_key, ref=OnModel.model))
+
+
 def deactivation_check(handle: ModelHandle, target_sets: list[TargetSet], heldout: list[Document],
                extract: ExtractConfig = ExtractConfig(), config: DeactivationConfig = DeactivationConfig(),
                target: int = 0, progress: Progress = silent) -> Computed[Deactivation]:
     """Cached deactivation check of target set number `target`."""
-    digest = hashlib.sha256("|".join(f"{d.domain}:{d.digest}" for d in heldout).encode()).hexdigest()[:20]
-    key = DeactivationKey(extract, config, tuple((t.name, t.digest) for t in target_sets), digest, target)
-
-    def compute() -> Deactivation:
-        profiles = target_profiles(handle, target_sets, extract, scaled(progress, 0.0, 0.1))
-        return deactivation(handle, profiles, heldout, config, target, scaled(progress, 0.1, 1.0))
-
-    return cached("nag", "deactivate", ModelRef.of(handle), key, compute, "1")
+    return deactivate_verb(TargetsAndHeldout(handle, tuple(target_sets), tuple(heldout), extract, target), config,
+                           progress)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,13 +22,16 @@ from backend.corpus.documents import Document
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
 from backend.models.mlp_readout import mlp_up_at, neuron_logit_effects
+import backend.nag.profile as profile
+import backend.nag.targets as targets
 from backend.nag.extract import ReadsFeatures, effective_max_length, length_batches, pad_batch, pad_id, tokenize
+from backend.nag.featurecache import FEATURE_READS
+from backend.nag.subject import OnModel
 from backend.nag.targets import TargetSet, target_profiles
 from backend.params import param
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached
-
-CODE_VERSION = "1"
+from backend.store import Computed
+from backend.verbs import Verb, register
 
 
 @dataclass(frozen=True)
@@ -165,14 +169,34 @@ def documents_digest(documents: list[Document]) -> str:
     return hashlib.sha256("|".join(f"{d.id}:{d.digest}" for d in documents).encode()).hexdigest()[:20]
 
 
+@dataclass(frozen=True, eq=False)
+class ScannedDocuments(OnModel):
+    documents: tuple[Document, ...]  # the pool's first `max_docs`
+    target_sets: tuple[TargetSet, ...]
+
+
+def _neuron_key(inputs: ScannedDocuments, config: NeuronConfig) -> NeuronKey:
+    return NeuronKey(config, documents_digest(list(inputs.documents)),
+                     tuple((t.name, t.digest) for t in inputs.target_sets))
+
+
+def _neuron_on(inputs: ScannedDocuments, config: NeuronConfig, progress: Progress) -> NeuronDetail:
+    return compute_neuron(inputs.handle, config, list(inputs.documents), list(inputs.target_sets), progress)
+
+
+# The neuron's activations, logit effects and where it fires among the targets' profiles.
+neuron_verb = register(Verb("nag", "neuron", NeuronConfig, _neuron_on, "one MLP neuron: top-activating contexts, "
+                            "activation histogram, logit effects, where it fires among the targets",
+                            reads=(sys.modules[__name__], targets, profile, *FEATURE_READS), key=_neuron_key,
+                            ref=OnModel.model))
+
+
 def neuron_detail(handle: ModelHandle, config: NeuronConfig, pool: list[Document],
                   target_sets: list[TargetSet] = (), progress: Progress = silent) -> Computed[NeuronDetail]:
     """Cached drill-down of one neuron over the first `config.max_docs` of `pool`, with where it fires among
     `target_sets` (none: that part is empty)."""
     check_neuron(handle, config.layer, config.neuron)
-    documents = list(pool[:config.max_docs])
+    documents = tuple(pool[:config.max_docs])
     if not documents:
         raise UserError("The candidate pool has no non-empty document.")
-    key = NeuronKey(config, documents_digest(documents), tuple((t.name, t.digest) for t in target_sets))
-    return cached("nag", "neuron", ModelRef.of(handle), key,
-                  lambda: compute_neuron(handle, config, documents, list(target_sets), progress), CODE_VERSION)
+    return neuron_verb(ScannedDocuments(handle, documents, tuple(target_sets)), config, progress)

@@ -6,6 +6,7 @@ texts, config); document features underneath are cached per document, so a new t
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,15 +15,22 @@ import pandas as pd
 from backend.corpus.documents import Document, Notices, Source, chunks, iter_documents, source_digest
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
+import backend.nag.embedding as embedding
+import backend.nag.profile as profile
+import backend.nag.scorers as scorers
+import backend.nag.select as selection
+import backend.nag.targets as targets
 from backend.nag.extract import ReadsFeatures, effective_max_length
+from backend.nag.featurecache import FEATURE_READS
 from backend.nag.scorers import SCORERS
 from backend.nag.select import select
 from backend.nag.targets import TargetSet
 from backend.params import param
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached
+from backend.nag.subject import OnModel
+from backend.store import Computed
+from backend.verbs import Verb, register
 
-CODE_VERSION = "1"
 SLICE_DOCS = 256
 PREVIEW_CHARS = 160
 
@@ -159,12 +167,33 @@ def preview(doc: Document) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
 
 
+@dataclass(frozen=True, eq=False)
+class PoolAndTargets(OnModel):
+    pool: Source  # a path or a binary file, streamed
+    pool_name: str | None
+    target_sets: tuple[TargetSet, ...]
+
+
+def _rank_key(inputs: PoolAndTargets, config: RankConfig) -> RankKey:
+    return RankKey(config, source_digest(inputs.pool), tuple((t.name, t.digest) for t in inputs.target_sets))
+
+
+def _rank_on(inputs: PoolAndTargets, config: RankConfig, progress: Progress) -> Ranking:
+    return _compute(inputs.handle, inputs.pool, inputs.pool_name, list(inputs.target_sets), config, progress)
+
+
+# The code a ranking depends on: this module, the scorers with what they score from (profiles, embeddings,
+# document features) and the budgeted selection (the corpus-job re-ranking reads these too).
+RANK_READS = (sys.modules[__name__], scorers, targets, profile, selection, embedding, *FEATURE_READS)
+
+rank_verb = register(Verb("nag", "rank", RankConfig, _rank_on, "a candidate pool ranked against target sets, with "
+                          "the budgeted selection", reads=RANK_READS, key=_rank_key, ref=OnModel.model))
+
+
 def rank(handle: ModelHandle, pool: Source, target_sets: list[TargetSet], config: RankConfig = RankConfig(),
          pool_name: str | None = None, progress: Progress = silent) -> Computed[Ranking]:
     """Rank `pool` (a path or a binary file) against `target_sets`; cached."""
-    key = RankKey(config, source_digest(pool), tuple((t.name, t.digest) for t in target_sets))
-    return cached("nag", "rank", ModelRef.of(handle), key,
-                  lambda: _compute(handle, pool, pool_name, target_sets, config, progress), CODE_VERSION)
+    return rank_verb(PoolAndTargets(handle, pool, pool_name, tuple(target_sets)), config, progress)
 
 
 def export_selected(pool: Source, ranking: Ranking, fmt: str, pool_name: str | None = None) -> bytes:

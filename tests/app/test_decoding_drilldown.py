@@ -1,6 +1,7 @@
 """AppTest: a picked particle (what a click on the genealogy or the ESS chart stores) opens its text, weight
 history and replacements under the chart."""
-from app.ui.decoding_particle import PICK
+from app.figures.decoding import PARTICLE, STEP
+from app.ui.decoding_particle import DEC_PARTICLE
 from tests.app.helpers import open_tab, plotly_charts, run_page
 
 
@@ -8,17 +9,17 @@ def test_particle_pick_opens_the_drilldown_under_ess_and_genealogy():
     at = run_page("decoding.py")
     assert not at.error, [e.value for e in at.error]
     assert any("Click a step on the ESS chart" in c.value for c in at.caption)
-    at.session_state[PICK] = (0, 0, 1)  # round 0, first token, particle 1
+    at.session_state[DEC_PARTICLE.key] = PARTICLE.of(0, 0, 1)  # round 0, first token, particle 1
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(s.value.startswith("Round 1, particle 1 after token 1") for s in at.subheader)
     assert "dec-particle-fig" in {c.key for c in plotly_charts(at)}
     assert at.text and at.text[-1].value  # the particle's text
     open_tab(at, "dec-detail-tab", "Genealogy")
-    at.session_state[PICK] = (0, 0, None)  # a step of the ESS chart: a child of the heaviest particle
+    at.session_state[DEC_PARTICLE.key] = STEP.of(0, 0)  # a step of the ESS chart: a child of the heaviest particle
     at.run()
     assert not at.error and {"dec-genealogy", "dec-particle-fig"} <= {c.key for c in plotly_charts(at)}
     assert any("a child of the heaviest particle" in s.value for s in at.subheader)
-    at.session_state[PICK] = (3, 0, 0)  # no such round (another run's pick): the hint
+    at.session_state[DEC_PARTICLE.key] = PARTICLE.of(3, 0, 0)  # no such round (another run's pick): the hint
     at.run()
     assert not at.error and "dec-particle-fig" not in {c.key for c in plotly_charts(at)}

@@ -2,7 +2,8 @@
 every divergence, and, on request, the gate's verdict with the values it compared."""
 import html
 
-from app.ui.disagreement_position import PICK
+from app.figures.disagreement import POSITION
+from app.ui.disagreement_position import DIS_POSITION
 from backend.tasks import generate_problems
 from tests.app.helpers import plotly_charts, run_page
 
@@ -20,7 +21,7 @@ def test_trace_position_pick_opens_the_drilldown():
     at = run_page("disagreement.py", state=FITS)
     assert not at.error, [e.value for e in at.error]
     assert any("Click a point on the trace" in c.value for c in at.caption)
-    at.session_state[PICK] = ("base", 3)
+    at.session_state[DIS_POSITION.key] = POSITION.of(3, context="base")
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(s.value == "Position 3 of the base rollout" for s in at.subheader)
@@ -35,15 +36,15 @@ def test_trace_position_pick_opens_the_drilldown():
                for m in at.markdown)
     captions = [html.unescape(c.value) for c in at.caption]
     assert any(c.startswith("fires: s_t =") or c.startswith("does not fire: s_t =") for c in captions), captions
-    at.session_state[PICK] = ("reasoning", 3)  # a pick on the other rollout than the one traced: the hint
+    at.session_state[DIS_POSITION.key] = POSITION.of(3, context="reasoning")  # a pick on the other rollout than the one traced: the hint
     at.run()
     assert not at.error and [c.key for c in plotly_charts(at)] == ["dis-trace-fig"]
 
 
 def test_once_calibrated_the_gate_is_checked_at_every_clicked_position():
-    at = run_page("disagreement.py", state={**FITS, PICK: ("base", 1)})
+    at = run_page("disagreement.py", state={**FITS, DIS_POSITION.key: POSITION.of(1, context="base")})
     _check_gate(at)  # calibrates (or finds the calibration stored)
-    at.session_state[PICK] = ("base", 2)
+    at.session_state[DIS_POSITION.key] = POSITION.of(2, context="base")
     at.run()
     assert not at.error and not any(b.key == "dis-gate-at-run" for b in at.button), "no button once calibrated"
     assert any(m.value.startswith("**Gate") for m in at.markdown)

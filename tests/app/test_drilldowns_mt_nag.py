@@ -1,33 +1,16 @@
-"""The MT-heads and NAG drill-downs: selection -> choice (app/ui/selection.py, unit-tested, since AppTest cannot
-click a Plotly chart), and each page's drill-down section opened by the session-state key a click sets."""
+"""The MT-heads and NAG drill-downs: each page's drill-down section opened by the pick a click stores (what a click
+on each chart picks: tests/app/test_drilldown_picks.py, since AppTest cannot click a Plotly chart)."""
 import json
 
 import numpy as np
 import pytest
 
-from app.ui.mt_drilldown import DRILL_KEY as MT_KEY
-from app.ui.mt_drilldown import steering_share
-from app.ui.nag_drilldown import DRILL_KEY as NAG_KEY
-from app.ui.selection import clicked_cell, remember_click, selected_points
+from app.figures.clickable import HEAD
+from app.figures.nag import NEURON
+from app.ui.mt_drilldown import MT_HEAD, steering_share
+from app.ui.nag_drilldown import NAG_NEURON
 from backend.mt.selection import top_heads
 from tests.app.helpers import open_tab, plotly_charts, run_page
-
-
-def _event(*points):
-    return {"selection": {"points": list(points), "point_indices": [], "box": [], "lasso": []}}
-
-
-def test_a_click_chooses_the_cell_its_customdata_names_within_bounds():
-    assert clicked_cell(_event({"x": 2, "y": 1, "customdata": [1, 2]}), (2, 4)) == (1, 2)
-    assert clicked_cell(_event({"customdata": [1.0, 3.0, "extra"]}), (2, 4)) == (1, 3)
-    for bad in ([2, 0], [0, 4], [-1, 0], [0.5, 1], ["a", 1], [1], None, "1,2"):  # out of range, not whole, malformed
-        assert clicked_cell(_event({"customdata": bad}), (2, 4)) is None, bad
-    assert clicked_cell(_event({"customdata": [9, 9]}, {"customdata": [0, 1]}), (2, 4)) == (0, 1)
-    assert clicked_cell(None, (2, 4)) is None and selected_points({"selection": {}}) == []
-    state = {}
-    assert remember_click(state, "k", _event({"customdata": [1, 1]}), (2, 4)) == (1, 1)
-    assert remember_click(state, "k", _event(), (2, 4)) == (1, 1)  # a rerun without a click keeps the choice
-    assert remember_click(state, "k", _event(), (1, 4)) is None  # another model: the old choice no longer fits
 
 
 def test_steering_share_is_the_smallest_that_includes_the_head():
@@ -53,8 +36,8 @@ def test_mt_head_drilldown_opens_on_the_chosen_head(mt_page):
     assert any("Click a head" in c.value for c in at.caption)
     spec = json.loads(plotly_charts(at)[0].proto.spec)
     layers = [t for t in spec["data"] if t.get("name") == "click"]
-    assert len(layers) == 2 and layers[0]["customdata"][5] == [1, 1]  # tiny-llama: 2 x 4 heads, cell 5 = L1.H1
-    at.session_state[MT_KEY] = (1, 2)  # what a click on layer 1, head 2 stores
+    assert len(layers) == 2 and layers[0]["customdata"][5] == ["head", 1, 1]  # tiny-llama: 2 x 4 heads, cell 5
+    at.session_state[MT_HEAD.key] = HEAD.of(1, 2)  # what a click on layer 1, head 2 stores
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("Head L1.H2" in m.value for m in at.markdown)
@@ -66,7 +49,7 @@ def test_mt_head_drilldown_opens_on_the_chosen_head(mt_page):
 def test_steer_with_this_head_sets_the_steering_share_and_type(mt_page):
     at = mt_page
     best = at.dataframe[0].value.iloc[0]  # the top-heads table: rank 1 is within any head share
-    at.session_state[MT_KEY] = (int(best["layer"]), int(best["head"]))
+    at.session_state[MT_HEAD.key] = HEAD.of(int(best["layer"]), int(best["head"]))
     at.run()
     steer = at.button(key="mt-drill-steer")
     assert not steer.disabled
@@ -82,8 +65,9 @@ def test_nag_neuron_drilldown_opens_from_the_graph_and_the_profile():
     assert any("Click a neuron" in c.value for c in at.caption)
     graph = json.loads(next(c for c in plotly_charts(at) if c.proto.id.endswith("nag-graph")).proto.spec)
     node = next(t for t in graph["data"] if t.get("customdata"))
-    layer, neuron = node["customdata"][0]  # what a click on the heaviest node of the first layer stores
-    at.session_state[NAG_KEY] = (layer, neuron)
+    picked = NEURON.read(node["customdata"][0])  # what a click on the heaviest node of the first layer stores
+    at.session_state[NAG_NEURON.key] = picked
+    layer, neuron = picked.values
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(f"Neuron L{layer}.N{neuron}" in m.value for m in at.markdown)

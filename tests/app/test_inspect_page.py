@@ -6,8 +6,11 @@ import html
 
 from streamlit.testing.v1 import AppTest
 
-from app.ui.inspect_graph import PICK_KEY
+from app.figures.clickable import HEAD
+from app.figures.inspect_graph import EDGE, NODE
+from app.ui.inspect_graph import GRAPH_ITEM
 from app.ui.inspect_link import _INCOMING, PROMPT_KEY
+from app.ui.inspect_patch import DLA_HEAD
 from backend.internals import EXAMPLE_PROMPT
 from backend.models import load
 from tests.app.helpers import MAIN, ROOT, open_tab, plotly_charts, run_page
@@ -22,12 +25,13 @@ def test_opens_on_the_example_prompt_with_the_graph_and_its_drilldowns():
     assert len(plotly_charts(at)) == 1 and any("residual states and" in c.value for c in at.caption)
     assert any("Click an edge" in i.value for i in at.info)
     last = len(load("tiny-llama").tokenizer(EXAMPLE_PROMPT)["input_ids"]) - 1
-    at.session_state[PICK_KEY] = (EXAMPLE_PROMPT, last, False, ("node", 2, 10, "post"))  # what a click stores
+    drawn = (EXAMPLE_PROMPT, last, False)  # the graph's prompt, position and per-head setting
+    at.session_state[GRAPH_ITEM.key] = NODE.of(2, 10, "post", context=drawn)  # what a click stores
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(s.value == "State after layer 1, position 10" for s in at.subheader)
     assert len(at.dataframe) == 3, "lens, promoted, suppressed"
-    at.session_state[PICK_KEY] = (EXAMPLE_PROMPT, last, False, ("edge", 0))
+    at.session_state[GRAPH_ITEM.key] = EDGE.of(0, context=drawn)
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(s.value.startswith("Head L") for s in at.subheader) or any("edge at position" in i.value
@@ -63,7 +67,7 @@ def test_dla_tab_and_head_drilldown():
     assert not at.error, [e.value for e in at.error]
     assert len(plotly_charts(at)) == 2 and any("logit =" in c.value for c in at.caption)
     assert any("Click a head" in i.value for i in at.info)
-    at.session_state["inspect-head"] = (EXAMPLE_PROMPT, 1, 2)  # what a click on the map stores: prompt, square
+    at.session_state[DLA_HEAD.key] = HEAD.of(1, 2, context=EXAMPLE_PROMPT)  # what a click on the map stores
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(s.value == "Head L1H2" for s in at.subheader)

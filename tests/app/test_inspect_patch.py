@@ -2,7 +2,9 @@
 clean and corrupted ones, and its links open Ablate and Steer already filled in; unequal lengths are one line."""
 import html
 
-from app.ui.inspect_patch import swap_names
+from app.figures.clickable import HEAD
+from app.figures.inspect_patch import CELL
+from app.ui.inspect_patch import DLA_HEAD, patch_cells, swap_names
 from tests.app.helpers import open_tab, plotly_charts, run_page
 
 
@@ -18,7 +20,7 @@ def test_patch_map_cell_and_links():
     at = _patch(run_page("inspect.py"))
     assert len(plotly_charts(at)) == 1 and any("clean" in c.value and "corrupted" in c.value for c in at.caption)
     at.selectbox(key="inspect-patch-site").set_value("head").run()
-    at.session_state["inspect-patch-cell-head"] = (1, 2)  # what a click on the map's (layer 1, head 2) stores
+    at.session_state[patch_cells("head").key] = CELL.of(1, 2)  # what a click on the map's (layer 1, head 2) stores
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(s.value.startswith("Patched head at L1H2") for s in at.subheader) and len(at.dataframe) == 3
@@ -49,7 +51,8 @@ def test_swap_names():
 def test_a_head_opened_on_the_dla_map_is_one_click_from_ablation():
     at = run_page("inspect.py")
     open_tab(at, "inspect-tabs", "Direct logit attribution")
-    at.session_state["inspect-head"] = (at.text_area(key="inspect-prompt").value, 1, 2)  # what a click on L1H2 stores
+    prompt = at.text_area(key="inspect-prompt").value
+    at.session_state[DLA_HEAD.key] = HEAD.of(1, 2, context=prompt)  # what a click on L1H2 stores
     at.run()
     assert not at.exception and any(s.value == "Head L1H2" for s in at.subheader)
     at.button(key="inspect-ablate-link-1-2").click().run()

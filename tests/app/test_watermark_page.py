@@ -136,8 +136,9 @@ def test_the_verdict_tables_meanings_wrap_instead_of_being_cut(one_identity):
 
 def test_a_clicked_sentence_opens_its_evidence_and_numbers_agree(one_identity):
     """The per-sentence chart numbers sentences from 1 and so does the table; a click (the page keeps it under
-    wm-sentence-pick, as app/ui/selection.remember_click stores it) opens that sentence's bits."""
-    from app.ui.watermark_sentence import PICK
+    WM_SENTENCE, as a click on a bar or in the text stores it) opens that sentence's bits."""
+    from app.figures.watermark import SENTENCE
+    from app.ui.watermark_sentence import WM_SENTENCE
 
     at = run_page("watermark.py")
     chart = next(c for c in plotly_charts(at) if c.key == "wm-sentences")
@@ -147,7 +148,7 @@ def test_a_clicked_sentence_opens_its_evidence_and_numbers_agree(one_identity):
     table = next(df.value for df in at.dataframe if "sentence" in df.value.columns)
     assert list(bars["x"]) == list(table["sentence"]), "the chart and the table number sentences alike"
     assert any("Click a sentence" in c.value for c in at.caption)
-    at.session_state[PICK] = (0,)
+    at.session_state[WM_SENTENCE.key] = SENTENCE.of(0)
     at.run()
     assert not at.exception
     first = table["text"].iloc[0]
@@ -160,13 +161,14 @@ def test_a_clicked_sentence_opens_its_evidence_and_numbers_agree(one_identity):
 def test_a_clicked_token_of_a_token_level_method_opens_its_evidence(one_identity):
     """KGW-type methods: a click on a token of the text (kept under wm-token-pick) opens the token, its mark in
     words, its green-list membership, its share of z and the tokens that seed it."""
-    from app.ui.watermark_sentence import TOKEN_PICK
+    from app.figures.watermark import TOKEN
+    from app.ui.watermark_sentence import WM_TOKEN
 
     at = run_page("watermark.py")
     at.selectbox(key="wm-detect-method").set_value("hf-kgw").run()
     assert not at.exception
     assert any("Click a token of the text" in c.value for c in at.caption)
-    at.session_state[TOKEN_PICK] = (3,)
+    at.session_state[WM_TOKEN.key] = TOKEN.of(3)
     at.run()
     assert not at.exception
     assert any(m.value.startswith("**Token**") for m in at.markdown)
@@ -185,9 +187,10 @@ def test_a_generated_ipmark_text_shows_the_candidates_each_sentence_was_chosen_a
     assert not at.exception and not at.error, [e.value for e in at.error]
     table = next(df.value for df in at.dataframe if "candidate" in df.value.columns)
     assert len(table) == 2 and table["chosen"].sum() == 1
-    from app.ui.watermark_sentence import PICK
+    from app.figures.watermark import SENTENCE
+    from app.ui.watermark_sentence import WM_SENTENCE
 
-    at.session_state[PICK] = (0,)  # its sentence, clicked on the Detect tab (which now holds the generated text)
+    at.session_state[WM_SENTENCE.key] = SENTENCE.of(0)  # its sentence, clicked on the Detect tab (which now holds the generated text)
     open_tab(at, "wm-tab", "Detect")
     assert not at.exception and not at.error, [e.value for e in at.error]
     if any(m.label == "Semantic bit" for m in at.metric):  # a usable sentence: its candidates beside its bits

@@ -33,6 +33,7 @@ def tab(app_url, browser):
 
 
 def _click_point(page, key: str, index: int) -> list:
+    """Click point `index`; its customdata, [kind, *fields] (app/figures/clickable.py)."""
     server.wait_for_charts(page, 60)
     plot = page.locator(f".st-key-{key} .js-plotly-plot")
     plot.scroll_into_view_if_needed()
@@ -52,7 +53,7 @@ def _sees(page, text: str) -> None:
 def test_clicking_a_head_cell_opens_its_drilldown(tab):
     tab.show("mt_heads")
     page = tab.page
-    layer, head = _click_point(page, "mt-heat", 6)  # the patching map, cell 6 (tiny-llama: L1.H2)
+    _, layer, head = _click_point(page, "mt-heat", 6)  # the patching map, cell 6 (tiny-llama: L1.H2)
     _sees(page, f"Head L{layer}.H{head}")
     assert page.locator(".st-key-mt-drill-attention .js-plotly-plot").count() == 1
     assert page.locator(".st-key-mt-drill-vocab .js-plotly-plot").count() == 1
@@ -62,7 +63,7 @@ def test_clicking_a_neuron_on_the_graph_opens_its_drilldown(tab):
     tab.show("nag")
     page = tab.page
     open_tab(page, "Graph")
-    layer, neuron = _click_point(page, "nag-graph", 0)  # the heaviest neuron of the first layer shown
+    _, layer, neuron = _click_point(page, "nag-graph", 0)  # the heaviest neuron of the first layer shown
     _sees(page, f"Neuron L{layer}.N{neuron}")
     assert page.locator("mark").count() >= 1  # a top context with its token marked
     assert page.locator(".st-key-nag-graph-drill-hist .js-plotly-plot").count() == 1
@@ -73,7 +74,7 @@ def test_clicking_a_profile_cell_opens_that_neuron(tab):
     page = tab.page
     open_tab(page, "Profile")
     n_ranks = page.evaluate("document.querySelector('.st-key-nag-heatmap .js-plotly-plot')._fullData[0].z[0].length")
-    layer, neuron = _click_point(page, "nag-heatmap", n_ranks)  # layer 1's heaviest neuron (rank 1)
+    _, layer, neuron = _click_point(page, "nag-heatmap", n_ranks)  # layer 1's heaviest neuron (rank 1)
     assert layer == 1
     _sees(page, f"Neuron L{layer}.N{neuron}")
     assert page.locator(".st-key-nag-heatmap-drill-hist .js-plotly-plot").count() == 1

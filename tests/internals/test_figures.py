@@ -1,8 +1,8 @@
 """The Inspect figures: shapes follow the results, token text stays data, a click on the head map reads back."""
-from types import SimpleNamespace
-
-from app.figures.inspect import (dla_figure, final_figure, lens_figure, logit_name, mlp_figure, pattern_figure,
-                                 selected_head, token_label)
+from app.figures.clickable import HEAD
+from app.figures.inspect import dla_figure, final_figure, lens_figure, logit_name, mlp_figure, pattern_figure, token_label
+from app.ui.drilldown import Clicked, within
+from app.ui.inspect_patch import DLA_HEAD
 from backend.internals.attention import compute_attention
 from backend.internals.config import AttentionConfig, DlaConfig, LensConfig
 from backend.internals.dla import compute_dla
@@ -20,27 +20,28 @@ def test_figures_follow_the_results(tiny_handle):
     dla = compute_dla(model, tokenizer, DlaConfig(prompt=PROMPT))
     heatmap, clickable = dla_figure(dla).data
     assert heatmap.z.shape == (2, 4) and len(clickable.x) == 2 * 4
-    assert list(clickable.customdata) == list(dla.heads.ravel()) and list(clickable.y) == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert [c[3] for c in clickable.customdata] == list(dla.heads.ravel()), "each head's effect on hover"
+    assert list(clickable.y) == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert [DLA_HEAD.read(Clicked("map", ({"customdata": c},)), within(2, 4)) for c in clickable.customdata] == \
+        [HEAD.of(y, x) for x, y in zip(clickable.x, clickable.y)], "a click opens the head drawn there"
     assert list(mlp_figure(dla).data[0].y) == list(dla.mlps)
     att = compute_attention(model, tokenizer, AttentionConfig(prompt=PROMPT, layer=1, head=1))
     assert pattern_figure(att.tokens, att.pattern, "t").data[0].z.shape == (len(att.tokens),) * 2
 
 
-def test_selected_head_reads_the_clicked_square():
-    event = SimpleNamespace(selection=SimpleNamespace(points=[{"x": 3, "y": 1, "point_index": 7}]))
-    assert selected_head(event) == (1, 3)
-    assert selected_head(SimpleNamespace(selection=SimpleNamespace(points=[]))) is None
-    assert selected_head(None) is None
-
-
 def test_a_crafted_selection_event_is_ignored():
-    """Issue 55 §5: the event comes from the browser; only whole non-negative coordinates choose a head."""
-    crafted = [{"x": 1, "y": -1}, {"x": "1", "y": "0"}, {"x": 1, "y": "9e9999"}, {"x": 1, "y": float("nan")},
-               {"x": 1, "y": float("inf")}, {"x": 0.5, "y": 1}, {"x": True, "y": 1}, {"x": [1], "y": 1}, "x"]
-    for point in crafted:
-        assert selected_head(SimpleNamespace(selection=SimpleNamespace(points=[point]))) is None, point
-    mixed = SimpleNamespace(selection=SimpleNamespace(points=[{"x": 2, "y": -3}, {"x": 2.0, "y": 1.0}]))
-    assert selected_head(mixed) == (1, 2)
+    """Issue 55 §5: the event comes from the browser; only a point naming a head of the map with whole non-negative
+    numbers opens it."""
+    crafted = [["head", 1, -1], ["head", "1", "0"], ["head", 1, "9e9999"], ["head", 1, float("nan")],
+               ["head", 1, float("inf")], ["head", 0.5, 1], ["head", True, 1], ["head", [1], 1], ["head", 2, 0],
+               ["node", 1, 1], [1, 1], "head", None]
+    for customdata in crafted:
+        assert DLA_HEAD.read(Clicked("map", ({"customdata": customdata},)), within(2, 4)) is None, customdata
+    mixed = Clicked.of("map", {"selection": {"points": ["x", {"customdata": ["head", 1.0, 2.0]},
+                                                        {"customdata": ["head", 2, -3]}]}})
+    assert DLA_HEAD.read(mixed, within(2, 4)) == HEAD.of(1, 2)
+
+
 def test_the_lens_writes_tokens_out_and_tracks_a_token(tiny_handle):
     model, tokenizer = tiny_handle.model, tiny_handle.tokenizer
     lens = compute_lens(model, tokenizer, LensConfig(prompt="a b", track="x"))

@@ -1,7 +1,9 @@
 """The graph, score and grid figures: every edge and state has a clickable point naming it, token text stays data,
 and the page reads a click back as the item it names."""
 from app.figures.inspect_graph import graph_figure, grid_figure, node_y, scores_figure
-from app.ui.inspect_graph import clicked_graph_item
+from app.figures.inspect_graph import EDGE, NODE
+from app.ui.drilldown import Clicked
+from app.ui.inspect_graph import GRAPH_ITEM
 from backend.internals.graph import compute_graph
 from backend.internals.graph_config import GraphConfig, GridConfig, HeadScoresConfig
 from backend.internals.head_scores import compute_grid, compute_head_scores
@@ -19,10 +21,10 @@ def test_graph_points_name_every_edge_and_state(tiny_handle):
     assert list(states.y) == [node_y(n.layer, n.stage) for n in result.nodes]
     texts = list(fig.layout.xaxis.ticktext) + list(edges.text) + list(states.text)
     assert all("<b>" not in t for t in texts), "token text is shown, never rendered"
-    assert clicked_graph_item({"selection": {"points": [{"customdata": ["node", 1, 3, "mid"]}]}}) == \
-        ("node", 1, 3, "mid")
-    assert clicked_graph_item({"selection": {"points": [{"customdata": ["edge", 2]}]}}) == ("edge", 2)
-    assert clicked_graph_item({"selection": {"points": []}}) is None
+    clicked = lambda customdata: GRAPH_ITEM.read(Clicked("map", ({"customdata": customdata},)))  # noqa: E731
+    assert [clicked(c) for c in states.customdata] == [NODE.of(n.layer, n.position, n.stage) for n in result.nodes]
+    assert [clicked(c) for c in edges.customdata] == [EDGE.of(i) for i in range(len(result.edges))]
+    assert GRAPH_ITEM.read(Clicked("map")) is None
 
 
 def test_score_map_and_grid_follow_the_results(tiny_handle):

@@ -1,24 +1,11 @@
-"""Every forward of a model runs while the calling thread holds that model's lock (backend/models/locks.py).
-
-Every module of the tiny models (the norms, projections and lm_head the read-outs call one by one included)
-records, at each forward, whether the thread running it holds the model's lock. Then every feature's verb runs
-as `python -m backend ...` does (through `main`, in this process) on tiny settings, on a store of its own so that
-nothing comes from the cache; the verbs only a page calls are called as the page calls them. A forward outside the
-lock would let another session's hooks (an ablation, a steering vector) act on it. The sentence embedder, shared by
-every session too, is checked against its own lock.
-"""
+"""Every verb of every feature on tiny settings: the commands (each feature's CLI verbs, as `python -m backend`
+runs them) and the calls only a page makes, with the files they read. The tests that need every verb to run
+(tests/test_every_verb.py) and bench/verb_snapshot.py share this list."""
 from __future__ import annotations
 
-from collections import Counter
+from pathlib import Path
 
-import pytest
-import torch
-from torch import nn
-
-from backend.__main__ import main
-from backend.models import load, sentence_embedder
-from backend.models.locks import model_lock
-from backend.models.reduced import _copies
+from backend.models import load
 from backend.watermark import demo
 from backend.watermark.estimate import expected_seconds
 from backend.watermark.evaluation import EvalConfig, evaluate
@@ -136,93 +123,14 @@ PAGE = {  # verbs only a page calls (or the CLI calls with settings too large fo
 NO_FORWARD = {"fp8 concentration", "watermark detect kgw", "watermark detect hf-kgw", "watermark detect synthid"}
 
 
-class Forwards:
-    """Every module forward of the instrumented models: a count per verb, and the modules run without the lock."""
-
-    def __init__(self) -> None:
-        self.owners: dict[int, tuple] = {}  # id(module) -> (model id, module name, whether this thread holds the lock)
-        self.verb = ""
-        self.ran: Counter = Counter()
-        self.unlocked: dict[str, set[str]] = {}
-        self.unknown: dict[str, set[str]] = {}
-        self.models: dict[str, tuple[nn.Module, object]] = {}
-
-    def own(self, model_id: str, model: nn.Module, held_here) -> None:
-        self.models[model_id] = (model, held_here)
-        for name, module in model.named_modules():
-            self.owners[id(module)] = (model_id, name or "(the whole model)", held_here)
-
-    def own_reduced_copies(self) -> None:
-        """A reduced-precision copy (backend/models/reduced.py, built when a verb first asks) runs under its source
-        model's lock: its modules are the source's, for this record."""
-        for model_id, (model, held_here) in self.models.items():
-            for kind, copy in _copies.get(model, {}).items():
-                for name, module in copy.named_modules():
-                    self.owners.setdefault(id(module), (model_id, f"{kind} copy: {name}", held_here))
-
-    def __call__(self, module: nn.Module, args) -> None:
-        owner = self.owners.get(id(module))
-        if owner is None:
-            self.own_reduced_copies()
-            owner = self.owners.get(id(module))
-        if owner is None:  # a model (or a module) the test did not instrument
-            self.unknown.setdefault(self.verb, set()).add(type(module).__name__)
-            return
-        model_id, name, held_here = owner
-        self.ran[self.verb] += 1
-        if not held_here():
-            self.unlocked.setdefault(self.verb, set()).add(f"{model_id}: {name}")
+def command_names(folder: Path) -> dict[str, object]:
+    """Write FILES into `folder`; what each {placeholder} of a command stands for."""
+    for name, text in FILES.items():
+        (folder / name).write_text(text)
+    model_address, user_address = demo.first_try_identity()
+    return {**{name: folder / name for name in FILES}, "scan.parquet": folder / "scan.parquet",
+            "scores.parquet": folder / "scores.parquet", "identity": f"{model_address}.{user_address}"}
 
 
-@pytest.fixture(scope="module")
-def forwards(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as patch:
-        folder = tmp_path_factory.mktemp("every-forward")
-        patch.setenv("DASH_STORE", str(folder / "store.duckdb"))  # a store of its own: every verb computes
-        patch.setenv("DASH_WATERMARK_SECRET", "a fixed secret for the lock test")
-        for name, text in FILES.items():
-            (folder / name).write_text(text)
-        model_address, user_address = demo.first_try_identity()
-        names = {**{name: folder / name for name in FILES}, "scan.parquet": folder / "scan.parquet",
-                 "scores.parquet": folder / "scores.parquet",
-                 "identity": f"{model_address}.{user_address}"}
-        record = Forwards()
-        for model_id in MODELS:
-            model = load(model_id).model
-            record.own(model_id, model, lambda lock=model_lock(model): lock.held_here)
-        embedder = sentence_embedder.get_embedder()
-        embedder.clear_memo()  # sentences another test embedded in this process would skip the forward
-        record.own("minilm", embedder.model, sentence_embedder._lock._is_owned)
-        hook = nn.modules.module.register_module_forward_pre_hook(record)
-        try:
-            yield record, names
-        finally:
-            hook.remove()
-
-
-def test_the_record_tells_a_forward_outside_the_lock_from_one_inside(forwards):
-    record, _ = forwards
-    model, ids = load("tiny-llama").model, torch.tensor([[1, 2, 3]])
-    record.verb = "a forward under the lock"
-    with model_lock(model):
-        model(input_ids=ids)
-    assert record.ran.pop(record.verb) > 0 and record.verb not in record.unlocked
-    record.verb = "a bare forward"
-    model(input_ids=ids)
-    assert record.ran.pop(record.verb) > 0
-    assert {"tiny-llama: (the whole model)", "tiny-llama: lm_head", "tiny-llama: model.norm"} <= \
-        record.unlocked.pop(record.verb)
-
-
-@pytest.mark.parametrize("verb", [*CLI, *PAGE])
-def test_every_forward_of_the_verb_holds_the_model_lock(forwards, capsys, verb):
-    record, names = forwards
-    record.verb = verb
-    if verb in CLI:
-        code = main([str(names[arg[1:-1]]) if arg.startswith("{") else arg for arg in CLI[verb]])
-        assert code == 0, capsys.readouterr().err
-    else:
-        PAGE[verb]()
-    assert not record.unlocked.get(verb), f"forwards outside the model lock: {sorted(record.unlocked[verb])}"
-    assert not record.unknown.get(verb), f"forwards of modules of no instrumented model: {record.unknown[verb]}"
-    assert (record.ran[verb] == 0) == (verb in NO_FORWARD), record.ran[verb]
+def argv_of(verb: str, names: dict[str, object]) -> list[str]:
+    return [str(names[arg[1:-1]]) if arg.startswith("{") else arg for arg in CLI[verb]]
