@@ -17,13 +17,14 @@ import streamlit as st  # noqa: E402
 _FIRST_RUN = "backend.features" not in sys.modules
 if _FIRST_RUN:
     gc.disable()
+from app.model_choice import recommended_model  # noqa: E402
 from app.session import open_page_on  # noqa: E402
 from app.ui.guarded import guarded  # noqa: E402
 from app.ui.model_picker import model_picker  # noqa: E402
 from app.ui.run import pin_running_status, unclaimed_stop_notices  # noqa: E402
 from app.ui.scope import browser_scope  # noqa: E402
 from app.views import FEATURES, HOME, TOOLS  # noqa: E402
-from backend.features import load_all, opening_model  # noqa: E402
+from backend.features import load_all  # noqa: E402
 from backend.store.db import store_notice  # noqa: E402
 from backend.store.reference import ensure_reference  # noqa: E402
 
@@ -44,10 +45,9 @@ sections = {"": [_page(HOME, default=True)], "Views": [_page(v) for v in FEATURE
 pin_running_status()
 navigation = st.navigation({name: pages for name, pages in sections.items() if pages})
 browser_scope()  # runs recorded during this script run belong to this browser session
-# A feature may declare the model its page opens on (MT heads: the embedded model that translates; Decoding: the
-# model that solves its arithmetic problems); every other page opens on the default (or on the user's own pick)
-recommend = opening_model(f"{navigation.url_path}.py")
-open_page_on(guarded(recommend) if recommend else None)
+# A page may open on a model of its own (MT heads: the embedded model that translates; Decoding: the model that
+# solves its arithmetic problems); every other page opens on the default (or on the user's own pick)
+open_page_on(guarded(lambda: recommended_model(f"{navigation.url_path}.py")))
 model_picker()
 ensure_reference()  # the shipped first views, whichever store this server was pointed at
 notice = store_notice()

@@ -1,8 +1,8 @@
 """The one list of features: the CLI, the app, benchmarks and the tests all read `FEATURES`.
 
 A feature is a package `backend.<name>`. Importing its `registers` modules fills its registries of variants;
-its `cli` module contributes `add_commands(subparsers)`; its page is `pages/<page>`; `opens_on` names the function
-("module:function") giving the model its page opens on, when that is not the default model. A feature imports no
+its `cli` module contributes `add_commands(subparsers)`; its page is `pages/<page>` (the model a page opens on is
+page policy: app/model_choice.py). A feature imports no
 other feature, except a declared `PlugIn` registering variants into another feature's registry through that
 feature's `plug_in_face` (tests/test_layering.py holds this). No core package (decoding's registry, models, store)
 names a feature; entry points call `load_all()` once.
@@ -10,7 +10,6 @@ names a feature; entry points call `load_all()` once.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -19,7 +18,6 @@ class Feature:
     name: str  # the CLI word and the store's feature name; the package is backend.<name> unless `package_name` says
     registers: tuple[str, ...]  # submodules (relative to the package) whose import registers variants, in order
     page: str  # script in pages/
-    opens_on: str = ""  # "module:function" -> model id or None; "" opens on the default model
     plug_in_face: tuple[str, ...] = ()  # submodules another feature's PlugIn may import
     package_name: str = ""  # where the CLI word would shadow a standard-library module ("inspect")
     verbs: tuple[str, ...] = ()  # submodules declaring its cached computations (backend.verbs.Verb)
@@ -52,11 +50,11 @@ class PlugIn:
 
 FEATURES: tuple[Feature, ...] = (
     Feature("mt", ("attribution", "prompts", "prompt_kinds", "steering", "experiments"), "mt_heads.py",
-            opens_on="backend.models:translator", verbs=("heads", "head_detail", "conditions", "experiments")),
+            verbs=("heads", "head_detail", "conditions", "experiments")),
     Feature("nag", ("scorers", "impact"), "nag.py",
             verbs=("featurecache", "embedding", "rank", "corpus_job", "neuron", "evaluate")),
     Feature("disagreement", (), "disagreement.py"),
-    Feature("decoding", ("algorithms", "convexity"), "decoding.py", opens_on="backend.models:arithmetic_reasoner",
+    Feature("decoding", ("algorithms", "convexity"), "decoding.py",
             plug_in_face=("registry", "config", "context", "result")),
     Feature("watermark", ("ipmark.method", "kgw.method", "hf_kgw.method", "synthid.method", "attacks"),
             "watermark.py"),
@@ -89,12 +87,3 @@ def load_all() -> None:
         for path in registering_modules():
             importlib.import_module(path)
         _loaded = True
-
-
-def opening_model(page: str) -> Callable[[], str | None] | None:
-    """The function giving the model the page (a pages/ script name) opens on, or None for the default model."""
-    found = next((f for f in FEATURES if f.page == page and f.opens_on), None)
-    if found is None:
-        return None
-    module, _, function = found.opens_on.partition(":")
-    return getattr(importlib.import_module(module), function)

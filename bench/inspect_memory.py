@@ -25,7 +25,7 @@ from backend.internals.config import AttentionConfig, LensConfig
 from backend.internals.lens import compute_lens
 from backend.internals.prompt import encode
 from backend.models import load
-from backend.models.hooks import trace
+from backend.models.hooks import capture
 
 how, model_id, tokens = sys.argv[1], sys.argv[2], int(sys.argv[3])
 handle = load(model_id)
@@ -47,7 +47,7 @@ try:
         outcome = f"computed ({len(result.tokens):,} tokens)"
     else:  # the previous way: every layer's probabilities kept by output_attentions, then one read
         encoded = encode(handle.model, tok, prompt)
-        pattern = trace(handle.model, encoded.ids, attentions=True).attentions[15][0, 3]
+        pattern = capture(handle.model, encoded.ids, attentions=True).attentions[15][0, 3]
         outcome = f"computed ({pattern.shape[0]:,} tokens)"
 except UserError as err:
     outcome = f"refused: {err}"

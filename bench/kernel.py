@@ -88,7 +88,7 @@ def features(handle, tokens: int) -> dict[str, Callable[[], tuple]]:
     from backend.models.rules import stop_ids
     from backend.disagreement import batched, intervention
     from backend.disagreement.pair import check_pair
-    from backend.models.generate import encode_prompt, generate
+    from backend.models.generate import encode_prompt, generate_text
     from backend.mt import steering
     from backend.watermark.sampling import SamplingConfig, sample_candidates
 
@@ -101,7 +101,7 @@ def features(handle, tokens: int) -> dict[str, Callable[[], tuple]]:
         return torch.Generator().manual_seed(0)
 
     def plain():
-        out = generate(handle, QUESTION, max_new_tokens=tokens)
+        out = generate_text(handle, QUESTION, max_new_tokens=tokens)
         return prompt, _pad([list(out.token_ids)], pad)
 
     def sampling_x8():
@@ -130,7 +130,7 @@ def features(handle, tokens: int) -> dict[str, Callable[[], tuple]]:
 
     def mt_steering():
         ids = encode_prompt(handle, "Translate to French: The cat sleeps on the warm stone near the door.")
-        text = steering.generate(handle.model, handle.tokenizer, ids[0].tolist(), tokens)
+        text = steering.generate_line(handle.model, handle.tokenizer, ids[0].tolist(), tokens)
         return ids, _pad([handle.tokenizer(text, add_special_tokens=False)["input_ids"]], pad)
 
     return {"plain generation": plain, "sampling x8": sampling_x8, "asmc x8": asmc_x8,

@@ -11,6 +11,7 @@ from app.ui.decoding_compare import STATE as COMPARISON, Comparison, compare, re
 from app.ui.decoding_particle import particle_drilldown
 from app.ui.downloads import table_downloads
 from app.ui.drilldown import clickable_chart
+from app.model_choice import arithmetic_reasoner
 from app.session import choose_model, opened_on_recommendation
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
@@ -22,7 +23,7 @@ from app.ui.text import literal
 from app.ui.uploads import PROMPT_MAX_CHARS
 from backend.decoding import (FIRST_VIEW, STRATEGIES, DecodeConfig, aggregate, run_batch, run_one, settings_for,
                               stored_benchmark)
-from backend.models import arithmetic_reasoner, skipped_line
+from backend.models import skipped_line
 from backend.params import help_of
 from backend.tasks import (MAX_BATCH_PROBLEMS, PROBLEM_SETS, PROBLEM_UPLOAD, format_prompt, problem_set,
                            problem_set_size, problems_from_upload, steps_of)

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from app.figures.mt import ablation_chart, ablation_rows, evaluation_bars, head_heatmaps
+from app.model_choice import translator
 from app.session import opened_on_recommendation
 from app.ui.downloads import table_downloads
 from app.ui.drilldown import clickable_chart
@@ -20,7 +21,6 @@ from app.ui.text import literal
 from backend.mt import (ATTRIBUTIONS, HEAD_TYPES, STEER_LAYERS, STEER_MODES, STEER_POSITIONS, UPLOAD_CAPS,
                         ExperimentConfig, HeadsConfig, builtin, find_heads, fit_shots, language_name, parse_upload,
                         run_experiment, steering_presets)
-from backend.models import translator
 from backend.params import default_of
 
 # Parsed once per uploaded file, not on every widget change.

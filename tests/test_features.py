@@ -1,7 +1,7 @@
 """The one list of features (backend.features.FEATURES) is what the CLI, the app's navigation and load_all read."""
 import argparse
 
-from backend.features import FEATURES, PLUG_INS, feature, opening_model, registering_modules
+from backend.features import FEATURES, PLUG_INS, feature, registering_modules
 
 
 def _commands(parser: argparse.ArgumentParser) -> list[str]:
@@ -34,8 +34,3 @@ def test_plug_ins_register_after_every_feature_of_their_own():
     for plug_in in PLUG_INS:
         assert feature(plug_in.host).plug_in_face, f"{plug_in.host} declares no plug-in face"
 
-
-def test_only_declared_pages_open_on_another_model():
-    declared = {f.page for f in FEATURES if f.opens_on}
-    for f in FEATURES:
-        assert (opening_model(f.page) is not None) == (f.page in declared)

@@ -249,3 +249,57 @@ def test_the_core_names_mean_one_thing():
     assert definitions_of("Decoded", "class") == ["backend/models/kernel.py"]
     assert definitions_of("decode", "def") == ["backend/models/kernel.py"]
     assert definitions_of("stop_ids", "def") == ["backend/models/rules.py"]
+
+
+def test_a_verb_name_is_not_also_a_helper_name():
+    """`generate` and `trace` name feature verbs (Watermark's, Disagreement's) and nothing else: the kernel's plain
+    generation is `generate_text`, MT's steered line `generate_line`, the hooks' forward `capture`."""
+    for name in ("generate", "trace"):
+        found = definitions_of(name, "def")
+        assert len(found) <= 1 and not any(path.startswith("backend/models/") for path in found), (name, found)
+    assert definitions_of("capture", "def") == ["backend/models/hooks.py"]
+
+
+# ---------------------------------------------------------------- the store's tables behind store functions
+SQL_METHODS = {"execute", "executemany", "sql"}  # DuckDB's ways to run a statement
+CONNECTIONS = {"connect", "connect_with"}  # backend.store.db's transactions
+
+
+def sql_outside_the_store(path: Path, root: Path = ROOT) -> list[str]:
+    """`file:line what` of each place a module runs SQL itself: a DuckDB statement (`.execute(`, `.executemany(`,
+    `.sql(`), a `duckdb` import, or a store transaction opened with `backend.store.db.connect` / `connect_with`."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SQL_METHODS:
+            found.append((node.lineno, f".{node.func.attr}("))
+        elif isinstance(node, ast.Import) and any(a.name.split(".")[0] == "duckdb" for a in node.names):
+            found.append((node.lineno, "import duckdb"))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "duckdb":
+            found.append((node.lineno, "from duckdb"))
+        elif isinstance(node, ast.ImportFrom) and node.module == "backend.store.db" \
+                and CONNECTIONS & {a.name for a in node.names}:
+            found.append((node.lineno, "a store connection"))
+    return [f"{path.relative_to(root)}:{line} {what}" for line, what in sorted(found)]
+
+
+def test_only_the_store_runs_sql():
+    """Features reach the store's tables through functions of backend/store named for what they do (the cache,
+    runs, listing, the identity and corpus-job tables), never through SQL of their own."""
+    store = ROOT / "backend" / "store"
+    offenders = [hit for p in _files("backend", "app", "pages") if store not in p.parents
+                 for hit in sql_outside_the_store(p)]
+    assert not offenders, offenders
+
+
+def test_the_sql_check_finds_each_way_in(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("import duckdb\n"
+                      "from backend.store.db import StoreUnavailable, connect\n"
+                      "with connect() as con:\n"
+                      "    con.execute('SELECT 1')\n"
+                      "duckdb.sql('SELECT 2')\n"
+                      "from backend.store.db import StoreUnavailable\n")
+    assert sql_outside_the_store(sample, tmp_path) == [
+        "sample.py:1 import duckdb", "sample.py:2 a store connection", "sample.py:4 .execute(", "sample.py:5 .sql("]

@@ -7,7 +7,7 @@ import time
 
 from backend.errors import UserError
 from backend.models import embedded, list_models, load
-from backend.models.generate import generate
+from backend.models.generate import generate_text
 from backend.models.allowlist import EMBEDDED_PREFIX, default_model_id
 from backend.store.db import StoreUnavailable
 from backend.store.reference import import_reference
@@ -66,7 +66,7 @@ def _import_reference() -> dict:
 
 def cmd_generate(args: argparse.Namespace) -> dict:
     handle = load(args.model or default_model_id(), progress=_progress)
-    out = generate(handle, args.prompt, max_new_tokens=args.max_new_tokens, temperature=args.temperature)
+    out = generate_text(handle, args.prompt, max_new_tokens=args.max_new_tokens, temperature=args.temperature)
     return {"model": handle.display_name, "prompt": out.prompt, "text": out.text}
 
 

@@ -26,29 +26,18 @@ from backend.corpus.output import DONE, EMPTY, FAILED, ShardResult, file_checksu
 from backend.corpus.shards import Shard, list_shards
 from backend.errors import UserError
 from backend.progress import Progress, silent
-from backend.store.db import connect_with, store_path
+from backend.store.corpus_tables import JobRow, Staleness, corpus_tables
+from backend.store.db import store_path
 
-SCHEMA = [
-    """CREATE TABLE IF NOT EXISTS corpus_jobs (
-        job_id VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, corpus VARCHAR NOT NULL, config VARCHAR NOT NULL,
-        fingerprint VARCHAR NOT NULL, out_dir VARCHAR NOT NULL, shards INTEGER NOT NULL, done_shards INTEGER NOT NULL,
-        failed_shards INTEGER NOT NULL, rows BIGINT NOT NULL, checksum VARCHAR NOT NULL, status VARCHAR NOT NULL,
-        engine VARCHAR NOT NULL, seconds DOUBLE NOT NULL,
-        created TIMESTAMP NOT NULL DEFAULT current_timestamp, updated TIMESTAMP NOT NULL DEFAULT current_timestamp)""",
-    """CREATE TABLE IF NOT EXISTS corpus_shards (
-        job_id VARCHAR NOT NULL, shard_id VARCHAR NOT NULL, idx INTEGER NOT NULL, path VARCHAR NOT NULL,
-        status VARCHAR NOT NULL, rows BIGINT NOT NULL, checksum VARCHAR NOT NULL, error VARCHAR NOT NULL,
-        notices VARCHAR NOT NULL, seconds DOUBLE NOT NULL, PRIMARY KEY (job_id, shard_id))""",
-]
 RUNNING, FINISHED, WITH_FAILURES = "running", "done", "done with failed shards"
 STALE = "stale: its process stopped; run it again to resume"  # shown for a running row whose heartbeat stopped
 HEARTBEAT_S = 5.0  # a running job touches its row this often (a thread beside the shards)
 STALE_AFTER_S = 60.0  # a "running" row untouched this long belongs to a process that died (killed, crashed)
 
 
-def _tx():
-    """One short store transaction with this module's tables in place."""
-    return connect_with(SCHEMA)
+def _staleness() -> Staleness:
+    """How a status reads: a running row whose heartbeat is older than STALE_AFTER_S reads as STALE."""
+    return Staleness(RUNNING, STALE, STALE_AFTER_S)
 
 
 def jobs_root() -> Path:
@@ -85,9 +74,8 @@ class JobSummary:
 
 def _done_before(job_id: str, shards: list[Shard], out_dir: Path) -> dict[str, dict]:
     """Shards recorded as done whose file is still there and unchanged (or recorded empty)."""
-    with _tx() as con:
-        frame = con.execute("SELECT shard_id, status, rows, checksum FROM corpus_shards WHERE job_id = ? AND "
-                            "status IN (?, ?)", [job_id, DONE, EMPTY]).df()
+    with corpus_tables() as tables:
+        frame = tables.shards_with_status(job_id, (DONE, EMPTY))
     wanted = {s.id: s for s in shards}
     out = {}
     for row in frame.to_dict(orient="records"):
@@ -101,25 +89,19 @@ def _done_before(job_id: str, shards: list[Shard], out_dir: Path) -> dict[str, d
 
 
 def _record(job_id: str, result: ShardResult) -> None:
-    with _tx() as con:
-        con.execute("INSERT OR REPLACE INTO corpus_shards VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [job_id, result.shard_id, result.index, result.path, result.status, result.rows, result.checksum,
-                     result.error, json.dumps(list(result.notices)), result.seconds])
+    with corpus_tables() as tables:
+        tables.record_shard(job_id, result.shard_id, result.index, result.path, result.status, result.rows,
+                            result.checksum, result.error, json.dumps(list(result.notices)), result.seconds)
 
 
 def _upsert_job(job_id, kind, corpus, key, fingerprint, out_dir, shards, engine, status, seconds=0.0) -> None:
-    with _tx() as con:
-        con.execute("DELETE FROM corpus_shards WHERE job_id = ? AND shard_id NOT IN (SELECT unnest(?))",
-                    [job_id, [s.id for s in shards]])
-        agg = con.execute("SELECT count(*) FILTER (WHERE status IN (?, ?)), count(*) FILTER (WHERE status = ?), "
-                          "coalesce(sum(rows), 0), coalesce(string_agg(checksum, '|' ORDER BY idx), '') "
-                          "FROM corpus_shards WHERE job_id = ?", [DONE, EMPTY, FAILED, job_id]).fetchone()
-        checksum = hashlib.sha256(agg[3].encode()).hexdigest()[:20]
-        con.execute("DELETE FROM corpus_jobs WHERE job_id = ?", [job_id])
-        con.execute("INSERT INTO corpus_jobs (job_id, kind, corpus, config, fingerprint, out_dir, shards, done_shards,"
-                    " failed_shards, rows, checksum, status, engine, seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-                    " ?, ?, ?)", [job_id, kind, corpus, json.dumps(key, sort_keys=True, default=str), fingerprint,
-                                  str(out_dir), len(shards), agg[0], agg[1], agg[2], checksum, status, engine, seconds])
+    with corpus_tables() as tables:
+        tables.keep_only_shards(job_id, [s.id for s in shards])
+        counts = tables.shard_counts(job_id, done=(DONE, EMPTY), failed=FAILED)
+        checksum = hashlib.sha256(counts.checksums.encode()).hexdigest()[:20]
+        tables.replace_job(JobRow(job_id, kind, corpus, json.dumps(key, sort_keys=True, default=str), fingerprint,
+                                  str(out_dir), len(shards), counts.done, counts.failed, counts.rows, checksum, status,
+                                  engine, seconds))
 
 
 @contextmanager
@@ -131,9 +113,8 @@ def _heartbeat(job_id: str) -> Iterator[None]:
     def beat() -> None:
         while not stop.wait(HEARTBEAT_S):
             try:
-                with _tx() as con:
-                    con.execute("UPDATE corpus_jobs SET updated = current_timestamp WHERE job_id = ? AND status = ?",
-                                [job_id, RUNNING])
+                with corpus_tables() as tables:
+                    tables.touch(job_id, RUNNING)
             except UserError:  # the store is unavailable for a moment: the next beat tries again
                 pass
 
@@ -144,12 +125,6 @@ def _heartbeat(job_id: str) -> Iterator[None]:
     finally:
         stop.set()
         thread.join()
-
-
-def _status_sql() -> str:
-    """The status column as shown: a running row whose heartbeat is older than STALE_AFTER_S reads as STALE."""
-    return (f"CASE WHEN status = '{RUNNING}' AND updated < current_timestamp::TIMESTAMP - "
-            f"to_milliseconds({int(STALE_AFTER_S * 1000)}) THEN '{STALE}' ELSE status END")
 
 
 def _run_pending(job_id, task, pending, out_dir, engine, shards, n_done, failed, notices, progress) -> None:
@@ -191,26 +166,22 @@ def run_job(kind: str, task: ShardTask, corpus: str, engine: EngineConfig = Engi
 
 
 def job(job_id: str) -> dict:
-    with _tx() as con:
-        cur = con.execute(f"SELECT * REPLACE ({_status_sql()} AS status) FROM corpus_jobs WHERE job_id = ?", [job_id])
-        found = cur.fetchone()
-        columns = [d[0] for d in cur.description]
+    with corpus_tables() as tables:
+        found = tables.job(job_id, _staleness())
     if found is None:
         raise UserError(f"No corpus job {job_id!r} in the store.")
-    return dict(zip(columns, found))
+    return found
 
 
 def list_jobs(kind: str | None = None) -> pd.DataFrame:
     """Jobs, newest first (one row each: progress counts, rows, checksum, status)."""
-    with _tx() as con:
-        where, args = ("WHERE kind = ?", [kind]) if kind else ("", [])
-        return con.execute(f"SELECT * REPLACE ({_status_sql()} AS status) FROM corpus_jobs {where} "
-                           "ORDER BY updated DESC", args).df()
+    with corpus_tables() as tables:
+        return tables.jobs(kind, _staleness())
 
 
 def job_shards(job_id: str) -> pd.DataFrame:
-    with _tx() as con:
-        return con.execute("SELECT * FROM corpus_shards WHERE job_id = ? ORDER BY idx", [job_id]).df()
+    with corpus_tables() as tables:
+        return tables.shards(job_id)
 
 
 def shard_files(job_id: str) -> list[Path]:

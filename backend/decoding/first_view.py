@@ -1,11 +1,12 @@
 """The Decoding page's first view: one problem of the stored benchmark, chosen for illustration, shown beside the
 benchmark's aggregate over all its problems, so the illustrative case is never seen without the honest average.
 
-The choice is a setting (which problem, which strategies), made on the benchmark's own per-problem runs of adapter
-attempt 6 (bench/runs/decoding_accuracy_everyday.jsonl.gz): a problem where greedy and ASMC (4 particles, the page's
-default) answer differently and ASMC resampled. Why it was chosen, in figures, is data (backend.results.
-preset_evidence); its two decodes ship as reference artifacts (data/reference/decoding_first_view.jsonl.gz), keyed
-like any other run, so the page opens on them and any other setting computes.
+The choice is a setting (which problem, which strategies), made on the benchmark's own per-problem runs of the
+everyday-arithmetic adapter (bench/runs/decoding_accuracy_everyday.jsonl.gz): a problem where greedy and ASMC (4
+particles, the page's default) answer differently and ASMC resampled. Why it was chosen, in figures, is data
+(backend.results.preset_evidence); its two decodes ship as reference artifacts
+(data/reference/decoding_first_view.jsonl.gz), keyed like any other run, so the page opens on them and any other
+setting computes.
 """
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from backend.disagreement.pair import Pair
 from backend.disagreement.rollout import answer_correct, decode_tokens, greedy_many, prompt_ids
 from backend.disagreement.scoring import RolloutConfig, fitting
 from backend.errors import UserError
+from backend.models.architecture import arch_info
 from backend.models.gradients import adapter_factors, gradient_size, layer_modules, loss_gradient
 from backend.models.rules import keep_fitting
 from backend.params import Config, param, same_as
@@ -123,7 +124,7 @@ def _targets(pair: Pair, config: LearnabilityConfig):
         modules = tuple(factors)
         what = f"the LoRA factors of {spec.adapter_dir.name} ({len(modules)} modules"
     else:
-        count = sum(1 for name, _ in model.named_modules() if name.endswith(".mlp"))
+        count = arch_info(model).n_layers
         layers = config.layers or tuple(range(max(0, count - 2), count))
         factors, modules = None, layer_modules(model, layers)
         what = f"the weights of layers {', '.join(map(str, layers))} ({len(modules)} modules"

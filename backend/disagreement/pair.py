@@ -12,15 +12,15 @@ from dataclasses import dataclass
 
 from backend.errors import UserError
 from backend.models import ModelHandle, get_spec, list_models, load
-from backend.models.choice import adapter_on_disk
+from backend.models.allowlist import adapter_on_disk
 from backend.models.rules import stop_ids
 from backend.progress import Progress, scaled, silent
 from backend.store import ModelRef
 
-# The Disagreement page's reasoning model (adapter attempt 3): of the project's adapters, the one whose intervention
-# sweep comes closest to the paper's target (README). Attempt 6 reasons better but puts more differing tokens on
-# its path, so guided intervention cannot get under a 25% intervention rate with it. (The Decoding page's
-# reasoner is backend.models.choice.arithmetic_reasoner.)
+# The Disagreement page's reasoning model (the arithmetic adapter): of the project's adapters, the one whose
+# intervention sweep comes closest to the paper's target (README). The everyday-arithmetic adapter reasons better
+# but puts more differing tokens on its path, so guided intervention cannot get under a 25% intervention rate with
+# it. (The Decoding page's reasoner is app.model_choice.arithmetic_reasoner.)
 DEFAULT_REASONING_ID = "smollm2-135m-arith-reasoner"
 
 

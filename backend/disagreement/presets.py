@@ -3,8 +3,8 @@
 On the embedded pair (SmolLM2-135M-Instruct and its arithmetic adapter) the paper's spike rule (W = 8) left guided
 intervention at the random control's level; threshold only (W = 0) recovers most of the gap, and the decisive gate
 (only steps where the greedy tokens differ) does so with the takeovers that change a token (bench/disagreement.py;
-docs/RESULTS.md). The same decisive gate was measured on the base paired with adapter attempt 6, which opens on it
-too. Any other pair opens on the paper's rule. What each preset was measured to do is data
+docs/RESULTS.md). The same decisive gate was measured on the base paired with the everyday-arithmetic adapter,
+which opens on it too. Any other pair opens on the paper's rule. What each preset was measured to do is data
 (backend.results.preset_evidence), shown beside the choice.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from backend.disagreement.pair import DEFAULT_REASONING_ID
 from backend.results import preset_evidence
 
 EMBEDDED_PAIR = ("smollm2-135m-instruct", DEFAULT_REASONING_ID)
-EVERYDAY_PAIR = ("smollm2-135m-instruct", "smollm2-135m-arith-reasoner-everyday")  # adapter attempt 6
+EVERYDAY_PAIR = ("smollm2-135m-instruct", "smollm2-135m-arith-reasoner-everyday")
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class GatePreset:
 PAPER = GatePreset("paper", "Paper's spike rule (W = 8)", 8)
 THRESHOLD_ONLY = GatePreset("threshold_only", "Measured on this pair (W = 0)", 0)
 DECISIVE = GatePreset("decisive", "Measured on this pair (W = 0, decisive)", 0, decisive=True)
-# the same gate as DECISIVE, with the evidence measured on attempt 6's pair
+# the same gate as DECISIVE, with the evidence measured on the everyday-arithmetic pair
 DECISIVE_EVERYDAY = replace(DECISIVE, name="decisive_everyday")
 
 

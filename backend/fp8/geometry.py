@@ -18,10 +18,7 @@ import torch
 from torch import nn
 
 from backend.errors import UserError
-from backend.models.architecture import QKWeights, arch_info, attention_qk_weights
-
-# Model types whose norm, bias and rotary semantics the bound has been checked against.
-SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma3_text", "gpt2")
+from backend.models.architecture import KNOWN_MODEL_TYPES, QKWeights, arch_info, attention_qk_weights
 
 
 @dataclass(frozen=True)
@@ -44,8 +41,8 @@ class LayerFactors:
 
 def check_supported(model: nn.Module) -> None:
     model_type = model.config.model_type
-    if model_type not in SUPPORTED_MODEL_TYPES:
-        raise UserError(f"FP8 attention bounds support {', '.join(SUPPORTED_MODEL_TYPES)} models; "
+    if model_type not in KNOWN_MODEL_TYPES:  # the bound reads every norm, bias and rotary convention
+        raise UserError(f"FP8 attention bounds support {', '.join(KNOWN_MODEL_TYPES)} models; "
                         f"{model_type!r} has norm/rotary conventions the bound has not been checked against.")
 
 

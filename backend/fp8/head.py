@@ -15,7 +15,7 @@ import torch
 from backend.errors import UserError
 from backend.fp8.bounds import BOUNDS_READS, BoundsConfig, bounds
 from backend.fp8.observed import computed_pairs, encode_samples, layer_logits
-from backend.models.hooks import trace
+from backend.models.hooks import capture
 from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed
@@ -85,7 +85,7 @@ def head_logits(handle, layer: int, head: int, n_texts: int, max_tokens: int) ->
     """The head's logits on the causal pairs its layer computes, all sample texts, flattened fp32."""
     model, out = handle.model, []
     for ids in encode_samples(model, handle.tokenizer, n_texts, max_tokens):
-        residual = trace(model, ids.to(next(model.parameters()).device)).residual
+        residual = capture(model, ids.to(next(model.parameters()).device)).residual
         scores = layer_logits(model, layer, residual[layer])[0, head]
         out.append(scores[computed_pairs(model, layer, scores.shape[-1], scores.device)].float().cpu().numpy())
     return np.concatenate(out)

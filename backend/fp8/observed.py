@@ -17,7 +17,7 @@ from torch import nn
 from backend.errors import UserError
 from backend.fp8.samples import SAMPLE_TEXTS
 from backend.models.architecture import arch_info, attention_qk_states, attention_qk_weights, attention_window
-from backend.models.hooks import trace
+from backend.models.hooks import capture
 from backend.models.rules import check_room
 from backend.progress import Progress, silent
 
@@ -73,7 +73,7 @@ def observe(model: nn.Module, tokenizer, n_texts: int, max_tokens: int, progress
     samples = encode_samples(model, tokenizer, n_texts, max_tokens)
     for t, ids in enumerate(samples):
         progress(t / len(samples), f"scores on sample text {t + 1}/{len(samples)}")
-        residual = trace(model, ids.to(next(model.parameters()).device)).residual
+        residual = capture(model, ids.to(next(model.parameters()).device)).residual
         for layer in range(info.n_layers):
             s = layer_logits(model, layer, residual[layer]).abs().amax(dim=(0, 2, 3))
             out[layer] = np.maximum(out[layer], s.float().cpu().numpy())
@@ -90,7 +90,7 @@ def layer_score_samples(model: nn.Module, tokenizer, layer: int, n_texts: int, m
         raise UserError(f"Layer {layer} is out of range (the model has {info.n_layers} layers).")
     out = []
     for ids in encode_samples(model, tokenizer, n_texts, max_tokens):
-        residual = trace(model, ids.to(next(model.parameters()).device)).residual
+        residual = capture(model, ids.to(next(model.parameters()).device)).residual
         scores = layer_logits(model, layer % info.n_layers, residual[layer % info.n_layers])[0]
         pairs = computed_pairs(model, layer % info.n_layers, scores.shape[-1], scores.device)
         out.append(scores[:, pairs].reshape(-1).float().cpu().numpy())

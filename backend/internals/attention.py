@@ -12,7 +12,7 @@ import torch
 from backend.internals.config import AttentionConfig, HeadConfig
 from backend.internals.decompose import decompose, run
 from backend.internals.prompt import check_head, check_layer, encode, position_index, token_text
-from backend.models.hooks import trace
+from backend.models.hooks import capture
 from backend.models.readout import unembedding
 from backend.progress import Progress, silent
 
@@ -63,7 +63,7 @@ def compute_attention(model, tokenizer, config: AttentionConfig, progress: Progr
     encoded = encode(model, tokenizer, config.prompt, pattern_layers=1)
     layer, head = check_layer(model, config.layer), check_head(model, config.head)
     progress(0.1, "forward pass under eager attention")
-    traced = trace(model, encoded.ids, pattern_layers=(layer,))
+    traced = capture(model, encoded.ids, pattern_layers=(layer,))
     progress(1.0, "pattern read")
     return AttentionResult(tokens=encoded.tokens, layer=layer, head=head, pattern=_pattern(traced, layer, head))
 

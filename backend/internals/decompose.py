@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import torch
 
-from backend.models.architecture import arch_info, mlp_input_norm
-from backend.models.hooks import Trace, trace
+from backend.models.architecture import (arch_info, final_norm, mlp_input_norm, mlp_module, post_attention_norm,
+                                         post_mlp_norm)
+from backend.models.hooks import Capture, capture
 from backend.models.locks import model_lock
-from backend.models.readout import (NormParts, capture_final_residual, down_bias, final_norm, mlp_module, norm_parts,
-                                    out_proj, post_attention_norm, post_mlp_norm, unembedding)
+from backend.models.readout import NormParts, capture_final_residual, down_bias, norm_parts, out_proj, unembedding
 
 
 @dataclass(frozen=True)
@@ -57,17 +57,17 @@ def _through(norm, piece: torch.Tensor, whole: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def run(model, ids: torch.Tensor, pattern_layers: tuple[int, ...] = ()) -> tuple[Trace, torch.Tensor]:
+def run(model, ids: torch.Tensor, pattern_layers: tuple[int, ...] = ()) -> tuple[Capture, torch.Tensor]:
     """One forward reading every head's output (and the attention patterns of `pattern_layers`): the trace and the
     final residual `[1, T, d]`."""
     layers = range(arch_info(model).n_layers)
     with capture_final_residual(model) as captured:
-        traced = trace(model, ids, heads=layers, pattern_layers=pattern_layers)
+        traced = capture(model, ids, heads=layers, pattern_layers=pattern_layers)
     return traced, captured[-1].float()
 
 
 @torch.no_grad()
-def decompose(model, traced: Trace, final: torch.Tensor, position: int) -> Decomposition:
+def decompose(model, traced: Capture, final: torch.Tensor, position: int) -> Decomposition:
     info = arch_info(model)
     residual = [r[0, position].float() for r in traced.residual[:info.n_layers]] + [final[0, position]]
     zeros = lambda *shape: torch.zeros(*shape, device=final.device)  # noqa: E731

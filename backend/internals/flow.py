@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from backend.models.architecture import arch_info
-from backend.models.hooks import Trace, trace
-from backend.models.readout import capture_final_residual, norm_parts, out_proj, post_attention_norm
+from backend.models.architecture import arch_info, post_attention_norm
+from backend.models.hooks import Capture, capture
+from backend.models.readout import capture_final_residual, norm_parts, out_proj
 from backend.models.values import capture_middle_residuals, value_states
 
 CHUNK_FLOATS = 2 ** 24  # query positions per step so that a step's terms stay near 64 MB
@@ -52,12 +52,12 @@ def shares(whole: torch.Tensor, terms: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def residual_states(model, ids: torch.Tensor, internals: bool = True) -> tuple[list[torch.Tensor], list[torch.Tensor],
-                                                                              Trace]:
-    """One forward: (x[0..L] `[T, d]`, mid[0..L-1] `[T, d]`, the trace; with internals, under eager attention and
+                                                                              Capture]:
+    """One forward: (x[0..L] `[T, d]`, mid[0..L-1] `[T, d]`, the capture; with internals, under eager attention and
     reading every head's output)."""
     n_layers = arch_info(model).n_layers
     with capture_final_residual(model) as final, capture_middle_residuals(model) as middle:
-        traced = trace(model, ids, heads=range(n_layers) if internals else (), attentions=internals)
+        traced = capture(model, ids, heads=range(n_layers) if internals else (), attentions=internals)
     states = [r[0].float() for r in traced.residual[:n_layers]] + [final[-1][0].float()]
     return states, [middle[layer][0].float() for layer in range(n_layers)], traced
 

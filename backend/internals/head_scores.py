@@ -19,7 +19,7 @@ import torch
 from backend.errors import UserError
 from backend.internals.graph_config import GridConfig, HeadScoresConfig
 from backend.internals.prompt import Encoded, check_layer, encode, token_text
-from backend.models.hooks import trace
+from backend.models.hooks import capture
 from backend.models.rules import check_room
 from backend.progress import Progress, silent
 
@@ -101,7 +101,7 @@ def score_patterns(patterns: np.ndarray, mask: np.ndarray, rows: np.ndarray) -> 
 
 def all_patterns(model, encoded: Encoded, progress: Progress) -> np.ndarray:
     progress(0.1, "forward pass under eager attention")
-    traced = trace(model, encoded.ids, attentions=True)
+    traced = capture(model, encoded.ids, attentions=True)
     return torch.stack([a[0].float() for a in traced.attentions]).cpu().numpy()  # [L, H, T, T]
 
 

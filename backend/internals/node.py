@@ -14,8 +14,8 @@ from backend.internals.flow import residual_states
 from backend.internals.graph_config import NodeConfig
 from backend.internals.prompt import encode, position_index, token_text
 from backend.errors import UserError
-from backend.models.architecture import arch_info
-from backend.models.readout import final_norm, norm_parts, readout_logits, unembedding
+from backend.models.architecture import arch_info, final_norm
+from backend.models.readout import norm_parts, readout_logits, unembedding
 from backend.progress import Progress, silent
 
 

@@ -83,3 +83,8 @@ def get_spec(model_id: str) -> ModelSpec:
 
 def default_model_id() -> str:
     return settings().default_model
+
+
+def adapter_on_disk(spec: ModelSpec) -> bool:
+    """Whether the spec's LoRA adapter (if it names one) is there to merge."""
+    return spec.adapter_dir is not None and (spec.adapter_dir / "adapter_config.json").exists()

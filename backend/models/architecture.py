@@ -2,7 +2,9 @@
 
 The rest of the backend asks this module for "layer i's attention output projection" or
 "layer i's MLP up projection" and never spells transformers' attribute names itself.
-Supported: Llama-like (Llama, Mistral, Qwen2, Qwen3, SmolLM, Gemma 3) and GPT-2.
+Supported: Llama-like (Llama, Mistral, Qwen2, Qwen3, SmolLM, Gemma 3) and GPT-2 (`KNOWN_MODEL_TYPES`). This is the
+only backend module that names transformers' module attributes (`self_attn`, `c_attn`, `mlp.down_proj`,
+`transformer.h`, ...) or GPT-2's `Conv1D`; tests/models/test_architecture_boundary.py holds every other module to it.
 
 Gemma 3 differs in ways every reader of weights must know, and this module absorbs them: its RMSNorms
 scale by (1 + weight) (`norm_gain`), its QK-norm is per head, its rotary embedding has one table per layer
@@ -15,13 +17,19 @@ pre-norm head outputs).
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
 from torch import nn
+from transformers.pytorch_utils import Conv1D
 
 from backend.errors import UserError
 from backend.models.locks import model_lock
+
+# The model types whose conventions (norms, biases, rotary tables, QK-norm) this module absorbs, each with a tiny
+# model in the tests; a reader that must know every convention (the FP8 bound) refuses the others.
+KNOWN_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma3_text", "gpt2")
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,39 @@ def arch_info(model: nn.Module) -> ArchInfo:
 
 def decoder_layers(model: nn.Module) -> nn.ModuleList:
     return model.transformer.h if model.config.model_type == "gpt2" else model.model.layers
+
+
+def layer_linear_modules(model: nn.Module, layers: Iterable[int]) -> tuple[str, ...]:
+    """The names (in `model.named_modules()` order) of the linear layers inside the decoder layers `layers` (their
+    attention and MLP projections); layers out of range name none."""
+    blocks = decoder_layers(model)
+    inside = {id(m) for layer in set(layers) if 0 <= layer < len(blocks) for m in blocks[layer].modules()}
+    return tuple(name for name, module in model.named_modules() if is_linear(module) and id(module) in inside)
+
+
+def is_linear(module: nn.Module) -> bool:
+    """`nn.Linear`, or GPT-2's `Conv1D` (the same map with its weight stored transposed)."""
+    return isinstance(module, (nn.Linear, Conv1D))
+
+
+def output_axis(module: nn.Module) -> int:
+    """The axis of a linear layer's stored weight that indexes its outputs: 0 for `nn.Linear` (`[out, in]`), 1 for
+    GPT-2's `Conv1D` (`[in, out]`)."""
+    return 1 if isinstance(module, Conv1D) else 0
+
+
+def weight_out_in(module: nn.Module) -> torch.Tensor:
+    """A linear layer's weight as `[out, in]` (a view of the stored weight, transposed for GPT-2's `Conv1D`)."""
+    return module.weight.t() if isinstance(module, Conv1D) else module.weight
+
+
+def final_norm(model: nn.Module) -> nn.Module:
+    """The norm between the last layer's residual and the unembedding (`model.norm` / GPT-2 `ln_f`)."""
+    return model.transformer.ln_f if model.config.model_type == "gpt2" else model.model.norm
+
+
+def mlp_module(model: nn.Module, layer: int) -> nn.Module:
+    return decoder_layers(model)[layer].mlp
 
 
 def attention_module(model: nn.Module, layer: int) -> nn.Module:
@@ -126,6 +167,18 @@ def mlp_input_norm(model: nn.Module, layer: int) -> nn.Module:
     return getattr(block, "pre_feedforward_layernorm", None) or block.post_attention_layernorm
 
 
+def post_attention_norm(model: nn.Module, layer: int) -> nn.Module | None:
+    """Gemma 3's norm on the attention output before the residual add (in Llama-like models the module of that
+    name is the MLP's input norm: only a block that also has a pre-feedforward norm uses it as a post-norm)."""
+    block = decoder_layers(model)[layer]
+    return block.post_attention_layernorm if hasattr(block, "pre_feedforward_layernorm") else None
+
+
+def post_mlp_norm(model: nn.Module, layer: int) -> nn.Module | None:
+    """Gemma 3's norm on the MLP output before the residual add; None for models without one."""
+    return getattr(decoder_layers(model)[layer], "post_feedforward_layernorm", None)
+
+
 def _copy(t: torch.Tensor | None) -> torch.Tensor | None:
     return None if t is None else t.detach().float().clone()
 
@@ -174,6 +227,15 @@ def attention_qk_weights(model: nn.Module, layer: int) -> QKWeights:
                      q_norm=None if q_norm is None else norm_gain(q_norm),
                      k_norm=None if k_norm is None else norm_gain(k_norm), rope=rotary is not None,
                      rope_scaling=rope_scaling, scaling=float(attn.scaling))
+
+
+def value_projection(model: nn.Module, layer: int, normed: torch.Tensor) -> torch.Tensor:
+    """The value projection of a layer's normed input `[batch, seq, hidden]`: `[batch, seq, kv_heads * head_dim]`
+    (GPT-2: the value third of its fused `c_attn`). Runs the model's own modules: the caller holds its lock."""
+    attn = attention_module(model, layer)
+    if model.config.model_type == "gpt2":
+        return attn.c_attn(normed)[..., 2 * model.config.n_embd:]
+    return attn.v_proj(normed)
 
 
 @torch.no_grad()

@@ -140,6 +140,17 @@ def is_prepared(name: str) -> bool:
     return (directory / "config.json").exists() and any(directory.glob("*.safetensors"))
 
 
+def loads_offline(name: str) -> bool:
+    """Whether `name` loads without a download: prepared already, or its packages installed (prepared on load)."""
+    if is_prepared(name):
+        return True
+    try:
+        check_installed(name)
+    except UserError:
+        return False
+    return True
+
+
 def _save_dequantised(model, directory: Path) -> None:
     """save_pretrained refuses GGUF-loaded models; the weights are plain fp32 by now, so save them directly."""
     from safetensors.torch import save_model

@@ -35,8 +35,8 @@ class Generation:
 
 
 @torch.no_grad()
-def generate(handle: ModelHandle, prompt: str, max_new_tokens: int = 64, temperature: float = 0.0,
-             seed: int = 0, chat: bool = True) -> Generation:
+def generate_text(handle: ModelHandle, prompt: str, max_new_tokens: int = 64, temperature: float = 0.0,
+                  seed: int = 0, chat: bool = True) -> Generation:
     """Greedy (temperature 0) or ancestral sampling at `temperature`, stopping at the model's stop ids."""
     if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise UserError(f"max_new_tokens must be between 1 and {MAX_NEW_TOKENS}, got {max_new_tokens}.")

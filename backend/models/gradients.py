@@ -17,14 +17,13 @@ from pathlib import Path
 
 import torch
 from torch import nn
-from transformers.pytorch_utils import Conv1D
 
 from backend.errors import UserError
+from backend.models.architecture import layer_linear_modules, output_axis
 from backend.models.locks import model_lock
 from backend.models.rules import check_room
 
 ADAPTER_KEY = re.compile(r"^base_model\.model\.(?P<module>.+)\.lora_(?P<which>[AB])\.weight$")
-LAYER_NAME = re.compile(r"\.(?:layers|h)\.(?P<layer>\d+)\.")
 
 
 @dataclass(frozen=True)
@@ -59,13 +58,11 @@ def adapter_factors(adapter_dir: Path) -> dict[str, LoraFactor]:
 
 
 def layer_modules(model: nn.Module, layers: Sequence[int]) -> tuple[str, ...]:
-    """The linear modules (attention and MLP projections; GPT-2's Conv1D) of the chosen transformer layers, for a model
-    without an adapter; UserError naming `layers` when none matches."""
-    wanted = set(layers)
-    names = tuple(name for name, module in model.named_modules() if isinstance(module, (nn.Linear, Conv1D))
-                  and (m := LAYER_NAME.search(name + ".")) and int(m["layer"]) in wanted)
+    """The linear modules (attention and MLP projections) of the chosen transformer layers, for a model without an
+    adapter; UserError naming `layers` when none matches."""
+    names = layer_linear_modules(model, layers)
     if not names:
-        raise UserError(f"layers: no linear modules in layers {sorted(wanted)} of this model.")
+        raise UserError(f"layers: no linear modules in layers {sorted(set(layers))} of this model.")
     return names
 
 
@@ -116,7 +113,7 @@ def loss_gradient(model: nn.Module, input_ids: torch.Tensor, n_prompt: int, modu
                 f = factors[name]
                 a, b = f.a.to(x.device, dtype), f.b.to(x.device, dtype)
                 pieces += [f.scale * (d @ b).T @ x, f.scale * d.T @ (x @ a.T)]
-            elif isinstance(named[name], Conv1D):  # GPT-2 stores its projections as [in, out]
+            elif output_axis(named[name]) == 1:  # a weight stored [in, out] (GPT-2's Conv1D)
                 pieces.append(x.T @ d)
             else:
                 pieces.append(d.T @ x)

@@ -4,7 +4,7 @@ Per-head attention outputs are the input of the attention output projection (o_p
 split by head: `[batch, seq, heads, head_dim]`. They can be read, zeroed, replaced or added to.
 Steering vectors are added to the attention block output (after o_proj). MLP up-projection
 activations are `[batch, seq, intermediate]`. Residual stream and attention probabilities come
-from the model's own outputs (`trace`). Read-only hooks return nothing, so a forward with them
+from the model's own outputs (`capture`). Read-only hooks return nothing, so a forward with them
 is bit-identical to a plain forward.
 """
 from __future__ import annotations
@@ -164,7 +164,7 @@ def eager_attention(model: nn.Module) -> Iterator[None]:
 
 
 @dataclass(frozen=True)
-class Trace:
+class Capture:
     """Everything one forward pass exposes. Shapes: logits `[batch, seq, vocab]`, residual: tuple of
     `[batch, seq, hidden]` (embeddings, then after each layer), attentions: tuple of `[batch, heads, seq, seq]`,
     patterns: layer -> `[batch, heads, seq, seq]` for the layers asked for by `pattern_layers` only."""
@@ -197,9 +197,9 @@ def _keep_patterns(model: nn.Module, layers: Iterable[int]) -> Iterator[dict[int
 
 
 @torch.no_grad()
-def trace(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, *,
-          heads: Iterable[int] = (), mlp_up: Iterable[int] = (), attentions: bool = False,
-          head_edits: Iterable[HeadEdit] = (), pattern_layers: Iterable[int] = ()) -> Trace:
+def capture(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, *,
+            heads: Iterable[int] = (), mlp_up: Iterable[int] = (), attentions: bool = False,
+            head_edits: Iterable[HeadEdit] = (), pattern_layers: Iterable[int] = ()) -> Capture:
     """One forward pass returning logits, residual stream and whichever internals were asked for: `attentions`
     keeps every layer's probabilities, `pattern_layers` those of the layers listed (one layer's memory, not L).
     Refuses an input over the model's context (the context rule, backend/models/rules.py) before any forward."""
@@ -213,6 +213,6 @@ def trace(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tenso
         else:
             patterns = {}
             out = model(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
-    return Trace(logits=out.logits, residual=tuple(out.hidden_states),
-                 attentions=out.attentions if attentions else None, head_outputs=hooks.head_outputs,
-                 mlp_up=hooks.mlp_up, patterns=patterns)
+    return Capture(logits=out.logits, residual=tuple(out.hidden_states),
+                   attentions=out.attentions if attentions else None, head_outputs=hooks.head_outputs,
+                   mlp_up=hooks.mlp_up, patterns=patterns)

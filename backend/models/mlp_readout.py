@@ -15,16 +15,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from backend.models.architecture import arch_info, mlp_down_proj, mlp_up_proj
+from backend.models.architecture import arch_info, final_norm, mlp_down_proj, mlp_up_proj, post_mlp_norm, weight_out_in
 from backend.models.locks import model_lock
-from backend.models.readout import final_norm, norm_parts, post_mlp_norm, unembedding
+from backend.models.readout import norm_parts, unembedding
 from backend.models.rules import forward_logits
 
 
 def down_column(model: nn.Module, layer: int, neuron: int) -> torch.Tensor:
-    """`[hidden]` fp32: the down projection's column for intermediate neuron `neuron` (GPT-2's Conv1D: a row)."""
-    weight = mlp_down_proj(model, layer).weight.detach().float()
-    return weight[neuron] if model.config.model_type == "gpt2" else weight[:, neuron]
+    """`[hidden]` fp32: the down projection's column for intermediate neuron `neuron`."""
+    return weight_out_in(mlp_down_proj(model, layer)).detach().float()[:, neuron]
 
 
 def _gain_only(norm: nn.Module, x: torch.Tensor) -> torch.Tensor:

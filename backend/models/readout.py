@@ -4,7 +4,7 @@ The logit lens reads any residual through the model's own final norm, unembeddin
 (`readout_logits`). Direct logit attribution needs each norm split into a scale taken from the full input and a
 linear part applied to each piece of that input (TransformerLens' `apply_ln_to_stack`): `NormParts`.
 Gemma 3's post-attention / post-feedforward RMSNorms act on the whole block output before the residual add, so a
-per-head piece goes through them with the scale of the full attention output (`post_attention_norm`).
+per-head piece goes through them with the scale of the full attention output (`architecture.post_attention_norm`).
 
 transformers' `hidden_states[-1]` is the final norm's output, not its input: `capture_final_residual` reads the
 input (the residual after the last layer) with a pre-hook on the final norm.
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from backend.models.architecture import attention_out_proj, decoder_layers, mlp_down_proj, norm_gain
+from backend.models.architecture import attention_out_proj, final_norm, mlp_down_proj, norm_gain, weight_out_in
 from backend.models.locks import model_lock
 
 
@@ -60,10 +60,6 @@ def norm_parts(norm: nn.Module) -> NormParts:
     return NormParts("rms", norm_gain(norm), None, float(eps))
 
 
-def final_norm(model: nn.Module) -> nn.Module:
-    return model.transformer.ln_f if model.config.model_type == "gpt2" else model.model.norm
-
-
 def unembedding(model: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
     """W_U `[vocab, d]` and its bias `[vocab]` or None (fp32 views of the lm_head's own weights)."""
     head = model.get_output_embeddings()
@@ -91,36 +87,15 @@ def readout_logits(model: nn.Module, residual: torch.Tensor, softcapped: bool = 
     return capped(model, logits) if softcapped else logits
 
 
-def _block(model: nn.Module, layer: int) -> nn.Module:
-    return decoder_layers(model)[layer]
-
-
-def post_attention_norm(model: nn.Module, layer: int) -> nn.Module | None:
-    """Gemma 3's norm on the attention output before the residual add (in Llama-like models the module of that
-    name is the MLP's input norm: only a block that also has a pre-feedforward norm uses it as a post-norm)."""
-    block = _block(model, layer)
-    return block.post_attention_layernorm if hasattr(block, "pre_feedforward_layernorm") else None
-
-
-def post_mlp_norm(model: nn.Module, layer: int) -> nn.Module | None:
-    return getattr(_block(model, layer), "post_feedforward_layernorm", None)
-
-
 def out_proj(model: nn.Module, layer: int) -> tuple[torch.Tensor, torch.Tensor | None]:
     """W_O `[d, heads * head_dim]` (columns h*dh:(h+1)*dh are head h's slice) and its bias `[d]` or None."""
     proj = attention_out_proj(model, layer)
-    weight = proj.weight.detach().float()
-    weight = weight.T if model.config.model_type == "gpt2" else weight  # GPT-2's Conv1D stores (in, out)
-    return weight, None if proj.bias is None else proj.bias.detach().float()
+    return weight_out_in(proj).detach().float(), None if proj.bias is None else proj.bias.detach().float()
 
 
 def down_bias(model: nn.Module, layer: int) -> torch.Tensor | None:
     bias = getattr(mlp_down_proj(model, layer), "bias", None)
     return None if bias is None else bias.detach().float()
-
-
-def mlp_module(model: nn.Module, layer: int) -> nn.Module:
-    return _block(model, layer).mlp
 
 
 @contextmanager

@@ -22,7 +22,8 @@ import weakref
 
 import torch
 from torch import nn
-from transformers.pytorch_utils import Conv1D
+
+from backend.models.architecture import is_linear, weight_out_in
 
 
 class Int8Linear(nn.Module):
@@ -89,12 +90,8 @@ def supported(model: nn.Module) -> bool:
 
 
 def _linear_parts(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None] | None:
-    """(weight `[out, in]`, bias) of a linear layer: `nn.Linear`, or GPT-2's `Conv1D` (weight stored `[in, out]`)."""
-    if isinstance(module, nn.Linear):
-        return module.weight, module.bias
-    if isinstance(module, Conv1D):
-        return module.weight.t(), module.bias
-    return None
+    """(weight `[out, in]`, bias) of a linear layer (`architecture.is_linear`), else None."""
+    return (weight_out_in(module), module.bias) if is_linear(module) else None
 
 
 def _rounded_copy(model: nn.Module, precision: str, round_head: bool) -> nn.Module:

@@ -6,7 +6,7 @@ nothing else reads the limit from a config. One behaviour per kind of work, stat
 
 - interactive work (one prompt, one text, one forward a user asked for) refuses before any forward, with the
   rule's one message (`check_room`, a `UserError`: a one-line error on the page and the CLI). The kernel's
-  `start`/`start_many`, `hooks.trace` and `forward_logits` ask it themselves, so a feature cannot forget;
+  `start`/`start_many`, `hooks.capture` and `forward_logits` ask it themselves, so a feature cannot forget;
 - batch work (many problems, documents or texts) skips what does not fit and counts it: `keep_fitting` returns the
   kept items and the names of the skipped ones, the batch's Result carries them, and the page and CLI show
   `skipped_line` (a batch where nothing fits is refused);

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-from backend.models.architecture import arch_info, attention_input_norm, attention_module, mlp_input_norm
+from backend.models.architecture import arch_info, attention_input_norm, mlp_input_norm, value_projection
 from backend.models.locks import model_lock
 
 
@@ -17,13 +17,9 @@ def value_states(model: nn.Module, layer: int, residual: torch.Tensor) -> torch.
     """Values `[batch, kv_heads, seq, head_dim]` of a layer from its input residual `[batch, seq, hidden]`, computed
     with the model's own modules (input norm, value projection incl. its bias)."""
     info = arch_info(model)
-    attn = attention_module(model, layer)
     with model_lock(model):  # the model's own modules run here
         h = attention_input_norm(model, layer)(residual)
-        if model.config.model_type == "gpt2":
-            v = attn.c_attn(h)[..., 2 * info.hidden_size:]
-        else:
-            v = attn.v_proj(h)
+        v = value_projection(model, layer, h)
     return v.view(*h.shape[:2], -1, info.head_dim).transpose(1, 2).float()
 
 

@@ -21,7 +21,7 @@ from backend.mt.heads import HEADS_READS, HeadsConfig, find_heads
 from backend.mt.prompt_kinds import PROMPT_KINDS
 from backend.mt.selection import Head, random_heads
 from backend.mt.selection import top_heads_in
-from backend.mt.steering import STEER_LAYERS, STEER_MODES, STEER_POSITIONS, Intervention, generate
+from backend.mt.steering import STEER_LAYERS, STEER_MODES, STEER_POSITIONS, Intervention, generate_line
 from backend.params import Config, param, require
 from backend.progress import Progress, scaled, silent
 from backend.mt.subject import OnData, model_of
@@ -142,8 +142,8 @@ def compute_condition(handle: ModelHandle, config: ConditionConfig, data: Parall
     for i, row in enumerate(rows):
         # Budget: twice the reference length plus slack (an upper bound only; generation stops at a newline).
         budget = min(config.max_new_tokens, 2 * len(encode_answer(handle, " " + references[i])) + 8)
-        outputs.append(generate(handle.model, handle.tokenizer, prompt_ids(handle, config, data, row), budget,
-                                intervention))
+        outputs.append(generate_line(handle.model, handle.tokenizer, prompt_ids(handle, config, data, row), budget,
+                                     intervention))
         progress(0.3 + 0.7 * (i + 1) / len(rows), f"{label(config)}: {i + 1}/{len(rows)} sentences")
     detected = [metrics.identify(o, candidates) for o in outputs]
     return ConditionResult(label=label(config), config=config, rows=tuple(rows), sources=tuple(sources),

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from backend.errors import UserError
-from backend.models.hooks import trace
+from backend.models.hooks import capture
 from backend.models.loading import ModelHandle
 from backend.models.rules import NO_LIMIT, check_room, fits, room
 from backend.mt.prompts import PromptPair
@@ -41,8 +41,8 @@ class Example:
     corrupt_heads: torch.Tensor
 
 
-def _heads_at(tr, position: int, n_layers: int) -> torch.Tensor:
-    return torch.stack([tr.head_outputs[layer][0, position] for layer in range(n_layers)]).float()
+def _heads_at(run, position: int, n_layers: int) -> torch.Tensor:
+    return torch.stack([run.head_outputs[layer][0, position] for layer in range(n_layers)]).float()
 
 
 def build_example(handle: ModelHandle, pair: PromptPair, max_answer_tokens: int) -> Example:
@@ -54,19 +54,21 @@ def build_example(handle: ModelHandle, pair: PromptPair, max_answer_tokens: int)
                "Use fewer demonstrations or shorter sentences.")  # the context rule, before either forward
     n_layers = handle.info.n_layers
     device = handle.device
-    tc = trace(handle.model, torch.tensor([clean + answer], device=device), heads=range(n_layers))
-    tk = trace(handle.model, torch.tensor([corrupt + answer], device=device), heads=range(n_layers))
+    clean_run = capture(handle.model, torch.tensor([clean + answer], device=device), heads=range(n_layers))
+    corrupt_run = capture(handle.model, torch.tensor([corrupt + answer], device=device), heads=range(n_layers))
     m = len(answer)
     # The logits at position len(prompt) - 1 + j predict answer token j.
-    lc = torch.log_softmax(tc.logits[0, len(clean) - 1:len(clean) - 1 + m].float(), dim=-1)
-    lk = torch.log_softmax(tk.logits[0, len(corrupt) - 1:len(corrupt) - 1 + m].float(), dim=-1)
-    kl = (lc.exp() * (lc - lk)).sum(-1)  # KL(clean || corrupt) per answer position
+    clean_logp = torch.log_softmax(clean_run.logits[0, len(clean) - 1:len(clean) - 1 + m].float(), dim=-1)
+    corrupt_logp = torch.log_softmax(corrupt_run.logits[0, len(corrupt) - 1:len(corrupt) - 1 + m].float(), dim=-1)
+    kl = (clean_logp.exp() * (clean_logp - corrupt_logp)).sum(-1)  # KL(clean || corrupt) per answer position
     j = int(kl.argmax())
-    pc, pk = len(clean) - 1 + j, len(corrupt) - 1 + j
+    clean_at, corrupt_at = len(clean) - 1 + j, len(corrupt) - 1 + j
     target = answer[j]
-    return Example(row=pair.row, corrupt_prefix=tuple((corrupt + answer)[:pk + 1]), target=target, answer_offset=j,
-                   kl=float(kl[j]), clean_logp=float(lc[j, target]), corrupt_logp=float(lk[j, target]),
-                   clean_heads=_heads_at(tc, pc, n_layers).cpu(), corrupt_heads=_heads_at(tk, pk, n_layers).cpu())
+    return Example(row=pair.row, corrupt_prefix=tuple((corrupt + answer)[:corrupt_at + 1]), target=target,
+                   answer_offset=j, kl=float(kl[j]), clean_logp=float(clean_logp[j, target]),
+                   corrupt_logp=float(corrupt_logp[j, target]),
+                   clean_heads=_heads_at(clean_run, clean_at, n_layers).cpu(),
+                   corrupt_heads=_heads_at(corrupt_run, corrupt_at, n_layers).cpu())
 
 
 _FITTED: dict[tuple, int] = {}  # fit_shots answers: the page asks on every run, and tokenising the set takes ~0.1 s

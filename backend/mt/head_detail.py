@@ -22,11 +22,10 @@ import numpy as np
 import torch
 
 from backend.errors import UserError
-from backend.models.architecture import arch_info
-from backend.models.hooks import trace
+from backend.models.architecture import arch_info, final_norm, post_attention_norm
+from backend.models.hooks import capture
 from backend.models.loading import ModelHandle
-from backend.models.readout import (capture_final_residual, final_norm, norm_parts, out_proj, post_attention_norm,
-                                    unembedding)
+from backend.models.readout import capture_final_residual, norm_parts, out_proj, unembedding
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.examples import encode, encode_answer
 from backend.mt.heads import HEADS_READS, HeadsConfig, find_heads, head_pairs
@@ -151,7 +150,7 @@ def compute_head_detail(handle: ModelHandle, config: HeadDetailConfig, data: Par
     prefix = (clean + answer)[:len(clean) + j]
     ids = torch.tensor([prefix], device=handle.device)
     with capture_final_residual(model) as captured:
-        traced = trace(model, ids, heads=[layer], pattern_layers=(layer,))
+        traced = capture(model, ids, heads=[layer], pattern_layers=(layer,))
     pattern = traced.patterns[layer][0, head, -1].float().cpu().numpy()
     raw, piece = head_write(model, traced.head_outputs[layer][0, -1], head, layer)
     effects = residual_vocab_effects(model, piece, captured[-1][0, -1]).cpu()

@@ -131,8 +131,8 @@ STEER_MODES.register(SteerMode(
 
 
 @torch.no_grad()
-def generate(model, tokenizer, prompt_ids: list[int], max_new_tokens: int,
-             intervention: Intervention = NONE, max_leading_blank: int = 3) -> str:
+def generate_line(model, tokenizer, prompt_ids: list[int], max_new_tokens: int,
+                  intervention: Intervention = NONE, max_leading_blank: int = 3) -> str:
     """Greedy continuation under the intervention, stopped at EOS or at the first newline after some text
     (a few leading blank tokens are allowed); returns that line, stripped."""
     device = next(model.parameters()).device

@@ -17,7 +17,7 @@ from torch import nn
 
 from backend.corpus.documents import Document
 from backend.errors import UserError
-from backend.models.architecture import mlp_up_proj
+from backend.models.architecture import mlp_up_proj, output_axis
 from backend.models.loading import ModelHandle
 from backend.models.locks import model_lock
 from backend.models.rules import forward_logits
@@ -90,7 +90,7 @@ def zeroed(model: nn.Module, neurons: dict[int, np.ndarray]) -> Iterator[None]:
             for layer, idx in neurons.items():
                 proj = mlp_up_proj(model, layer)
                 index = torch.as_tensor(np.asarray(idx), dtype=torch.long, device=proj.weight.device)
-                dim = 0 if isinstance(proj, nn.Linear) else 1  # Linear: [out, in]; GPT-2 Conv1D: [in, out]
+                dim = output_axis(proj)  # the weight's axis of the neurons it produces
                 saved.append((proj.weight, dim, index, proj.weight.index_select(dim, index).clone()))
                 proj.weight.index_fill_(dim, index, 0.0)
                 if getattr(proj, "bias", None) is not None:

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from backend.models.rules import room
-from backend.models.hooks import trace
+from backend.models.hooks import capture
 from backend.models.loading import ModelHandle
 from backend.nag.impact import IMPACTS
 from backend.params import Config, param, same_as
@@ -152,7 +152,7 @@ def extract_naive(handle: ModelHandle, texts: Sequence[str], config: ExtractConf
         full = handle.tokenizer(text, add_special_tokens=False)["input_ids"]
         ids = torch.tensor([full[:max_length]], device=handle.device)
         if config.impact == "up_abs":  # the straightforward way: a full traced forward per document
-            ups = trace(handle.model, ids, mlp_up=layers).mlp_up
+            ups = capture(handle.model, ids, mlp_up=layers).mlp_up
             impact = torch.stack([ups[layer].abs().mean(1) for layer in layers], dim=1)
         else:
             impact = method.run(handle.model, ids, torch.ones_like(ids))

@@ -13,6 +13,7 @@ from contextvars import ContextVar
 
 import duckdb
 
+from backend.store.db import connect
 from backend.store.scope import current_scope
 
 DONE, STOPPED = "done", "stopped"  # runs.status: a stopped run stored no result of its own
@@ -60,3 +61,9 @@ def record_run(con: duckdb.DuckDBPyConnection, *, feature: str, action: str, mod
     if inner:
         con.execute("INSERT INTO run_artifacts SELECT ?, unnest(?) ON CONFLICT DO NOTHING", [run_id, inner])
     return run_id
+
+
+def record_lone_run(**fields) -> str:
+    """`record_run` in a transaction of its own, for a run that stores no artifact (a keyed detection, its refusal)."""
+    with connect() as con:
+        return record_run(con, **fields)

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from backend.errors import UserError
-from backend.store.codec import loads
-from backend.store.db import StoreUnavailable, connect, connect_with
+from backend.store.db import StoreUnavailable
+from backend.store.identity_tables import demo_removed, set_demo_removed
+from backend.store.listing import values_of
 import backend.watermark.identities as identities
 from backend.watermark.keys import DEMO_MODEL_ADDRESS, is_demo
 
@@ -23,7 +24,6 @@ DEMO_LABEL = "demo"
 DEMO_MODEL_NAME = "demo model (public demo secret)"
 DEMO_USERS = ((1, "demo user 1"), (2, "demo user 2"))
 EXAMPLE_ACTION = "example"
-_STATE = ["CREATE TABLE IF NOT EXISTS wm_demo_state (id INTEGER PRIMARY KEY, removed BOOLEAN NOT NULL)"]
 
 __all__ = ["DEMO_LABEL", "DEMO_MODEL_ADDRESS", "Example", "add_demo", "demo_present", "ensure_demo", "examples",
            "first_try_identity",
@@ -56,21 +56,9 @@ def demo_present() -> bool:
     return any(is_demo(m.address) for m in identities.list_models())
 
 
-def _removed() -> bool:
-    with connect_with(identities.SCHEMA + _STATE) as con:
-        row = con.execute("SELECT removed FROM wm_demo_state WHERE id = 1").fetchone()
-    return bool(row and row[0])
-
-
-def _set_removed(removed: bool) -> None:
-    with connect_with(identities.SCHEMA + _STATE) as con:
-        con.execute("INSERT INTO wm_demo_state VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET removed = excluded.removed",
-                    [removed])
-
-
 def add_demo() -> identities.ModelIdentity:
     """The demo identity (created if missing: the model and its two users)."""
-    _set_removed(False)
+    set_demo_removed(False)
     if not demo_present():
         try:
             identities.add_model(DEMO_MODEL_NAME, DEMO_MODEL_ADDRESS, demo=True)
@@ -93,7 +81,7 @@ def ensure_demo() -> bool:
     try:
         if identities.list_models():
             return demo_present()
-        if _removed():
+        if demo_removed():
             return False
         add_demo()
         return True
@@ -114,21 +102,18 @@ def first_try_identity() -> tuple[int, int]:
 def remove_demo() -> int:
     """Remove the demo identity (model and users); it stays removed (not re-created on open) until added back.
     Returns the number of identities removed."""
-    _set_removed(True)
+    set_demo_removed(True)
     return identities.remove_model(DEMO_MODEL_ADDRESS) if demo_present() else 0
 
 
 def examples() -> list[Example]:
     """The example texts in the store (the shipped reference ones, imported on first open), by name."""
     try:
-        with connect() as con:
-            rows = con.execute("SELECT payload FROM artifacts WHERE feature = 'watermark' AND action = ? "
-                               "ORDER BY params", [EXAMPLE_ACTION]).fetchall()
+        values = values_of("watermark", EXAMPLE_ACTION)
     except StoreUnavailable:
         return []
     found = {}
-    for (payload,) in rows:
-        value = loads(payload)
+    for value in values:
         if isinstance(value, Example):
             found.setdefault(value.name, value)
     return sorted(found.values(), key=lambda e: (_ORDER.get(e.method, 50), e.name))

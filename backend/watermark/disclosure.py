@@ -111,14 +111,13 @@ def spend_query(method: str, model_address: int) -> None:
 
 def _record(method: str, model_address: int, refused: bool) -> None:
     """A run row per keyed query of a non-holder: the run log shows who asked how often (best effort)."""
-    from backend.store.db import StoreUnavailable, connect
-    from backend.store.runlog import record_run
+    from backend.store.db import StoreUnavailable
+    from backend.store.runlog import record_lone_run
 
     try:
-        with connect() as con:
-            record_run(con, feature="watermark", action="keyed-detect", model_id="", fingerprint="",
-                       params=f'{{"method": "{method}", "model_address": {int(model_address)}, '
-                              f'"refused": {str(refused).lower()}}}', key="", seconds=0.0, cached=False,
-                       status="refused" if refused else "done")
+        record_lone_run(feature="watermark", action="keyed-detect", model_id="", fingerprint="",
+                        params=f'{{"method": "{method}", "model_address": {int(model_address)}, '
+                               f'"refused": {str(refused).lower()}}}', key="", seconds=0.0, cached=False,
+                        status="refused" if refused else "done")
     except StoreUnavailable:
         pass

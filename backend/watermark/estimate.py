@@ -3,7 +3,6 @@
 decoding steps of that many candidate rows through the kernel)."""
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from dataclasses import dataclass
@@ -13,7 +12,8 @@ import torch
 from backend.models.generate import encode_prompt
 from backend.models.kernel import decode, greedy_policy, start
 from backend.models.loading import ModelHandle
-from backend.store.db import StoreUnavailable, connect
+from backend.store.db import StoreUnavailable
+from backend.store.listing import compute_seconds_of
 from backend.watermark.methods import METHODS
 
 TOKENS_PER_SENTENCE = {1: 30, "batch": 40}  # a batch runs until its longest candidate ends its sentence
@@ -38,15 +38,11 @@ def candidates_in(params: dict) -> int:
 def _earlier(fingerprint: str, method: str, n_candidates: int) -> list[float]:
     """Seconds per requested sentence of this store's earlier generations (same model, method, candidates)."""
     try:
-        with connect() as con:
-            rows = con.execute("SELECT params, compute_seconds FROM artifacts WHERE feature = 'watermark' AND "
-                               "action = 'generate' AND fingerprint = ? AND origin = 'computed'",
-                               [fingerprint]).fetchall()
+        rows = compute_seconds_of("watermark", "generate", fingerprint)
     except StoreUnavailable:
         return []
     rates = []
-    for params, seconds in rows:
-        p = json.loads(params)
+    for p, seconds in rows:
         candidates = candidates_in(p)
         sentences = (p.get("sampling") or {}).get("max_sentences") or 0
         if p.get("method") == method and candidates == n_candidates and sentences and seconds:

@@ -5,7 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from backend.models.generate import encode_prompt
-from backend.models.generate import generate as plain_generate
+from backend.models.generate import generate_text
 from backend.models.loading import ModelHandle
 from backend.models.rules import check_room, fits
 from backend.store import ModelRef, cached
@@ -46,7 +46,7 @@ def paraphraser(handle: ModelHandle) -> Callable[[str], str]:
     def compute(request: ParaphraseRequest) -> str:
         prompt_tokens, new_tokens = sizes(handle, request)
         check_room(handle.model, prompt_tokens, new_tokens, "The paraphrase request", "Paraphrase a shorter text.")
-        return plain_generate(handle, _prompt(request), max_new_tokens=new_tokens, temperature=0.0).text
+        return generate_text(handle, _prompt(request), max_new_tokens=new_tokens, temperature=0.0).text
 
     def paraphrase(text: str) -> str:
         request = ParaphraseRequest(text)

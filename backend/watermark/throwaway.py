@@ -9,7 +9,7 @@ import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from backend.watermark.identities import in_memory
+from backend.store.identity_tables import in_memory
 from backend.watermark.keys import Key, rooted_at
 
 # Public on purpose, like the demo secret: marks written under a throw-away identity prove nothing about anyone, and

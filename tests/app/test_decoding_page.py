@@ -59,23 +59,23 @@ def test_decoding_page_bad_parameters_show_an_error_not_a_traceback():
 def test_first_visit_opens_on_the_arithmetic_reasoner_and_says_so(monkeypatch):
     """As on a fresh install (the configured default is an embedded model): the first visit of Decoding switches
     to the reasoning model and says why; here a tiny model stands in for the reasoner."""
-    import backend.models as models
+    import app.model_choice as model_choice
     from backend.models.allowlist import ModelSpec
 
     original = ModelSpec.is_embedded
     monkeypatch.setattr(ModelSpec, "is_embedded",
                         property(lambda spec: spec.id == "tiny-llama" or original.fget(spec)))
-    monkeypatch.setattr(models, "arithmetic_reasoner", lambda: "tiny-qwen2")
+    monkeypatch.setattr(model_choice, "arithmetic_reasoner", lambda: "tiny-qwen2")
     at = run_page("decoding.py")
     assert any("arithmetic reasoning model" in i.value for i in at.info)
     assert any("tiny-qwen2" in html.unescape(c.value) for c in at.caption)
 
 
 def test_hand_written_problems_and_a_switch_to_the_reasoning_model(monkeypatch):
-    import backend.models as models
+    import app.model_choice as model_choice
     from backend.tasks.problem_sets import handwritten_problems
 
-    monkeypatch.setattr(models, "arithmetic_reasoner", lambda: "tiny-qwen2")
+    monkeypatch.setattr(model_choice, "arithmetic_reasoner", lambda: "tiny-qwen2")
     at = run_page("decoding.py")
     at.selectbox(key="dec-family").set_value("handwritten").run()
     shown = [p for p in handwritten_problems() if p.difficulty == FIRST_VIEW.steps][FIRST_VIEW.index]
@@ -116,7 +116,7 @@ def test_a_reasoner_that_needs_more_tokens_resets_the_token_field(monkeypatch):
     raises the field, so its answers are not cut off before the number; the base model keeps the page's default."""
     import dataclasses
 
-    import backend.models as models
+    import app.model_choice as model_choice
     from backend.models import loading
 
     reasoner = loading.load("tiny-qwen2")
@@ -125,7 +125,7 @@ def test_a_reasoner_that_needs_more_tokens_resets_the_token_field(monkeypatch):
                  reasoner.resident_bytes)
     resident.add("tiny-llama", loading.load("tiny-llama"), 0)
     monkeypatch.setattr(loading, "_resident", resident)
-    monkeypatch.setattr(models, "arithmetic_reasoner", lambda: "tiny-qwen2")
+    monkeypatch.setattr(model_choice, "arithmetic_reasoner", lambda: "tiny-qwen2")
     at = run_page("decoding.py")
     assert at.number_input(key="dec-max-new").value == 48
     at.number_input(key="dec-max-new").set_value(20).run()

@@ -50,5 +50,5 @@ def test_the_embedded_models_open_on_their_measured_presets():
     assert gate.gate_presets(*gate.EMBEDDED_PAIR)[0] == gate.DECISIVE and gate.DECISIVE.window == 0
     assert gate.gate_presets(*gate.EVERYDAY_PAIR)[0] == gate.DECISIVE_EVERYDAY
     assert gate.DECISIVE_EVERYDAY.window == 0 and gate.DECISIVE_EVERYDAY.decisive
-    assert "31.4%" in gate.DECISIVE_EVERYDAY.evidence, "its own pair's measurement, not attempt 3's"
+    assert "31.4%" in gate.DECISIVE_EVERYDAY.evidence, "its own pair's measurement, not the arithmetic adapter's"
     assert gate.gate_presets("a", "b")[0] is gate.PAPER

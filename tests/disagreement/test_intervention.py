@@ -10,7 +10,7 @@ from backend.disagreement.pair import check_pair, load_pair, reasoning_candidate
 from backend.disagreement.rollout import prompt_ids, typed_problem
 from backend.errors import UserError
 from backend.models import load
-from backend.models.generate import generate
+from backend.models.generate import generate_text
 from backend.tasks.arithmetic import format_prompt
 from tests.support.tiny import allow_model, byte_tokenizer, save_for_tokenizer, tiny_config
 
@@ -24,7 +24,7 @@ def pair():
 
 
 def _reference(handle):
-    return list(generate(handle, format_prompt(PROBLEM), max_new_tokens=N).token_ids)
+    return list(generate_text(handle, format_prompt(PROBLEM), max_new_tokens=N).token_ids)
 
 
 def test_budget_zero_is_base_greedy_decoding(pair):

@@ -13,7 +13,7 @@ from backend.fp8.geometry import _qk_norm_factors, check_supported, layer_factor
 from backend.fp8.observed import computed_pairs, layer_logits
 from backend.models import load
 from backend.models.architecture import attention_qk_weights, layer_type
-from backend.models.hooks import trace
+from backend.models.hooks import capture
 
 WEIGHTS_ONLY = BoundsConfig(n_texts=0)
 
@@ -61,7 +61,7 @@ def test_recomputed_logits_reproduce_the_models_attention(tiny_handle):
     """softmax(computed logits) equals the model's own attention probabilities, GQA groups included, and
     Gemma's sliding-window layer sees fewer keys than a causal one (11 tokens > its window)."""
     ids = torch.randint(0, 250, (2, 11), generator=torch.Generator().manual_seed(1))
-    tr = trace(tiny_handle.model, ids, attentions=True)
+    tr = capture(tiny_handle.model, ids, attentions=True)
     seq = ids.shape[1]
     for layer in range(tiny_handle.info.n_layers):
         pairs = computed_pairs(tiny_handle.model, layer, seq)

@@ -1,13 +1,13 @@
 """The context rule's one API (backend/models/rules.py) on the tiny models (256 positions: llama's
 max_position_embeddings, GPT-2's n_positions): `room` and `fits` answer the one question, `check_room` refuses
 interactive work with the one message, `keep_fitting` skips and counts for batches, and the teacher-forced forwards
-(`hooks.trace`, `forward_logits`) refuse an input over the context before any forward."""
+(`hooks.capture`, `forward_logits`) refuse an input over the context before any forward."""
 import pytest
 import torch
 
 from backend.errors import UserError
 from backend.models import load, skipped_line
-from backend.models.hooks import trace
+from backend.models.hooks import capture
 from backend.models.rules import NO_LIMIT, check_room, fits, forward_logits, keep_fitting, room
 
 
@@ -60,10 +60,10 @@ def test_trace_and_forward_logits_refuse_an_input_over_the_context_before_any_fo
     try:
         too_long = torch.ones(1, 257, dtype=torch.long)
         with pytest.raises(UserError, match=r"^The input has 257 tokens, which is over the model's context of 256"):
-            trace(model, too_long)
+            capture(model, too_long)
         with pytest.raises(UserError, match="over the model's context of 256 tokens"):
             forward_logits(model, too_long)
         assert calls == []
-        assert trace(model, too_long[:, :256]).logits.shape[1] == 256  # the whole context is allowed
+        assert capture(model, too_long[:, :256]).logits.shape[1] == 256  # the whole context is allowed
     finally:
         hook.remove()

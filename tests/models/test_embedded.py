@@ -2,7 +2,7 @@
 import pytest
 
 from backend.models import embedded, load
-from backend.models.generate import generate
+from backend.models.generate import generate_text
 
 pytestmark = pytest.mark.skipif(not embedded.is_prepared("smollm2-135m-instruct"),
                                 reason="run `python -m backend models prepare` first (make test does)")
@@ -13,7 +13,7 @@ def test_embedded_default_generates_text_offline(monkeypatch):
     handle = load("smollm2-135m-instruct")
     assert handle.display_name == "SmolLM2-135M-Instruct (Q4_1 weights)"
     assert handle.info.n_layers == 30 and handle.info.n_kv_heads == 3
-    out = generate(handle, "What is the capital of France?", max_new_tokens=12)
+    out = generate_text(handle, "What is the capital of France?", max_new_tokens=12)
     assert "Paris" in out.text
 
 
@@ -32,15 +32,15 @@ def test_embedded_gemma_translates_and_its_internals_match_the_model(monkeypatch
 
     from backend.fp8.observed import computed_pairs, layer_logits
     from backend.models.architecture import layer_type
-    from backend.models.hooks import trace
+    from backend.models.hooks import capture
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     handle = load("gemma-3-270m")
     assert handle.info.model_type == "gemma3_text" and handle.info.n_layers == 18 and handle.info.n_kv_heads == 1
-    out = generate(handle, FEW_SHOT_FR, max_new_tokens=6, chat=False)
+    out = generate_text(handle, FEW_SHOT_FR, max_new_tokens=6, chat=False)
     assert "chiens" in out.text
     ids = handle.tokenizer(FEW_SHOT_FR, return_tensors="pt")["input_ids"]
-    tr = trace(handle.model, ids, attentions=True)
+    tr = capture(handle.model, ids, attentions=True)
     for layer in (0, 5):
         assert layer_type(handle.model, layer) == ("sliding_attention" if layer == 0 else "full_attention")
         logits = layer_logits(handle.model, layer, tr.residual[layer])

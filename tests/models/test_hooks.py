@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from backend.models.hooks import HeadEdit, Hooks, OutputAdd, trace
+from backend.models.hooks import HeadEdit, Hooks, OutputAdd, capture
 
 
 def _ids(handle, text="The cat sat on the mat."):
@@ -13,7 +13,7 @@ def test_reading_heads_leaves_logits_bit_identical(tiny_handle):
     info = tiny_handle.info
     with torch.no_grad():
         plain = tiny_handle.model(input_ids=ids).logits
-    traced = trace(tiny_handle.model, ids, heads=range(info.n_layers), mlp_up=range(info.n_layers))
+    traced = capture(tiny_handle.model, ids, heads=range(info.n_layers), mlp_up=range(info.n_layers))
     assert torch.equal(plain, traced.logits)
     for layer in range(info.n_layers):
         assert traced.head_outputs[layer].shape == (1, ids.shape[1], info.n_heads, info.head_dim)
@@ -25,7 +25,7 @@ def test_reading_heads_leaves_logits_bit_identical(tiny_handle):
 def test_attention_probabilities_are_distributions(tiny_handle):
     ids = _ids(tiny_handle)
     implementation = tiny_handle.model.config._attn_implementation
-    traced = trace(tiny_handle.model, ids, attentions=True)
+    traced = capture(tiny_handle.model, ids, attentions=True)
     assert tiny_handle.model.config._attn_implementation == implementation  # restored afterwards
     info = tiny_handle.info
     assert len(traced.attentions) == info.n_layers
@@ -44,11 +44,11 @@ def test_pattern_layers_keep_only_the_asked_layer(tiny_handle):
     handle = model.register_forward_pre_hook(lambda module, args, kwargs: asked.append(kwargs.get("output_attentions")),
                                              with_kwargs=True)
     try:
-        traced = trace(model, ids, pattern_layers=(1,))
+        traced = capture(model, ids, pattern_layers=(1,))
     finally:
         handle.remove()
     assert asked == [False] and traced.attentions is None and set(traced.patterns) == {1}
-    torch.testing.assert_close(traced.patterns[1], trace(model, ids, attentions=True).attentions[1])
+    torch.testing.assert_close(traced.patterns[1], capture(model, ids, attentions=True).attentions[1])
     assert sum(len(m._forward_hooks) for m in model.modules()) == installed  # ours removed
 
 
@@ -57,12 +57,12 @@ def test_zeroing_all_heads_equals_zero_o_proj_input(tiny_handle):
     ids = _ids(tiny_handle)
     info = tiny_handle.info
     all_heads = tuple(range(info.n_heads))
-    zeroed = trace(tiny_handle.model, ids, heads=[0], head_edits=[HeadEdit(0, all_heads, "zero")])
-    replaced = trace(tiny_handle.model, ids, head_edits=[
+    zeroed = capture(tiny_handle.model, ids, heads=[0], head_edits=[HeadEdit(0, all_heads, "zero")])
+    replaced = capture(tiny_handle.model, ids, head_edits=[
         HeadEdit(0, all_heads, "replace", torch.zeros(info.n_heads, info.head_dim))])
     assert torch.count_nonzero(zeroed.head_outputs[0]) == 0
     assert torch.equal(zeroed.logits, replaced.logits)
-    plain = trace(tiny_handle.model, ids)
+    plain = capture(tiny_handle.model, ids)
     assert not torch.allclose(zeroed.logits, plain.logits)
 
 
@@ -70,9 +70,9 @@ def test_replace_one_head_at_last_position_changes_only_last_position(tiny_handl
     ids = _ids(tiny_handle)
     info = tiny_handle.info
     value = torch.randn(1, info.head_dim)
-    plain = trace(tiny_handle.model, ids)
-    edited = trace(tiny_handle.model, ids, heads=[1],
-                   head_edits=[HeadEdit(1, (2,), "replace", value, position=-1)])
+    plain = capture(tiny_handle.model, ids)
+    edited = capture(tiny_handle.model, ids, heads=[1],
+                     head_edits=[HeadEdit(1, (2,), "replace", value, position=-1)])
     assert torch.equal(plain.logits[:, :-1], edited.logits[:, :-1])
     assert not torch.allclose(plain.logits[:, -1], edited.logits[:, -1])
     torch.testing.assert_close(edited.head_outputs[1][0, -1, 2], value[0])
@@ -89,7 +89,7 @@ def test_add_to_heads_is_linear_in_o_proj(tiny_handle):
     weight = proj.weight if info.family != "gpt2" else proj.weight.T  # GPT-2's Conv1D stores (in, out)
     h = 1
     vector = weight[:, h * info.head_dim:(h + 1) * info.head_dim] @ delta[0]
-    via_heads = trace(tiny_handle.model, ids, head_edits=[HeadEdit(0, (h,), "add", delta)])
+    via_heads = capture(tiny_handle.model, ids, head_edits=[HeadEdit(0, (h,), "add", delta)])
     with torch.no_grad(), Hooks(tiny_handle.model, output_adds=[OutputAdd(0, vector, position=None)]):
         via_output = tiny_handle.model(input_ids=ids).logits
     torch.testing.assert_close(via_heads.logits, via_output, atol=1e-5, rtol=1e-5)
@@ -99,7 +99,7 @@ def test_hooks_are_removed_after_use(tiny_handle):
     ids = _ids(tiny_handle)
     with torch.no_grad():
         before = tiny_handle.model(input_ids=ids).logits
-    trace(tiny_handle.model, ids, head_edits=[HeadEdit(0, (0, 1), "zero")])
+    capture(tiny_handle.model, ids, head_edits=[HeadEdit(0, (0, 1), "zero")])
     with torch.no_grad():
         after = tiny_handle.model(input_ids=ids).logits
     assert torch.equal(before, after)

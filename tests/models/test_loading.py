@@ -81,22 +81,22 @@ def _greedy_without_cache(handle, prompt: str, n: int) -> tuple[int, ...]:
 
 
 def test_generate_runs_offline_and_rejects_bad_input(tiny_handle):
-    from backend.models.generate import generate
+    from backend.models.generate import generate_text
 
-    out = generate(tiny_handle, "Hello", max_new_tokens=5)
+    out = generate_text(tiny_handle, "Hello", max_new_tokens=5)
     assert out.token_ids == _greedy_without_cache(tiny_handle, "Hello", 5)
     assert out.text == tiny_handle.tokenizer.decode(list(out.token_ids), skip_special_tokens=True)
     with pytest.raises(UserError):
-        generate(tiny_handle, "   ")
+        generate_text(tiny_handle, "   ")
     with pytest.raises(UserError):
-        generate(tiny_handle, "Hello", max_new_tokens=0)
+        generate_text(tiny_handle, "Hello", max_new_tokens=0)
 
 
 def test_prompt_longer_than_context_is_refused(tiny_handle):
-    from backend.models.generate import generate
+    from backend.models.generate import generate_text
 
     with pytest.raises(UserError, match="context"):
-        generate(tiny_handle, "word " * 400, max_new_tokens=2)
+        generate_text(tiny_handle, "word " * 400, max_new_tokens=2)
 
 
 def test_adapter_is_merged_and_changes_fingerprint(tmp_path, monkeypatch):

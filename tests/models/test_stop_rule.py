@@ -15,7 +15,7 @@ from backend.disagreement import batched, intervention, rollout
 from backend.disagreement.pair import check_pair
 from backend.errors import UserError
 from backend.models import load
-from backend.models.generate import encode_prompt, generate
+from backend.models.generate import encode_prompt, generate_text
 from backend.models.kernel import decode as kernel_decode, greedy_policy, start
 from backend.models.rules import stop_ids
 from backend.mt import steering
@@ -64,7 +64,7 @@ def _prompt(handle, question: str) -> torch.Tensor:
 
 
 def _plain(base, reasoning, question):
-    return list(generate(base, question, max_new_tokens=NEW).token_ids)
+    return list(generate_text(base, question, max_new_tokens=NEW).token_ids)
 
 
 def _rollouts(base, reasoning, question):
@@ -102,7 +102,7 @@ def _watermark_after_a_sentence(base, reasoning, question):
 
 
 def _mt_steering(base, reasoning, question):
-    text = steering.generate(base.model, base.tokenizer, _prompt(base, question)[0].tolist(), NEW)
+    text = steering.generate_line(base.model, base.tokenizer, _prompt(base, question)[0].tolist(), NEW)
     return [text] if text else []
 
 

@@ -10,7 +10,7 @@ import torch
 from backend.__main__ import main
 from backend.errors import UserError
 from backend.models import load
-from backend.models.hooks import HeadEdit, Hooks, trace
+from backend.models.hooks import HeadEdit, Hooks, capture
 from backend.mt.attribution import ATTRIBUTIONS, attribute
 from backend.mt.conditions import ConditionConfig, label
 from backend.mt.data import builtin
@@ -41,7 +41,7 @@ def test_attribution_gives_a_finite_head_map(name, handle, tiny_data):
     if ATTRIBUTIONS.get(name).complete:  # completeness: the map sums to moving every head at once
         edits = [HeadEdit(layer, tuple(range(info.n_heads)), "add", delta[layer], position=-1)
                  for layer in range(info.n_layers)]
-        out = trace(handle.model, torch.tensor([list(ex.corrupt_prefix)]), head_edits=edits)
+        out = capture(handle.model, torch.tensor([list(ex.corrupt_prefix)]), head_edits=edits)
         joint = float(torch.log_softmax(out.logits[0, -1], -1)[ex.target]) - ex.corrupt_logp
         assert attr.sum() == pytest.approx(joint, abs=0.02 + 0.02 * abs(joint))
 
@@ -101,7 +101,7 @@ def test_steering_mode_moves_the_last_position_only(name, handle):
     _, again = mode.run(model, mean, chosen, heads)  # heads an earlier head map took
     assert set(again) <= set(chosen)
     ids = torch.tensor([list(range(70, 90))])
-    plain = trace(model, ids).logits[0]
+    plain = capture(model, ids).logits[0]
 
     def steered(strength: float) -> torch.Tensor:
         intervention = dataclasses.replace(part, strength=strength)

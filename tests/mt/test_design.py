@@ -9,17 +9,17 @@ from backend.mt.conditions import ConditionConfig, ConditionResult
 from backend.mt.experiments import Experiment, ExperimentConfig
 from backend.mt.heads import HeadsConfig
 from backend.mt.selection import top_heads, top_heads_in
-from backend.mt.steering import STEER_LAYERS, STEER_POSITIONS, Intervention, generate
+from backend.mt.steering import STEER_LAYERS, STEER_POSITIONS, Intervention, generate_line
 
 PROMPT = list(range(70, 90))
 
 
 def _forward_logits(handle, intervention: Intervention, steps: int = 3) -> list[torch.Tensor]:
-    """Last-position logits of every forward call `generate` makes."""
+    """Last-position logits of every forward call `generate_line` makes."""
     seen = []
     hook = handle.model.register_forward_hook(lambda m, a, out: seen.append(out.logits[0, -1].detach().clone()))
     try:
-        generate(handle.model, handle.tokenizer, PROMPT, steps, intervention, max_leading_blank=steps + 1)
+        generate_line(handle.model, handle.tokenizer, PROMPT, steps, intervention, max_leading_blank=steps + 1)
     finally:
         hook.remove()
     return seen

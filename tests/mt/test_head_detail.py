@@ -9,9 +9,9 @@ import torch
 from backend.__main__ import main
 from backend.errors import UserError
 from backend.models import load
-from backend.models.architecture import attention_out_proj
-from backend.models.hooks import trace
-from backend.models.readout import capture_final_residual, final_norm, post_attention_norm
+from backend.models.architecture import attention_out_proj, final_norm, post_attention_norm
+from backend.models.hooks import capture
+from backend.models.readout import capture_final_residual
 from backend.mt import HeadsConfig, find_heads
 from backend.mt.head_detail import HeadDetailConfig, head_detail, head_write, residual_vocab_effects
 from tests.mt.conftest import TINY_TSV
@@ -38,7 +38,7 @@ def test_vocab_projection_equals_brute_force(model_id):
     ids = torch.tensor([list(range(5, 17))])
     layer, head = info.n_layers - 1, info.n_heads - 1
     with capture_final_residual(model) as captured:
-        traced = trace(model, ids, heads=[layer])
+        traced = capture(model, ids, heads=[layer])
     z = traced.head_outputs[layer][0, -1]  # [H, dh]
     final = captured[-1][0, -1].float()
     proj = attention_out_proj(model, layer)

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from backend.models import load
-from backend.models.hooks import HeadEdit, trace
+from backend.models.hooks import HeadEdit, capture
 from backend.mt.attribution import attribute, rank_correlation
 from backend.mt.examples import build_example
 from backend.mt.patching import patch_one, patch_scores
@@ -41,9 +41,11 @@ def test_example_position_is_the_max_kl_answer_position(handle, tiny_data):
     tok = handle.tokenizer
     clean, corrupt = tok(pair.clean)["input_ids"], tok(pair.corrupt)["input_ids"]
     answer = tok(pair.answer, add_special_tokens=False)["input_ids"][:4]
-    lc = torch.log_softmax(trace(handle.model, torch.tensor([clean + answer])).logits[0], -1)[len(clean) - 1:-1]
-    lk = torch.log_softmax(trace(handle.model, torch.tensor([corrupt + answer])).logits[0], -1)[len(corrupt) - 1:-1]
-    kl = (lc.exp() * (lc - lk)).sum(-1)
+    clean_logits = capture(handle.model, torch.tensor([clean + answer])).logits[0]
+    corrupt_logits = capture(handle.model, torch.tensor([corrupt + answer])).logits[0]
+    clean_logp = torch.log_softmax(clean_logits, -1)[len(clean) - 1:-1]
+    corrupt_logp = torch.log_softmax(corrupt_logits, -1)[len(corrupt) - 1:-1]
+    kl = (clean_logp.exp() * (clean_logp - corrupt_logp)).sum(-1)
     assert ex.answer_offset == int(kl.argmax()) and ex.kl == pytest.approx(float(kl.max()), rel=1e-5)
     assert ex.target == answer[ex.answer_offset]
     assert target_logp(handle.model, ex.corrupt_prefix, ex.target) == pytest.approx(ex.corrupt_logp, abs=1e-4)
@@ -52,12 +54,12 @@ def test_example_position_is_the_max_kl_answer_position(handle, tiny_data):
 def test_patching_a_head_with_its_own_clean_value_changes_nothing(handle, tiny_data):
     model, info = handle.model, handle.info
     ids = torch.tensor([list(range(60, 90))])
-    clean = trace(model, ids, heads=range(info.n_layers))
+    clean = capture(model, ids, heads=range(info.n_layers))
     for layer in range(info.n_layers):
         for head in range(info.n_heads):
             own = clean.head_outputs[layer][0, -1, head]
             edit = HeadEdit(layer, (head,), "replace", own, position=-1)
-            patched = trace(model, ids, head_edits=[edit])
+            patched = capture(model, ids, head_edits=[edit])
             assert torch.equal(patched.logits, clean.logits)
 
 

@@ -6,9 +6,9 @@ import torch
 from backend.errors import UserError
 from backend.models.architecture import attention_out_proj
 from backend.models import kernel
-from backend.models.hooks import Hooks, OutputAdd, trace
+from backend.models.hooks import Hooks, OutputAdd, capture
 from backend.mt.selection import head_count, random_heads, top_heads
-from backend.mt.steering import NONE, Intervention, generate, steering_vectors
+from backend.mt.steering import NONE, Intervention, generate_line, steering_vectors
 
 IDS = torch.tensor([list(range(70, 95))])
 
@@ -49,7 +49,7 @@ def test_steering_hook_adds_exactly_the_vector_at_the_last_position(tiny_handle)
 
 
 def _recorded_generation(monkeypatch, handle, prompt, intervention):
-    """generate() with its decoder recorded: (text, every token fed, logits after the prefill and each step)."""
+    """generate_line() with its decoder recorded: (text, every token fed, logits after the prefill and each step)."""
     seen = {}
 
     class Recording(kernel.IncrementalDecoder):
@@ -66,7 +66,7 @@ def _recorded_generation(monkeypatch, handle, prompt, intervention):
             return seen["logits"][-1][None]
 
     monkeypatch.setattr(kernel, "IncrementalDecoder", Recording)  # the one decoder every feature's loop runs on
-    text = generate(handle.model, handle.tokenizer, prompt, 8, intervention, max_leading_blank=99)
+    text = generate_line(handle.model, handle.tokenizer, prompt, 8, intervention, max_leading_blank=99)
     return text, seen["decoder"].tokens[0].tolist(), torch.stack(seen["logits"])
 
 
@@ -85,7 +85,7 @@ def test_steering_reaches_every_decoding_step(tiny_handle, monkeypatch):
     steer = Intervention(({0: vector},), strength=4.0)
     text, tokens, logits = _recorded_generation(monkeypatch, tiny_handle, prompt, steer)
     plain_text, plain_tokens, plain_logits = _recorded_generation(monkeypatch, tiny_handle, prompt, NONE)
-    assert generate(model, tiny_handle.tokenizer, prompt, 8, steer, max_leading_blank=99) == text  # deterministic
+    assert generate_line(model, tiny_handle.tokenizer, prompt, 8, steer, max_leading_blank=99) == text  # deterministic
     steps = len(tokens) - len(prompt)
     assert steps >= 3, "too few decoding steps to test"
     first = len(prompt) - 1  # the position whose logits the prefill returns
@@ -106,10 +106,10 @@ def test_steering_reaches_every_decoding_step(tiny_handle, monkeypatch):
 def test_ablation_zeroes_the_intended_heads_only(tiny_handle):
     model, info = tiny_handle.model, tiny_handle.info
     layers = range(info.n_layers)
-    plain = trace(model, IDS, heads=layers).head_outputs
+    plain = capture(model, IDS, heads=layers).head_outputs
     edits = Intervention(ablate=((0, 1), (0, 2), (1, 0))).head_edits()
     assert [(e.layer, e.heads, e.mode) for e in edits] == [(0, (1, 2), "zero"), (1, (0,), "zero")]
-    ablated = trace(model, IDS, heads=layers, head_edits=edits).head_outputs
+    ablated = capture(model, IDS, heads=layers, head_edits=edits).head_outputs
     assert torch.count_nonzero(ablated[0][:, :, [1, 2]]) == 0
     torch.testing.assert_close(ablated[0][:, :, [0, 3]], plain[0][:, :, [0, 3]], rtol=0, atol=0)  # same layer: untouched
     assert torch.count_nonzero(ablated[1][:, :, 0]) == 0
@@ -143,8 +143,8 @@ def test_patch_steering_replaces_the_heads_at_the_last_position_only(tiny_handle
     mean = np.full((info.n_layers, info.n_heads, info.head_dim), 0.25, dtype=np.float32)
     edits = Intervention(patches=head_patches(mean, ((0, 2),))).head_edits()
     layers = range(info.n_layers)
-    plain = trace(model, IDS, heads=layers).head_outputs[0]
-    patched = trace(model, IDS, heads=layers, head_edits=edits).head_outputs[0]
+    plain = capture(model, IDS, heads=layers).head_outputs[0]
+    patched = capture(model, IDS, heads=layers, head_edits=edits).head_outputs[0]
     assert torch.all(patched[0, -1, 2] == 0.25)
     torch.testing.assert_close(patched[:, :-1], plain[:, :-1], rtol=0, atol=0)
     torch.testing.assert_close(patched[0, -1, [0, 1, 3]], plain[0, -1, [0, 1, 3]], rtol=0, atol=0)

@@ -9,7 +9,7 @@ from backend.__main__ import main
 from backend.errors import UserError
 from backend.models import load
 from backend.models.architecture import mlp_up_proj
-from backend.models.hooks import trace
+from backend.models.hooks import capture
 from backend.nag import DeactivationConfig, GraphConfig, TargetSet, build_graph, deactivation_check
 from backend.nag import samples
 from backend.nag.deactivate import zeroed
@@ -61,7 +61,7 @@ def test_zeroed_neurons_output_zero_and_weights_are_restored(arch):
     before = {k: v.clone() for k, v in model.state_dict().items()}
     ids = torch.tensor([[5, 6, 7, 8]])
     with zeroed(model, {0: np.array([3, 9]), 1: np.array([0])}):
-        up = trace(model, ids, mlp_up=[0, 1]).mlp_up
+        up = capture(model, ids, mlp_up=[0, 1]).mlp_up
         assert up[0][..., [3, 9]].abs().max() == 0 and up[1][..., 0].abs().max() == 0
         assert up[0][..., 4].abs().max() > 0
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())

@@ -10,10 +10,9 @@ from backend.__main__ import main
 from backend.corpus.documents import documents_from_texts
 from backend.errors import UserError
 from backend.models import load
-from backend.models.architecture import mlp_down_proj
-from backend.models.hooks import trace
+from backend.models.architecture import final_norm, mlp_down_proj, post_mlp_norm
+from backend.models.hooks import capture
 from backend.models.mlp_readout import neuron_logit_effects
-from backend.models.readout import final_norm, post_mlp_norm
 from backend.nag import TargetSet
 from backend.nag.neuron import NeuronConfig, neuron_detail
 
@@ -38,7 +37,7 @@ def test_top_contexts_are_the_argmax_activations(handle):
     best = []  # one document at a time, unbatched, through the hooks
     for doc in _docs():
         ids = handle.tokenizer(doc.text, add_special_tokens=False)["input_ids"][:16]
-        acts = trace(handle.model, torch.tensor([ids]), mlp_up=[layer]).mlp_up[layer][0, :, neuron].float()
+        acts = capture(handle.model, torch.tensor([ids]), mlp_up=[layer]).mlp_up[layer][0, :, neuron].float()
         p = int(acts.abs().argmax())
         best.append((-abs(float(acts[p])), doc.id, p, float(acts[p]), ids))
     best.sort(key=lambda b: (b[0], [d.id for d in _docs()].index(b[1])))
@@ -103,7 +102,7 @@ def test_a_forward_stopped_at_the_layer_reads_what_a_full_forward_reads(model_id
 
     model = load(model_id).model
     ids, mask = torch.tensor([[5, 9, 14, 20, 7], [3, 4, 8, 0, 0]]), torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
-    full = trace(model, ids, mask, mlp_up=[0]).mlp_up[0]
+    full = capture(model, ids, mask, mlp_up=[0]).mlp_up[0]
     assert torch.equal(mlp_up_at(model, ids, mask, 0), full)
     out = model(input_ids=ids, attention_mask=mask)  # the hook is gone: a later forward runs to the end
     assert out.logits.shape[:2] == ids.shape

@@ -10,8 +10,8 @@ from backend.tasks.everyday_scenarios import EVERYDAY_SCENARIOS
 from backend.tasks.solution_errors import classify
 
 # sha256 of the first 200 problems (id, question, worked solution) of each composed family at seed 0: stored
-# benchmarks and adapter recipes (attempt 6 trained on "everyday") depend on these draws, so a change to a
-# scenario must come as a new family
+# benchmarks and adapter recipes (the everyday-arithmetic adapter trained on "everyday") depend on these draws, so
+# a change to a scenario must come as a new family
 PINNED_DRAWS = {
     ("broad", "train"): "4705f12778e8c8cd", ("broad", "heldout"): "c93c11645b5c71b6",
     ("mixed", "train"): "a0a9bfa79a7034ff", ("mixed", "heldout"): "f21731db20970899",

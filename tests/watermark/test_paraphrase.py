@@ -13,13 +13,13 @@ TEXT = "The old city was quiet. People walked along the street."
 
 def test_paraphrase_attack_runs_on_the_tiny_writer(writer_handle, monkeypatch):
     calls = []
-    real = paraphrase_module.plain_generate
+    real = paraphrase_module.generate_text
 
     def counted(*args, **kwargs):
         calls.append(kwargs["max_new_tokens"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(paraphrase_module, "plain_generate", counted)
+    monkeypatch.setattr(paraphrase_module, "generate_text", counted)
     ctx = AttackContext(paraphrase=paraphraser(writer_handle))
     out = apply_attack("lm_paraphrase", TEXT, ctx=ctx)
     assert isinstance(out, str) and out.strip() and out != TEXT and changed_share(TEXT, out) > 0

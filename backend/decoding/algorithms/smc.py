@@ -56,8 +56,10 @@ def smc_round(model, prompt_ids: torch.Tensor, n: int, alpha: float, max_new_tok
     state = {"log_w": torch.zeros(n, dtype=torch.float64), "prev_alpha": alpha_schedule(alpha, alpha_ramp, 0)}
     cum_lp = torch.zeros(n, dtype=torch.float64)
     roots = torch.arange(n)
-    rec_alpha, rec_ess, rec_res, rec_uniq, rec_lin, genealogy = [], [], [], [], [], []
-    rec_tokens, rec_log_w = [], []  # per step: the drawn tokens, the weights ESS is computed from
+    # per step, as ParticleTrace keeps them: alpha, ESS, resampled or not, distinct parents, distinct root lineages,
+    # the parents chosen, the drawn tokens, the weights ESS is computed from
+    alphas, ess_per_step, resampled_steps, unique_parents, lineages, genealogy = [], [], [], [], [], []
+    drawn_tokens, log_weight_history = [], []
 
     def policy(t: int, logits: torch.Tensor) -> torch.Tensor:
         a_t = alpha_schedule(alpha, alpha_ramp, t)
@@ -72,14 +74,14 @@ def smc_round(model, prompt_ids: torch.Tensor, n: int, alpha: float, max_new_tok
         lq_x = log_q.gather(1, x.to(dev)[:, None]).view(-1).cpu().double()
         state["log_w"] += torch.where(alive, a_t * lp_x - lq_x, 0.0)
         cum_lp.add_(torch.where(alive, lp_x, 0.0))
-        rec_alpha.append(a_t)
-        rec_tokens.append(torch.where(alive, x, -1).numpy().astype(np.int64))
+        alphas.append(a_t)
+        drawn_tokens.append(torch.where(alive, x, -1).numpy().astype(np.int64))
         return x
 
     def select(t: int, x: torch.Tensor) -> torch.Tensor | None:
         nonlocal cum_lp, roots
         e = ess(state["log_w"])
-        rec_log_w.append(state["log_w"].numpy().copy())
+        log_weight_history.append(state["log_w"].numpy().copy())
         last = t == max_new_tokens - 1 or bool(decoder.finished.all())
         parents = torch.arange(n)
         resampled = e < ess_threshold * n and not last
@@ -87,20 +89,21 @@ def smc_round(model, prompt_ids: torch.Tensor, n: int, alpha: float, max_new_tok
             parents = resample(state["log_w"], generator)
             cum_lp, roots = cum_lp[parents], roots[parents]
             state["log_w"] = reset_weights(state["log_w"])
-        rec_ess.append(e)
-        rec_res.append(resampled)
-        rec_uniq.append(len(torch.unique(parents)))
-        rec_lin.append(len(torch.unique(roots)))
+        ess_per_step.append(e)
+        resampled_steps.append(resampled)
+        unique_parents.append(len(torch.unique(parents)))
+        lineages.append(len(torch.unique(roots)))
         genealogy.append(parents.numpy())
         return parents if resampled else None
 
     out = decode(decoder, policy, max_new_tokens, stops, select=select, stop_at_eos=stop_at_eos, on_step=on_step)
     log_w = state["log_w"]
-    trace = ParticleTrace(n=n, alpha=np.array(rec_alpha), ess=np.array(rec_ess),
-                          resampled=np.array(rec_res, dtype=bool), unique_parents=np.array(rec_uniq, dtype=np.int64),
-                          lineages=np.array(rec_lin, dtype=np.int64), genealogy=np.stack(genealogy).astype(np.int64),
+    trace = ParticleTrace(n=n, alpha=np.array(alphas), ess=np.array(ess_per_step),
+                          resampled=np.array(resampled_steps, dtype=bool),
+                          unique_parents=np.array(unique_parents, dtype=np.int64),
+                          lineages=np.array(lineages, dtype=np.int64), genealogy=np.stack(genealogy).astype(np.int64),
                           log_weights=log_w.numpy().copy(), tokens_generated=int(out.lengths.sum()),
-                          tokens=np.stack(rec_tokens), log_weight_history=np.stack(rec_log_w))
+                          tokens=np.stack(drawn_tokens), log_weight_history=np.stack(log_weight_history))
     rows = [out.row(i) for i in range(n)]
     return Round(rows=rows, log_w=log_w, trace=trace, forward_passes=out.forward_passes,
                  decoder=decoder if keep_decoder else None)

@@ -1,5 +1,6 @@
-"""Which allowlisted model a page opens on, when not the default: the app shell asks through
-`backend.features.opening_model`, and the page itself says why.
+"""Which allowlisted model a page opens on, when not the default: page policy, so it lives in the app (no core
+package names a feature). The app shell asks `recommended_model(page)` before the picker is drawn (app/main.py),
+and the page itself says why.
 
 - MT heads opens on the embedded model that translates (Gemma-3-270M base). SmolLM2-135M cannot translate even with
   an instruction (chrF++ ~16 EN->FR), so steering it can only show target-language text; Gemma-3-270M translates
@@ -10,13 +11,12 @@
 """
 from __future__ import annotations
 
-import backend.models.embedded as embedded
-from backend.errors import UserError
-from backend.models.allowlist import EMBEDDED_PREFIX, ModelSpec, list_models
+from backend.models.allowlist import EMBEDDED_PREFIX, adapter_on_disk, list_models
+from backend.models.embedded import loads_offline
 
 TRANSLATOR = "gemma-3-270m"
-# Best first: adapter attempt 6 generalises beyond the generator's templates (40% on the hand-written set, 86% on
-# classic held-out problems, against attempt 3's 28% and 67%).
+# Best first: the everyday-arithmetic adapter generalises beyond the generator's templates (40% on the hand-written
+# set, 86% on classic held-out problems, against the first arithmetic adapter's 28% and 67%).
 ARITHMETIC_REASONER_IDS = ("smollm2-135m-arith-reasoner-everyday", "smollm2-135m-arith-reasoner")
 
 
@@ -25,14 +25,7 @@ def translator() -> str | None:
     spec = next((s for s in list_models() if s.id == TRANSLATOR), None)
     if spec is None or not spec.is_embedded:
         return None
-    name = spec.source[len(EMBEDDED_PREFIX):]
-    if embedded.is_prepared(name):
-        return TRANSLATOR
-    try:
-        embedded.check_installed(name)
-    except UserError:
-        return None
-    return TRANSLATOR
+    return TRANSLATOR if loads_offline(spec.source[len(EMBEDDED_PREFIX):]) else None
 
 
 def arithmetic_reasoner() -> str | None:
@@ -41,5 +34,13 @@ def arithmetic_reasoner() -> str | None:
     return next((i for i in ARITHMETIC_REASONER_IDS if i in specs and adapter_on_disk(specs[i])), None)
 
 
-def adapter_on_disk(spec: ModelSpec) -> bool:
-    return spec.adapter_dir is not None and (spec.adapter_dir / "adapter_config.json").exists()
+def recommended_model(page: str) -> str | None:
+    """The model `page` (a pages/ script name) opens on, or None: the default (or the user's own pick)."""
+    opening = opens_on().get(page)
+    return opening() if opening else None
+
+
+def opens_on() -> dict:
+    """{page script: the function giving its model}, for the pages that open on another model than the default
+    (looked up when asked, so a test's stand-in for either function is the one called)."""
+    return {"mt_heads.py": translator, "decoding.py": arithmetic_reasoner}
