@@ -49,5 +49,6 @@ IPMARK  # backend/watermark/ipmark/method.py
 KGW  # backend/watermark/kgw/method.py
 SYNTHID  # backend/watermark/synthid/method.py
 
-# The Verb's CLI face (backend/verbs.py), wired into `python -m backend` by issue 56 §1.
-_.config_from_args
+# Verb.store_key (backend/verbs.py): the key a request would be stored under, computing nothing; the verb contract
+# (tests/test_every_verb.py) checks a stopped run stored nothing under it.
+_.store_key

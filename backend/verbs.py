@@ -12,15 +12,14 @@ A verb is declared once, in its feature's module, and owns what used to be repea
   comments and formatting do not count);
 - the run record, progress and Stop (through `backend.store.cached`: a Stop raised from `progress` records the
   run as stopped and stores nothing partial);
-- the listing (`python -m backend verbs`), CLI flags from the config's `param()` fields (`add_flags`,
-  `config_from_args`) and the page call (`app.ui.run.run_verb`).
+- the listing (`python -m backend verbs`) and the page call (`app.ui.run.run_verb`); CLI flags come from the same
+  config's `param()` fields (`backend.cli.params.add_flags`).
 
 Features register their verbs when their module is imported; `all_verbs()` imports every feature's declared verb
 modules (`backend.features.Feature.verbs`) first, so the listing and the contract test see all of them.
 """
 from __future__ import annotations
 
-import argparse
 import ast
 import dataclasses
 import hashlib
@@ -125,19 +124,9 @@ class Verb(Generic[C, R]):
         return artifacts.latest(self.feature, self.name, self.ref(subject), code_version=self.code_version)
 
     def fields(self) -> tuple[str, ...]:
-        """The config's fields declared with `param()`: what the CLI and the listing show."""
+        """The config's fields declared with `param()`: what the listing shows and the CLI's flags are made from
+        (`backend.cli.params.add_flags`)."""
         return tuple(f.name for f in dataclasses.fields(self.config) if "param" in f.metadata)
-
-    def add_flags(self, parser: argparse.ArgumentParser, **overrides: dict[str, Any]) -> None:
-        """One flag per `param()` field of the config (default, range and help from the field)."""
-        from backend.cli.params import add_flags
-
-        add_flags(parser, self.config, self.fields(), **overrides)
-
-    def config_from_args(self, args: argparse.Namespace, **fixed: Any) -> Any:
-        """The config from parsed flags (validated on construction: a bad value is a one-line UserError)."""
-        values = {name: getattr(args, name) for name in self.fields() if hasattr(args, name)}
-        return self.config(**{**values, **fixed})
 
 
 def register(verb: Verb) -> Verb:

@@ -15,9 +15,9 @@ from backend.mt.prompts import prompt_pair
 
 @torch.no_grad()
 def target_logp(model, prefix: tuple[int, ...], target: int) -> float:
-    """log p(target | prefix) from a plain traced forward: the unpatched reference."""
+    """log p(target | prefix) from a plain captured forward: the unpatched reference."""
     device = next(model.parameters()).device
-    out = trace(model, torch.tensor([list(prefix)], device=device))
+    out = capture(model, torch.tensor([list(prefix)], device=device))
     return float(torch.log_softmax(out.logits[0, -1].float(), dim=-1)[target])
 
 
