@@ -58,7 +58,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("decoding", ("algorithms", "convexity"), "decoding.py", opens_on="backend.models:arithmetic_reasoner",
             plug_in_face=("registry", "config", "context", "result")),
     Feature("watermark", ("ipmark.method", "kgw.method", "hf_kgw.method", "synthid.method", "attacks"),
-            "watermark.py"),
+            "watermark.py", verbs=("generation", "paraphrase", "length", "evaluation", "examples")),
     Feature("fp8", ("spectral", "formats"), "fp8_bounds.py"),
     Feature("inspect", ("attribution_methods",), "inspect.py", package_name="internals", verbs=("verbs",)),
 )
