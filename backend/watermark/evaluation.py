@@ -34,7 +34,7 @@ from backend.verbs import Verb, register
 import backend.watermark.attacks as attacks
 import backend.watermark.identities as identities
 import backend.watermark.metrics as metrics
-import backend.watermark.quality as quality
+import backend.watermark.quality as quality_measures  # `quality` is the rows' name below
 import backend.watermark.throwaway as throwaway
 from backend.watermark.attacks import ATTACKS, AttackContext, apply_attack
 from backend.watermark.corpus import human_texts, prompts
@@ -277,11 +277,13 @@ evaluate_verb = register(Verb(
     "watermark", "evaluate", EvalConfig, run_evaluation,
     "every registered method side by side on one model: quality, detection under attacks, attribution",
     reads=code_of(sys.modules[__name__], generate_verb.compute, *generate_verb.reads, paraphrase_verb.compute,
-                  *paraphrase_verb.reads, *DETECTION, attacks, metrics, quality, throwaway, identities, *CORPUS),
+                  *paraphrase_verb.reads, *DETECTION, attacks, metrics, quality_measures, throwaway, identities,
+                  *CORPUS),
     key=evaluation_key))
 
 
 def evaluate(handle: ModelHandle, cfg: EvalConfig = EvalConfig(), progress: Progress = silent) -> Computed[EvalResult]:
+    """The stored evaluation of this model and config, or computed now (see `evaluate_verb`)."""
     return evaluate_verb(handle, cfg, progress)
 
 

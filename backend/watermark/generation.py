@@ -162,7 +162,8 @@ class Watched:
         return self.handle.fingerprint
 
 
-def write(subject: ModelHandle | Watched, request: GenerateRequest, progress: Progress = silent) -> Generation:
+def compute_generation(subject: ModelHandle | Watched, request: GenerateRequest,
+                       progress: Progress = silent) -> Generation:
     """The generate verb's computation: one pass of the sentence loop on the subject's model, streamed to its watcher
     when it has one."""
     if isinstance(subject, Watched):
@@ -170,7 +171,7 @@ def write(subject: ModelHandle | Watched, request: GenerateRequest, progress: Pr
     return run_generation(subject, request, progress=progress)
 
 
-generate_verb = register(Verb("watermark", "generate", GenerateRequest, write,
+generate_verb = register(Verb("watermark", "generate", GenerateRequest, compute_generation,
                               "a text written with a watermark method (or the unwatermarked baseline), sentence by "
                               "sentence", reads=(run_generation, Generation, *WRITING)))
 
