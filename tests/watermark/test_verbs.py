@@ -18,6 +18,7 @@ from backend.watermark.generation import generate_verb
 from backend.watermark.keys import secret_tag
 from backend.watermark.length import length_path_verb
 from backend.watermark.methods import METHODS
+from backend.watermark.sampling import SamplingConfig
 from backend.watermark.paraphrase import ParaphraseRequest, compute_paraphrase, paraphrase_verb, paraphraser
 from backend.watermark.throwaway import throwaway_registry
 
@@ -65,6 +66,18 @@ def test_the_example_verb_writes_the_shipped_human_example_under_its_shipped_par
     human = next(r for r in read_reference(REFERENCE_DIR / "watermark_examples.jsonl.gz")
                  if r["params"] == canonical_params(ExampleSpec(name="human", method="none")))
     assert compute_example(None, ExampleSpec(name="human", method="none")) == loads(human["payload"])
+
+
+def test_a_marked_example_is_written_with_the_demo_keys_and_listed(writer_handle):
+    demo.add_demo()
+    spec = ExampleSpec(name="kgw", method="kgw", prompt="Write about the harbour.",
+                       sampling=SamplingConfig(max_sentences=2))
+    steps = []
+    done = example_verb(writer_handle, spec, lambda fraction, message: steps.append(message))
+    assert (done.value.method, done.value.model_address, done.value.model_id) == ("kgw", demo.DEMO_MODEL_ADDRESS,
+                                                                                 writer_handle.id)
+    assert done.value.text and steps and not done.cached
+    assert example_verb(writer_handle, spec).cached and demo.examples() == [done.value]
 
 
 def test_the_verbs_reads_keep_the_methods_in_their_registration_order():
