@@ -57,7 +57,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("decoding", ("algorithms", "convexity"), "decoding.py",
             plug_in_face=("registry", "config", "context", "result")),
     Feature("watermark", ("ipmark.method", "kgw.method", "hf_kgw.method", "synthid.method", "attacks"),
-            "watermark.py"),
+            "watermark.py", verbs=("generation", "paraphrase", "length", "evaluation", "examples")),
     Feature("fp8", ("spectral", "formats"), "fp8_bounds.py", verbs=("bounds", "head", "simulate")),
     Feature("inspect", ("attribution_methods",), "inspect.py", package_name="internals", verbs=("verbs",)),
 )

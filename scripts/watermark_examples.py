@@ -2,9 +2,10 @@
 
 One text per registered watermark method, marked with the demo identity's keys (IPMark once per demo user; methods
 that need no identity, such as hf-kgw and synthid, with their default public keys), and one
-human-written text from the corpus; each is an artifact (feature "watermark", action "example") computed in a
-temporary store and exported as reference, so every install imports it on first open. Each text is checked with
-the verdict table before it is written (printed; a method whose text is not flagged is reported, not hidden).
+human-written text from the corpus; each is an artifact of the verb "watermark example" (backend.watermark.examples)
+computed in a temporary store and exported as reference, so every install imports it on first open. Each text is
+checked with the verdict table before it is written (printed; a method whose text is not flagged is reported, not
+hidden).
 
     HF_HUB_OFFLINE=1 nice -n 15 .venv/bin/python scripts/watermark_examples.py [--threads 1] [--only ipmark,kgw]
 """
@@ -16,7 +17,6 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,14 +31,10 @@ import torch  # noqa: E402
 
 from backend.features import load_all  # noqa: E402
 from backend.models import default_model_id, load  # noqa: E402
-from backend.params import Config  # noqa: E402
-from backend.store import ModelRef, cached  # noqa: E402
 from backend.store.origin import REFERENCE  # noqa: E402
 from backend.store.reference import export_reference, import_artifacts  # noqa: E402
 from backend.watermark import demo  # noqa: E402
-from backend.watermark.corpus import human_texts  # noqa: E402
-from backend.watermark.generation import make_request, run_generation  # noqa: E402
-from backend.watermark.ipmark.config import IPMarkConfig  # noqa: E402
+from backend.watermark.examples import ExampleSpec, example_verb  # noqa: E402
 from backend.watermark.methods import METHODS  # noqa: E402
 from backend.watermark.sampling import SamplingConfig  # noqa: E402
 from backend.watermark.verdicts import verdict_table  # noqa: E402
@@ -51,34 +47,9 @@ PROMPTS = ("Describe a rainy day in a big city.", "Write about a walk along the 
            "Describe the view from a lighthouse at night.")
 
 
-@dataclass(frozen=True)
-class ExampleSpec(Config):
-    """What an example depends on (its cache key)."""
-
-    name: str = ""
-    method: str = ""
-    prompt: str = ""
-    user_address: int = 0
-    sampling: SamplingConfig = SamplingConfig()
-    n_candidates: int = 8
-
-
-def _marked(handle, spec: ExampleSpec) -> demo.Example:
-    method = METHODS.get(spec.method)
-    user = spec.user_address if method.identifies_users else 0
-    request = make_request(spec.prompt, spec.method, demo.DEMO_MODEL_ADDRESS, user, spec.sampling,
-                           IPMarkConfig(n_candidates=spec.n_candidates))
-    g = run_generation(handle, request,
-                       on_sentence=lambda s: print(f"  {spec.name} [{s.index + 1}] {s.text[:70]}", file=sys.stderr))
-    if method.identity_free:  # its keys are its settings (public defaults), not an identity's
-        who, keys, address = "default keys", "its default (public) keys", 0
-    else:
-        who = f"demo user {user}" if user else "the demo model"
-        keys, address = f"keys of {who} (public demo secret)", demo.DEMO_MODEL_ADDRESS
-    return demo.Example(name=spec.name, title=f"{method.label.split(' (')[0]}, {who}", method=spec.method,
-                        text=g.text, prompt=spec.prompt, model_address=address, user_address=user,
-                        model_id=handle.id, note=f"written by {handle.display_name} with {method.label}, {keys}, "
-                                             f"in {g.seconds:.0f} s")
+def _printed(name: str):
+    """A progress callback printing each step of an example's generation to stderr."""
+    return lambda fraction, message: print(f"  {name} [{fraction:.0%}] {message}", file=sys.stderr)
 
 
 def main() -> int:
@@ -100,22 +71,18 @@ def main() -> int:
             sampling = SamplingConfig(max_sentences=IPMARK_SENTENCES if long else TOKEN_SENTENCES, seed=user)
             specs.append(ExampleSpec(name=f"{name}-user-{user}" if user else name, method=name,
                                      prompt=PROMPTS[(i + user) % len(PROMPTS)], user_address=user, sampling=sampling))
-    ref = ModelRef.of(handle)
     if Path(args.output).is_file():  # keep the examples already written: their keys hit, only new methods compute
         shutil.copy(args.output, _TMP / "earlier" / "examples.jsonl.gz")
         import_artifacts(_TMP / "earlier", REFERENCE)
     report = []
     for spec in specs:
         try:
-            done = cached("watermark", demo.EXAMPLE_ACTION, ref, spec, lambda s=spec: _marked(handle, s))
+            done = example_verb(handle, spec, _printed(spec.name))
         except Exception as err:  # noqa: BLE001 - a method that cannot generate here is reported, the rest written
             report.append({"name": spec.name, "error": f"{type(err).__name__}: {err}"})
             continue
         report.append({"name": spec.name, "seconds": round(done.seconds, 1), **_check(done.value, handle)})
-    human = demo.Example(name="human", title="Human-written text", method="none", text=human_texts()[1], prompt="",
-                         model_address=0, user_address=0, model_id="",
-                         note="from the project's corpus of human-written paragraphs: no watermark")
-    cached("watermark", demo.EXAMPLE_ACTION, ref, ExampleSpec(name="human", method="none"), lambda: human)
+    human = example_verb(handle, ExampleSpec(name="human", method="none")).value
     report.append({"name": "human", **_check(human, handle)})
     written = export_reference([handle.fingerprint], Path(args.output), actions=[f"watermark:{demo.EXAMPLE_ACTION}"])
     print(json.dumps({"written": args.output, "examples": written, "checks": report}, indent=1))

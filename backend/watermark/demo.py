@@ -6,7 +6,7 @@ can ship in the repository and verify on every install; by the same token anyone
 it is labelled "demo" wherever it appears. It is created on a store whose registry is empty (a fresh install) unless
 it was removed there before; it can be removed and added back.
 
-The example texts are reference artifacts (feature "watermark", action "example") written by
+The example texts are reference artifacts of the verb "watermark example" (backend.watermark.examples) written by
 `scripts/watermark_examples.py` with the embedded model and imported with the rest of the reference set.
 """
 from __future__ import annotations

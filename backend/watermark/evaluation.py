@@ -14,9 +14,13 @@ verdict instead: IPMark's full registry search at family-wise alpha, KGW's z >= 
 The evaluation's identities (its model, a decoy model, their users) live in a throw-away registry with its own public
 root secret (backend.watermark.throwaway): the server's registry is never written and no master-secret key signs
 anything, so it needs no key-holder rights.
+
+The cached computation is the verb `evaluate_verb` ("watermark evaluate"); its generations and paraphrases are
+the generate and paraphrase verbs' own artifacts, used by it.
 """
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field, replace
 
@@ -25,25 +29,30 @@ import numpy as np
 from backend.models.loading import ModelHandle
 from backend.params import Config, param, require
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached, latest
+from backend.store import Computed
+from backend.verbs import Verb, register
+import backend.watermark.attacks as attacks
 import backend.watermark.identities as identities
+import backend.watermark.metrics as metrics
+import backend.watermark.quality as quality_measures  # `quality` is the rows' name below
+import backend.watermark.throwaway as throwaway
 from backend.watermark.attacks import ATTACKS, AttackContext, apply_attack
 from backend.watermark.corpus import human_texts, prompts
-from backend.watermark.generation import Generation, generate, make_request
+from backend.watermark.generation import Generation, generate, generate_verb, make_request
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.keys import secret_tag
 from backend.watermark.hf_kgw.config import HFKGWConfig
 from backend.watermark.kgw.config import KGWConfig
 from backend.watermark.methods import BASELINE, METHODS, DetectRequest, WatermarkMethod, detect
 from backend.watermark.metrics import roc_auc, roc_curve, tpr_at_fpr
-from backend.watermark.paraphrase import paraphrase_fits, paraphraser
+from backend.watermark.paraphrase import paraphrase_fits, paraphrase_verb, paraphraser
 from backend.watermark.quality import perplexity
 from backend.watermark.sampling import SamplingConfig
 from backend.watermark.segment import split_units
 from backend.watermark.synthid.config import SynthIDConfig
 from backend.watermark.throwaway import throwaway_registry
+from backend.watermark.verb_reads import CORPUS, DETECTION, code_of
 
-CODE_VERSION = "5"  # 4: hf-kgw and synthid registered; per-text detection time; 5: a throw-away registry
 DEFAULT_ATTACKS = (("synonym_substitution", 0.1), ("synonym_substitution", 0.3), ("word_deletion", 0.1),
                    ("copy_paste", 0.5), ("sentence_shuffle", 1.0), ("sentence_deletion", 0.3),
                    ("lm_paraphrase", 1.0))
@@ -254,16 +263,33 @@ def _attribution(method: WatermarkMethod, items: list[Generation], model_address
     return rows
 
 
+def evaluation_key(handle: ModelHandle, cfg: EvalConfig) -> EvalConfig:
+    """The store key: the config with the tag of the throw-away root it runs under (the results do not depend on the
+    master secret, whose tag never enters it)."""
+    with throwaway_registry():
+        return replace(cfg, secret_tag=secret_tag())
+
+
+# Reads this whole module (the rows, curves and attribution it computes), the code of the texts it stores as
+# examples and scores (its generations and paraphrases), every method's detection, the attacks, the quality and
+# ROC measures, and the registry its identities live in.
+evaluate_verb = register(Verb(
+    "watermark", "evaluate", EvalConfig, run_evaluation,
+    "every registered method side by side on one model: quality, detection under attacks, attribution",
+    reads=code_of(sys.modules[__name__], generate_verb.compute, *generate_verb.reads, paraphrase_verb.compute,
+                  *paraphrase_verb.reads, *DETECTION, attacks, metrics, quality_measures, throwaway, identities,
+                  *CORPUS),
+    key=evaluation_key))
+
+
 def evaluate(handle: ModelHandle, cfg: EvalConfig = EvalConfig(), progress: Progress = silent) -> Computed[EvalResult]:
-    with throwaway_registry():  # the tag of the throw-away root: the results do not depend on the master secret
-        cfg = replace(cfg, secret_tag=secret_tag())
-    return cached("watermark", "evaluate", ModelRef.of(handle), cfg,
-                  lambda: run_evaluation(handle, cfg, scaled(progress, 0.0, 1.0)), code_version=CODE_VERSION)
+    """The stored evaluation of this model and config, or computed now (see `evaluate_verb`)."""
+    return evaluate_verb(handle, cfg, progress)
 
 
 def latest_evaluation(handle: ModelHandle) -> EvalResult | None:
     """The most recent stored evaluation of this model (any configuration), without computing anything."""
-    found = latest("watermark", "evaluate", ModelRef.of(handle), CODE_VERSION)
+    found = evaluate_verb.latest(handle)
     return None if found is None else found.value
 
 

@@ -2,6 +2,7 @@
 
 Every method samples through the same sentence loop; a method only supplies its SamplingHook
 (candidates per sentence, chooser, logits processor), so generation never branches on its name.
+The cached computation is the verb `generate_verb` ("watermark generate"); `generate` is its call with a watcher.
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from backend.errors import UserError
 from backend.models.loading import ModelHandle
 from backend.params import Config, param
 from backend.progress import Progress, silent
-from backend.store import Computed, ModelRef, cached
+from backend.store import Computed
+from backend.verbs import Verb, register
 import backend.watermark.identities as identities
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.disclosure import keyed
@@ -23,8 +25,8 @@ from backend.watermark.kgw.config import KGWConfig
 from backend.watermark.methods import METHODS, WatermarkMethod
 from backend.watermark.synthid.config import SynthIDConfig
 from backend.watermark.sampling import ChosenSentence, LoopResult, SamplingConfig, first_candidate, sentence_loop
+from backend.watermark.verb_reads import WRITING
 
-CODE_VERSION = "2"  # 2: candidates after the first sentence start with whitespace (continue_past_eos: new key)
 MAX_PROMPT_CHARS = 4000
 
 
@@ -142,10 +144,41 @@ def run_generation(handle: ModelHandle, request: GenerateRequest,
                       context_full=loop.context_full)
 
 
+@dataclass(frozen=True)
+class Watched:
+    """A model whose generation someone watches: `on_partial` sees the text after each sentence chosen. The subject
+    of `generate_verb` when a page or the CLI streams; its id and fingerprint are the model's, so the watcher never
+    enters the cache key."""
+
+    handle: ModelHandle
+    on_partial: Callable[[PartialGeneration], None]
+
+    @property
+    def id(self) -> str:
+        return self.handle.id
+
+    @property
+    def fingerprint(self) -> str:
+        return self.handle.fingerprint
+
+
+def compute_generation(subject: ModelHandle | Watched, request: GenerateRequest,
+                       progress: Progress = silent) -> Generation:
+    """The generate verb's computation: one pass of the sentence loop on the subject's model, streamed to its watcher
+    when it has one."""
+    if isinstance(subject, Watched):
+        return run_generation(subject.handle, request, subject.on_partial, progress)
+    return run_generation(subject, request, progress=progress)
+
+
+generate_verb = register(Verb("watermark", "generate", GenerateRequest, compute_generation,
+                              "a text written with a watermark method (or the unwatermarked baseline), sentence by "
+                              "sentence", reads=(run_generation, Generation, *WRITING)))
+
+
 def generate(handle: ModelHandle, request: GenerateRequest,
              on_partial: Callable[[PartialGeneration], None] | None = None,
              progress: Progress = silent) -> Computed[Generation]:
     """Cached generation; on a cache hit nothing is streamed (the caller shows the stored sentences). A run stopped
     midway (an exception from a callback) stores nothing: what was streamed is the caller's to keep as partial."""
-    return cached("watermark", "generate", ModelRef.of(handle), request,
-                  lambda: run_generation(handle, request, on_partial, progress), code_version=CODE_VERSION)
+    return generate_verb(handle if on_partial is None else Watched(handle, on_partial), request, progress)

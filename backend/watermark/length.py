@@ -20,15 +20,15 @@ import numpy as np
 
 from backend.models.loading import ModelHandle
 from backend.progress import Progress, silent
-from backend.store import Computed, ModelRef, cached
+from backend.store import Computed
+from backend.verbs import Verb, register
 from backend.watermark.generation import GenerateRequest
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.ipmark.detect import detect_signed
 from backend.watermark.ipmark.embed import make_chooser
 from backend.watermark.sampling import Candidate, ChosenSentence, sentence_loop
 from backend.watermark.signatures import sign_text
-
-CODE_VERSION = "1"
+from backend.watermark.verb_reads import IPMARK_CHOICE, SENTENCE_LOOP, code_of
 
 
 @dataclass(frozen=True)
@@ -55,29 +55,35 @@ class LengthRow:
     flagged: float  # verdict "watermarked" (any identity)
 
 
-def generate_path(handle: ModelHandle, request: GenerateRequest, progress: Progress = silent) -> Computed[CandidatePath]:
-    """An IPMark generation that records every candidate set (cached under its own action)."""
+def compute_path(handle: ModelHandle, request: GenerateRequest, progress: Progress = silent) -> CandidatePath:
+    """The length_path verb's computation: an IPMark generation that keeps every candidate set it sampled."""
+    start, sets = time.perf_counter(), []
+    inner = make_chooser(request.model_address, request.user_address, request.ipmark)
 
-    def compute() -> CandidatePath:
-        start, sets = time.perf_counter(), []
-        inner = make_chooser(request.model_address, request.user_address, request.ipmark)
+    def choose(candidates, history):
+        sets.append(tuple(candidates))
+        return inner(candidates, history)
 
-        def choose(candidates, history):
-            sets.append(tuple(candidates))
-            return inner(candidates, history)
-
-        loop = sentence_loop(handle, request.prompt, request.sampling, request.ipmark.n_candidates, choose,
-                             progress=progress)
-        chosen = tuple(_index(s, c) for s, c in zip(sets, loop.sentences))
-        return CandidatePath(model_address=request.model_address, user_address=request.user_address, text=loop.text,
-                             candidates=tuple(sets[:len(chosen)]), chosen=chosen, seconds=time.perf_counter() - start,
-                             context_full=loop.context_full)
-
-    return cached("watermark", "length_path", ModelRef.of(handle), request, compute, code_version=CODE_VERSION)
+    loop = sentence_loop(handle, request.prompt, request.sampling, request.ipmark.n_candidates, choose,
+                         progress=progress)
+    chosen = tuple(_index(s, c) for s, c in zip(sets, loop.sentences))
+    return CandidatePath(model_address=request.model_address, user_address=request.user_address, text=loop.text,
+                         candidates=tuple(sets[:len(chosen)]), chosen=chosen, seconds=time.perf_counter() - start,
+                         context_full=loop.context_full)
 
 
 def _index(candidates, sentence: ChosenSentence) -> int:
     return next(i for i, c in enumerate(candidates) if c.text == sentence.text)
+
+
+length_path_verb = register(Verb("watermark", "length_path", GenerateRequest, compute_path,
+                                 "an IPMark generation with every candidate set it sampled (evidence by length)",
+                                 reads=code_of(_index, CandidatePath, *SENTENCE_LOOP, *IPMARK_CHOICE)))
+
+
+def generate_path(handle: ModelHandle, request: GenerateRequest, progress: Progress = silent) -> Computed[CandidatePath]:
+    """An IPMark generation that records every candidate set (cached under its own action)."""
+    return length_path_verb(handle, request, progress)
 
 
 def replay(path: CandidatePath, model_address: int, user_address: int, cfg: IPMarkConfig = IPMarkConfig()) -> str:

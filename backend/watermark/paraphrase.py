@@ -1,6 +1,8 @@
-"""The language model as a paraphraser, for the lm_paraphrase attack (cached per text: the slowest attack)."""
+"""The language model as a paraphraser, for the lm_paraphrase attack (cached per text, the verb "watermark
+paraphrase": the slowest attack)."""
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -8,7 +10,8 @@ from backend.models.generate import encode_prompt
 from backend.models.generate import generate_text
 from backend.models.loading import ModelHandle
 from backend.models.rules import check_room, fits
-from backend.store import ModelRef, cached
+from backend.progress import Progress, silent
+from backend.verbs import Verb, register
 
 MAX_TOKENS = 400
 
@@ -39,16 +42,25 @@ def paraphrase_fits(handle: ModelHandle, text: str) -> bool:
     return fits(handle.model, *sizes(handle, ParaphraseRequest(text)))
 
 
-def paraphraser(handle: ModelHandle) -> Callable[[str], str]:
-    """text -> the model's greedy whole-text rewrite. A text whose request and budget do not fit the model's
-    context is refused with the context rule's message (never returned unchanged, never cut short)."""
+def compute_paraphrase(handle: ModelHandle, request: ParaphraseRequest, progress: Progress = silent) -> str:
+    """The paraphrase verb's computation: the model's greedy whole-text rewrite. A request whose prompt and budget
+    do not fit the model's context is refused with the context rule's message (never returned unchanged, never cut
+    short)."""
+    prompt_tokens, new_tokens = sizes(handle, request)
+    check_room(handle.model, prompt_tokens, new_tokens, "The paraphrase request", "Paraphrase a shorter text.")
+    return generate_text(handle, _prompt(request), max_new_tokens=new_tokens, temperature=0.0).text
 
-    def compute(request: ParaphraseRequest) -> str:
-        prompt_tokens, new_tokens = sizes(handle, request)
-        check_room(handle.model, prompt_tokens, new_tokens, "The paraphrase request", "Paraphrase a shorter text.")
-        return generate_text(handle, _prompt(request), max_new_tokens=new_tokens, temperature=0.0).text
+
+# Reads this whole module: the budget, the prompt and the sizes are all the paraphrase (MAX_TOKENS included,
+# which a function's source names but does not hold).
+paraphrase_verb = register(Verb("watermark", "paraphrase", ParaphraseRequest, compute_paraphrase,
+                                "the language model's greedy rewrite of a text (the lm_paraphrase attack)",
+                                reads=(sys.modules[__name__],)))
+
+
+def paraphraser(handle: ModelHandle) -> Callable[[str], str]:
+    """text -> the model's paraphrase, cached per text (see `compute_paraphrase`)."""
 
     def paraphrase(text: str) -> str:
-        request = ParaphraseRequest(text)
-        return cached("watermark", "paraphrase", ModelRef.of(handle), request, lambda: compute(request)).value
+        return paraphrase_verb(handle, ParaphraseRequest(text)).value
     return paraphrase

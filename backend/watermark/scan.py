@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 
 import pyarrow as pa
 
@@ -25,13 +27,23 @@ from backend.corpus.jobs import JobSummary, export_job, run_job
 from backend.corpus.shards import Shard
 from backend.params import Config, param
 from backend.progress import Progress, silent
+from backend.verbs import source_digest
 import backend.watermark.identities as identities
 from backend.watermark.demo import tagged
 from backend.watermark.methods import METHODS, SEARCHES, DetectRequest, detect, watermark_names
+from backend.watermark.verb_reads import DETECTION
 
 KIND = "watermark-scan"
-CODE_VERSION = "2"  # 2: p columns are the verdict's (hierarchical corrections), p_total raw
 BATCH = 64
+
+
+@cache
+def code_digest() -> str:
+    """The code a scan's rows come from, for the job key. A scan is a corpus job, not a store artifact (its shards
+    are files under the job's folder), so it is no verb; but a job resumed by code that writes other rows would mix
+    rows of two versions, so its key carries this digest of this module (the row, the schema, the registry snapshot)
+    and of every method's detection, derived as a verb's code version is (backend.verbs.source_digest)."""
+    return source_digest((sys.modules[__name__], *DETECTION))
 
 
 @dataclass(frozen=True)
@@ -93,7 +105,7 @@ class ScanTask:
 
     def key(self) -> dict:
         return {"config": self.config.__dict__, "registry": self.snapshot.digest(), "model": self.fingerprint,
-                "code": CODE_VERSION}
+                "code": code_digest()}
 
     def open(self) -> ScanWorker:
         return ScanWorker(self)
