@@ -10,16 +10,17 @@ and used only when its ESS trace is the stored one.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 
 from backend.decoding.result import DecodeResult, ParticleTrace
-from backend.decoding.run import FEATURE, CODE_VERSION, RunKey, run_keyed
+from backend.decoding.run import FEATURE, RUN_READS, RunKey, run_history, run_keyed
 from backend.errors import UserError
 from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached
+from backend.verbs import Verb, register
 
 
 @dataclass(frozen=True)
@@ -106,9 +107,7 @@ def compute_particle(handle, config: ParticleConfig, progress: Progress = silent
     recomputed = False
     if not p.has_history:  # stored before the history was recorded: the same seed decodes the same run
         progress(0.5, "decoding the stored run again to rebuild its particle history")
-        again = cached(FEATURE, "run-history", ModelRef.of(handle), config.run,  # kept beside it: once per run
-                       lambda: run_keyed(handle, config.run, scaled(progress, 0.5, 1.0), store=False),
-                       code_version=CODE_VERSION).value
+        again = run_history(handle, config.run, scaled(progress, 0.5, 1.0)).value  # kept beside it: once per run
         fresh = again.particles[index] if len(again.particles) == len(result.particles) else None
         if (fresh is None or not fresh.has_history or fresh.ess.shape != p.ess.shape
                 or not np.allclose(fresh.ess, p.ess, rtol=1e-6)):
@@ -145,7 +144,6 @@ def _row_after(p: ParticleTrace, ancestry: np.ndarray, s: int, t: int, row: int)
     return row if s == t else int(ancestry[s + 1])
 
 
-def particle(handle, config: ParticleConfig, progress: Progress = silent) -> Computed[ParticleResult]:
-    """Cached: one particle of a stored ASMC decode at one step (the Decoding page's drill-down)."""
-    return cached(FEATURE, "particle", ModelRef.of(handle), config,
-                  lambda: compute_particle(handle, config, progress), code_version=CODE_VERSION)
+particle: Verb[ParticleConfig, ParticleResult] = register(Verb(
+    FEATURE, "particle", ParticleConfig, compute_particle, "one particle of a stored ASMC decode at one step",
+    reads=(sys.modules[__name__], *RUN_READS)))

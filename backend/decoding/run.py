@@ -6,12 +6,21 @@ does not read are reset), the prompt text, the expected answer and the model fin
 from __future__ import annotations
 
 import hashlib
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 
+import backend.decoding.config as config_module
+import backend.decoding.context as context_module
+import backend.decoding.rc_prompts as rc_prompts
+import backend.decoding.resampling as resampling
+import backend.decoding.result as result_module
+import backend.decoding.sampler as sampler
+import backend.decoding.select as select
+from backend.decoding.algorithms import asmc, basic, mh, rc, smc
 from backend.decoding.config import DecodeConfig, canonical
 from backend.decoding.context import DecodeContext
 from backend.decoding.registry import StrategySpec
@@ -20,11 +29,15 @@ from backend.errors import UserError
 from backend.models.rules import check_room, keep_fitting, stop_ids
 from backend.models.generate import encode_prompt
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, ModelRef, cached
+from backend.store import Computed
 from backend.tasks.arithmetic import Problem, extract_answer, format_prompt, where
+from backend.verbs import Verb, register
 
 FEATURE = "decoding"
-CODE_VERSION = "1"
+# A decode's code: this module, the strategies of backend.decoding.algorithms and the machinery they run on.
+# (A strategy another feature plugs in is not named here: the decoding core names no other feature.)
+RUN_READS = (sys.modules[__name__], basic, mh, asmc, rc, smc, rc_prompts, config_module, context_module,
+             resampling, result_module, sampler, select)
 
 
 @dataclass(frozen=True)
@@ -75,16 +88,34 @@ def run_key(task: Problem | str, config: DecodeConfig, chat: bool = True, expect
     return RunKey(config=config, prompt=str(task), expected=expected, problem_id="", chat=chat)
 
 
-def run_keyed(handle, key: RunKey, progress: Progress = silent,
-               store: bool = True) -> Computed[DecodeResult] | DecodeResult:
-    """The decode of `key`: through the store, or (store=False) computed afresh and not kept."""
+def _checked(handle, key: RunKey) -> tuple[StrategySpec, torch.Tensor]:
+    """The strategy and the encoded prompt, refused (UserError) when the prompt leaves no room for the decode."""
     spec = key.config.spec()
     ids = encode_prompt(handle, key.prompt, key.chat)
     check_room(handle.model, ids.shape[1], key.config.max_new_tokens)  # one decode: refused before any forward
+    return spec, ids
+
+
+def compute_run(handle, key: RunKey, progress: Progress = silent) -> DecodeResult:
+    spec, ids = _checked(handle, key)
+    return _compute(handle, spec, key, ids, progress)
+
+
+run: Verb[RunKey, DecodeResult] = register(Verb(
+    FEATURE, "run", RunKey, compute_run, "one strategy on one prompt or problem", reads=RUN_READS))
+# the same decode kept beside a stored run that predates the particle history (backend.decoding.particle)
+run_history: Verb[RunKey, DecodeResult] = register(Verb(
+    FEATURE, "run-history", RunKey, compute_run, "a stored run decoded again to rebuild its particle history",
+    reads=RUN_READS))
+
+
+def run_keyed(handle, key: RunKey, progress: Progress = silent,
+              store: bool = True) -> Computed[DecodeResult] | DecodeResult:
+    """The decode of `key`: through the store, or (store=False) computed afresh and not kept."""
     if not store:
-        return _compute(handle, spec, key, ids, progress)
-    return cached(FEATURE, "run", ModelRef.of(handle), key, lambda: _compute(handle, spec, key, ids, progress),
-                  code_version=CODE_VERSION)
+        return compute_run(handle, key, progress)
+    _checked(handle, key)  # refused before the store is asked, stored or not
+    return run(handle, key, progress)
 
 
 def run_one(handle, task: Problem | str, config: DecodeConfig, progress: Progress = silent,
@@ -135,6 +166,59 @@ class BatchKey:
     chat: bool
 
 
+@dataclass(frozen=True)
+class BatchRequest:
+    """A batch: every setting (canonical configs) on every problem; `on_problem` watches it (not in the key)."""
+
+    problems: tuple[Problem, ...]
+    settings: tuple[Setting, ...]
+    chat: bool = True
+    on_problem: Callable[[BatchResult, int], None] | None = None
+
+
+def _batch_key(handle, request: BatchRequest) -> BatchKey:
+    return BatchKey(settings=request.settings, problems=tuple((p.id, p.question, p.answer) for p in request.problems),
+                    chat=request.chat)
+
+
+def compute_batch(handle, request: BatchRequest, progress: Progress = silent) -> BatchResult:
+    problems, settings, chat, on_problem = request.problems, request.settings, request.chat, request.on_problem
+    longest = max(s.config.max_new_tokens for s in settings)
+    # the context rule for a batch, before any decoding: a problem whose prompt leaves no room for the longest
+    # setting is skipped for every setting (so all settings see the same problems) and named in the result
+    fitting = keep_fitting(handle.model, problems,
+                           lambda p: encode_prompt(handle, format_prompt(p), chat).shape[1], longest, where)
+    kept = fitting.kept
+
+    def result(rows: list[BatchRow]) -> BatchResult:
+        return BatchResult(model_id=handle.id, rows=tuple(rows), labels=tuple(s.label for s in settings),
+                           skipped=fitting.skipped)
+
+    rows, total = [], len(kept) * len(settings)
+    for i, problem in enumerate(kept):
+        for j, s in enumerate(settings):
+            k = i * len(settings) + j
+            sub = scaled(progress, k / total, (k + 1) / total)
+            done = run_one(handle, problem, s.config, lambda f, m: sub(f, f"problem {i + 1}/{len(kept)}, "
+                                                                        f"{s.label}: {m}"), chat)
+            r = done.value
+            rows.append(BatchRow(label=s.label, strategy=r.strategy, budget=s.budget, problem_id=problem.id,
+                                 correct=r.correct, answer=r.answer, expected=r.expected,
+                                 wall_seconds=r.wall_seconds, tokens_generated=r.tokens_generated,
+                                 forward_passes=r.forward_passes, ess_min_ratio=r.ess_min_ratio,
+                                 acceptance_rate=r.acceptance_rate, run_key=done.key,
+                                 cycle_answers=tuple(c.answer for c in r.cycles),
+                                 cycle_tokens=r.cycle_tokens))
+        if on_problem is not None:
+            on_problem(result(rows), len(kept))
+    return result(rows)
+
+
+batch: Verb[BatchRequest, BatchResult] = register(Verb(
+    FEATURE, "batch", BatchRequest, compute_batch, "every setting on every problem (each decode cached on its own)",
+    reads=RUN_READS, key=_batch_key))
+
+
 def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], progress: Progress = silent,
               chat: bool = True, on_problem: Callable[[BatchResult, int], None] | None = None) -> Computed[BatchResult]:
     """Every setting on every problem (each decode cached on its own); problems outer, so settings
@@ -146,38 +230,5 @@ def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], 
         raise UserError("No problems to run.")
     if not settings:
         raise UserError("Pick at least one strategy.")
-    settings = [Setting(label=s.label, budget=s.budget, config=prepare(s.config)[1]) for s in settings]
-    key = BatchKey(settings=tuple(settings), problems=tuple((p.id, p.question, p.answer) for p in problems), chat=chat)
-
-    def compute() -> BatchResult:
-        longest = max(s.config.max_new_tokens for s in settings)
-        # the context rule for a batch, before any decoding: a problem whose prompt leaves no room for the longest
-        # setting is skipped for every setting (so all settings see the same problems) and named in the result
-        fitting = keep_fitting(handle.model, problems,
-                               lambda p: encode_prompt(handle, format_prompt(p), chat).shape[1], longest, where)
-        kept = fitting.kept
-
-        def result(rows: list[BatchRow]) -> BatchResult:
-            return BatchResult(model_id=handle.id, rows=tuple(rows), labels=tuple(s.label for s in settings),
-                               skipped=fitting.skipped)
-
-        rows, total = [], len(kept) * len(settings)
-        for i, problem in enumerate(kept):
-            for j, s in enumerate(settings):
-                k = i * len(settings) + j
-                sub = scaled(progress, k / total, (k + 1) / total)
-                done = run_one(handle, problem, s.config, lambda f, m: sub(f, f"problem {i + 1}/{len(kept)}, "
-                                                                            f"{s.label}: {m}"), chat)
-                r = done.value
-                rows.append(BatchRow(label=s.label, strategy=r.strategy, budget=s.budget, problem_id=problem.id,
-                                     correct=r.correct, answer=r.answer, expected=r.expected,
-                                     wall_seconds=r.wall_seconds, tokens_generated=r.tokens_generated,
-                                     forward_passes=r.forward_passes, ess_min_ratio=r.ess_min_ratio,
-                                     acceptance_rate=r.acceptance_rate, run_key=done.key,
-                                     cycle_answers=tuple(c.answer for c in r.cycles),
-                                     cycle_tokens=r.cycle_tokens))
-            if on_problem is not None:
-                on_problem(result(rows), len(kept))
-        return result(rows)
-
-    return cached(FEATURE, "batch", ModelRef.of(handle), key, compute, code_version=CODE_VERSION)
+    settings = tuple(Setting(label=s.label, budget=s.budget, config=prepare(s.config)[1]) for s in settings)
+    return batch(handle, BatchRequest(tuple(problems), settings, chat, on_problem), progress)

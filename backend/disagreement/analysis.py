@@ -1,27 +1,32 @@
 """The two analysis verbs: one problem traced token by token, and a batch's concentration and failure study."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+import backend.disagreement.categories as categories
+import backend.disagreement.concentration as concentration_module
+import backend.disagreement.divergences as divergences
+import backend.disagreement.failure as failure_module
+import backend.disagreement.rollout as rollout_module
+import backend.disagreement.scoring as scoring
 from backend.disagreement.categories import categorize
 from backend.disagreement.concentration import Concentration, concentration
 from backend.disagreement.divergences import DIVERGENCES
 from backend.disagreement.eopd import EopdParams, at_temperature, eopd_signals
 from backend.disagreement.failure import FailurePrediction, predict_failures
-from backend.disagreement.pair import Pair
+from backend.disagreement.pair import Pair, pair_verb
 from backend.disagreement.rollout import ProblemSet, prompt_ids, rollout_logprobs, typed_problem
 from backend.disagreement.scoring import RolloutConfig, ScoredRollout, generate_one, rollouts
 from backend.errors import UserError
 from backend.models.rules import special_ids
 from backend.params import Config, param, require, same_as
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, cached
 from backend.tasks.arithmetic import Problem
-
-CODE_VERSION = "1"
+from backend.verbs import Verb
 
 
 @dataclass(frozen=True)
@@ -50,25 +55,27 @@ def problem_of(config: TraceConfig) -> Problem:
     return typed_problem(config.question, config.answer)
 
 
-def trace(pair: Pair, config: TraceConfig, progress: Progress = silent) -> Computed[TraceResult]:
+def compute_trace(pair: Pair, config: TraceConfig, progress: Progress = silent) -> TraceResult:
     problem = problem_of(config)
+    runs = []
+    for i, source in enumerate(("base", "reasoning")):
+        progress(i / 2, f"{source} rollout")
+        runs.append(generate_one(pair, problem, RolloutConfig(problems=ProblemSet(1), source=source,
+                                                              max_new_tokens=config.max_new_tokens)))
+    base = runs[0]
+    prompt = prompt_ids(pair.base, problem)
+    tokens = list(base.token_ids)
+    student = at_temperature(rollout_logprobs(pair.base, prompt, tokens), 1.0)
+    teacher = at_temperature(rollout_logprobs(pair.reasoning, prompt, tokens), 1.0)
+    signals = eopd_signals(student, teacher, torch.tensor(tokens, dtype=torch.long), config.eopd)
+    progress(1.0, "traced")
+    return TraceResult(base=base, reasoning=runs[1], eopd=signals)
 
-    def compute() -> TraceResult:
-        runs = []
-        for i, source in enumerate(("base", "reasoning")):
-            progress(i / 2, f"{source} rollout")
-            runs.append(generate_one(pair, problem, RolloutConfig(problems=ProblemSet(1), source=source,
-                                                                  max_new_tokens=config.max_new_tokens)))
-        base = runs[0]
-        prompt = prompt_ids(pair.base, problem)
-        tokens = list(base.token_ids)
-        student = at_temperature(rollout_logprobs(pair.base, prompt, tokens), 1.0)
-        teacher = at_temperature(rollout_logprobs(pair.reasoning, prompt, tokens), 1.0)
-        signals = eopd_signals(student, teacher, torch.tensor(tokens, dtype=torch.long), config.eopd)
-        progress(1.0, "traced")
-        return TraceResult(base=base, reasoning=runs[1], eopd=signals)
 
-    return cached("disagreement", "trace", pair.ref, config, compute, code_version=CODE_VERSION)
+trace: Verb[TraceConfig, TraceResult] = pair_verb(
+    "trace", TraceConfig, compute_trace, "one problem traced token by token: both models' greedy rollouts, every "
+    "divergence and the EOPD signals", reads=(sys.modules[__name__], scoring, rollout_module, divergences,
+                                              at_temperature, eopd_signals))
 
 
 @dataclass(frozen=True)
@@ -128,16 +135,19 @@ def analyse_batch(pair: Pair, batch: tuple[ScoredRollout, ...], config: Analysis
                           concentration=conc, failure=failure)
 
 
-def analyze(pair: Pair, config: AnalysisConfig, progress: Progress = silent) -> Computed[AnalysisResult]:
+def compute_analysis(pair: Pair, config: AnalysisConfig, progress: Progress = silent) -> AnalysisResult:
     """Rollouts of each source on the problem set; concentration and failure prediction per source."""
-    def compute() -> AnalysisResult:
-        parts, skipped = [], ()
-        for i, source in enumerate(config.sources):
-            step = scaled(progress, i / len(config.sources), (i + 1) / len(config.sources))
-            batch = rollouts(pair, RolloutConfig(problems=config.problems, source=source,
-                                                 max_new_tokens=config.max_new_tokens), step).value
-            skipped = batch.skipped
-            parts.append(analyse_batch(pair, batch.rollouts, config))
-        return AnalysisResult(signal=config.signal, per_source=tuple(parts), skipped=skipped)
+    parts, skipped = [], ()
+    for i, source in enumerate(config.sources):
+        step = scaled(progress, i / len(config.sources), (i + 1) / len(config.sources))
+        batch = rollouts(pair, RolloutConfig(problems=config.problems, source=source,
+                                             max_new_tokens=config.max_new_tokens), step).value
+        skipped = batch.skipped
+        parts.append(analyse_batch(pair, batch.rollouts, config))
+    return AnalysisResult(signal=config.signal, per_source=tuple(parts), skipped=skipped)
 
-    return cached("disagreement", "analyze", pair.ref, config, compute, code_version=CODE_VERSION)
+
+analyze: Verb[AnalysisConfig, AnalysisResult] = pair_verb(
+    "analyze", AnalysisConfig, compute_analysis, "a batch's concentration of disagreement and failure prediction, "
+    "per source", reads=(sys.modules[__name__], scoring, rollout_module, divergences, categories,
+                         concentration_module, failure_module))

@@ -10,20 +10,23 @@ Batch means divide by all valid tokens (gated or not), as the loss does.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+import backend.disagreement.divergences as divergences
+import backend.disagreement.rollout as rollout_module
+import backend.disagreement.scoring as scoring
 from backend.disagreement.divergences import entropy, kl
-from backend.disagreement.pair import Pair
+from backend.disagreement.pair import Pair, pair_verb
 from backend.disagreement.rollout import ProblemSet, prompt_ids, rollout_logprobs
 from backend.disagreement.scoring import RolloutConfig, rollouts
 from backend.params import Config, param, same_as
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, cached
+from backend.verbs import Verb
 
-CODE_VERSION = "1"
 EOPD_SIGNALS = ("teacher_entropy", "gate", "reverse_kl", "reverse_kl_k1", "forward_kl_topk", "eopd_term",
                 "plain_term")
 
@@ -108,18 +111,20 @@ def rollout_eopd(pair: Pair, problem, token_ids: tuple[int, ...], params: EopdPa
     return eopd_signals(student, teacher, torch.tensor(tokens, dtype=torch.long), params)
 
 
-def eopd(pair: Pair, config: EopdConfig, progress: Progress = silent) -> Computed[EopdResult]:
+def compute_eopd(pair: Pair, config: EopdConfig, progress: Progress = silent) -> EopdResult:
     """EOPD signals on the base model's own rollouts over a problem set, and their batch summary."""
-    def compute() -> EopdResult:
-        batch = rollouts(pair, RolloutConfig(config.problems, "base", config.max_new_tokens, config.temperature,
-                                             config.seed), scaled(progress, 0.0, 0.8)).value
-        by_id = {p.id: p for p in config.problems.problems()}
-        signals = []
-        for i, r in enumerate(batch.rollouts):
-            progress(0.8 + 0.2 * i / len(batch.rollouts), f"teacher signals {i + 1}/{len(batch.rollouts)}")
-            signals.append(rollout_eopd(pair, by_id[r.problem_id], r.token_ids, config.params, config.temperature))
-        return EopdResult(problem_ids=tuple(r.problem_id for r in batch.rollouts),
-                          tokens=tuple(r.tokens for r in batch.rollouts), signals=tuple(signals),
-                          summary=summarise(signals), skipped=batch.skipped)
+    batch = rollouts(pair, RolloutConfig(config.problems, "base", config.max_new_tokens, config.temperature,
+                                         config.seed), scaled(progress, 0.0, 0.8)).value
+    by_id = {p.id: p for p in config.problems.problems()}
+    signals = []
+    for i, r in enumerate(batch.rollouts):
+        progress(0.8 + 0.2 * i / len(batch.rollouts), f"teacher signals {i + 1}/{len(batch.rollouts)}")
+        signals.append(rollout_eopd(pair, by_id[r.problem_id], r.token_ids, config.params, config.temperature))
+    return EopdResult(problem_ids=tuple(r.problem_id for r in batch.rollouts),
+                      tokens=tuple(r.tokens for r in batch.rollouts), signals=tuple(signals),
+                      summary=summarise(signals), skipped=batch.skipped)
 
-    return cached("disagreement", "eopd", pair.ref, config, compute, code_version=CODE_VERSION)
+
+eopd: Verb[EopdConfig, EopdResult] = pair_verb(
+    "eopd", EopdConfig, compute_eopd, "EOPD signals on the base model's own rollouts, and their batch summary",
+    reads=(sys.modules[__name__], scoring, rollout_module, divergences))

@@ -1,22 +1,28 @@
 """The `intervene` verb: one problem decoded by one policy at one budget, every takeover marked."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 
+import backend.disagreement.calibration as calibration_module
+import backend.disagreement.divergences as divergences
+import backend.disagreement.gate as gate_module
+import backend.disagreement.intervention as intervention
+import backend.disagreement.policies as policies
+import backend.disagreement.rollout as rollout_module
+import backend.disagreement.scoring as scoring
 from backend.disagreement.calibration import CalibrationConfig, GateConfig, calibration
 from backend.disagreement.gate import Threshold
 from backend.disagreement.intervention import take_over
-from backend.disagreement.pair import Pair
+from backend.disagreement.pair import Pair, pair_verb
 from backend.disagreement.policies import MATCHED_TO, POLICIES, policy_for
 from backend.disagreement.rollout import answer_correct, decode_tokens, prompt_ids, typed_problem
 from backend.disagreement.scoring import RolloutConfig
 from backend.params import Config, param, same_as
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, cached
-
-CODE_VERSION = "2"  # 2: stop_taken
+from backend.verbs import Verb
 
 
 @dataclass(frozen=True)
@@ -52,26 +58,30 @@ class InterveneResult:
         return float(self.intervened.mean()) if len(self.token_ids) else 0.0
 
 
-def intervene(pair: Pair, config: InterveneConfig, progress: Progress = silent) -> Computed[InterveneResult]:
+def compute_intervene(pair: Pair, config: InterveneConfig, progress: Progress = silent) -> InterveneResult:
     problem = typed_problem(config.question, config.answer)
+    cal = calibration(pair, config.calibration, scaled(progress, 0.0, 0.7))
+    prompt = prompt_ids(pair.base, problem)
+    count = length = 0
+    if POLICIES.get(config.policy).matched:
+        progress(0.7, f"{MATCHED_TO} run (for the matched count)")
+        ref = take_over(pair, prompt, policy_for(MATCHED_TO, config.gate, cal, config.budget), config.max_new_tokens)
+        count, length = ref.n_interventions, len(ref.token_ids)
+    progress(0.85, f"{config.policy} decoding")
+    policy = policy_for(config.policy, config.gate, cal, config.budget, count, length,
+                        np.random.default_rng(config.seed))
+    out = take_over(pair, prompt, policy, config.max_new_tokens)
+    text, pieces = decode_tokens(pair.base, list(out.token_ids))
+    return InterveneResult(policy=config.policy, budget=config.budget,
+                           threshold=getattr(policy, "threshold", None), token_ids=out.token_ids, tokens=pieces,
+                           text=text, correct=answer_correct(problem, text), intervened=out.intervened,
+                           signal=out.signal, base_passes=out.base_passes, reasoning_passes=out.reasoning_passes,
+                           stop_taken=out.stop_taken)
 
-    def compute() -> InterveneResult:
-        cal = calibration(pair, config.calibration, scaled(progress, 0.0, 0.7))
-        prompt = prompt_ids(pair.base, problem)
-        count = length = 0
-        if POLICIES.get(config.policy).matched:
-            progress(0.7, f"{MATCHED_TO} run (for the matched count)")
-            ref = take_over(pair, prompt, policy_for(MATCHED_TO, config.gate, cal, config.budget), config.max_new_tokens)
-            count, length = ref.n_interventions, len(ref.token_ids)
-        progress(0.85, f"{config.policy} decoding")
-        policy = policy_for(config.policy, config.gate, cal, config.budget, count, length,
-                            np.random.default_rng(config.seed))
-        out = take_over(pair, prompt, policy, config.max_new_tokens)
-        text, pieces = decode_tokens(pair.base, list(out.token_ids))
-        return InterveneResult(policy=config.policy, budget=config.budget,
-                               threshold=getattr(policy, "threshold", None), token_ids=out.token_ids, tokens=pieces,
-                               text=text, correct=answer_correct(problem, text), intervened=out.intervened,
-                               signal=out.signal, base_passes=out.base_passes, reasoning_passes=out.reasoning_passes,
-                               stop_taken=out.stop_taken)
 
-    return cached("disagreement", "intervene", pair.ref, config, compute, code_version=CODE_VERSION)
+# the takeover machinery: calibration (on cached rollouts), the gate, the policies and the takeover loop
+TAKEOVER_READS = (calibration_module, gate_module, intervention, policies, rollout_module, scoring, divergences)
+
+intervene: Verb[InterveneConfig, InterveneResult] = pair_verb(
+    "intervene", InterveneConfig, compute_intervene, "one problem decoded by one policy at one budget, every "
+    "takeover marked", reads=(sys.modules[__name__], *TAKEOVER_READS))

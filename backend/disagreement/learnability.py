@@ -12,14 +12,19 @@ rest, and unlearnable against learned by a Mann-Whitney test and the AUROC of lo
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
+import backend.disagreement.learnability_stats as learnability_stats
+import backend.disagreement.rollout as rollout_module
+import backend.disagreement.scoring as scoring
+import backend.models.gradients as gradients
 from backend.disagreement.learnability_stats import (GroupTest, cluster_order, cosine_matrix, group_test,
                                                      mean_to_rest, sketch)
-from backend.disagreement.pair import Pair
+from backend.disagreement.pair import Pair, pair_verb
 from backend.disagreement.rollout import answer_correct, decode_tokens, greedy_many, prompt_ids
 from backend.disagreement.scoring import RolloutConfig, fitting
 from backend.errors import UserError
@@ -28,11 +33,9 @@ from backend.models.gradients import adapter_factors, gradient_size, layer_modul
 from backend.models.rules import keep_fitting
 from backend.params import Config, param, same_as
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, cached
-from backend.store.artifacts import cached_many
 from backend.tasks.arithmetic import Problem, extract_answer, generate_problems
+from backend.verbs import Verb
 
-FEATURE, CODE_VERSION = "disagreement", "1"
 CATEGORIES = ("easy", "learned", "unlearnable")
 MAX_EXAMPLES = 2000
 BATCH = 8  # problems whose greedy rollouts run side by side (a CPU step over 8 rows costs far less than 8 steps)
@@ -94,12 +97,27 @@ class LearnabilityResult:
 
 
 @dataclass(frozen=True)
-class _ExampleKey:
+class ExampleKey:
+    """What one example's record depends on: its stored artifact's key."""
+
     problem: tuple[str, str, int, str]  # id, question, answer, solution
     max_new_tokens: int
     sketch_dim: int
     layers: tuple[int, ...]
     seed: int
+
+    @classmethod
+    def of(cls, problem: Problem, config: LearnabilityConfig) -> ExampleKey:
+        return cls((problem.id, problem.question, problem.answer, problem.solution), config.max_new_tokens,
+                   config.sketch_dim, config.layers, config.seed)
+
+
+@dataclass(frozen=True)
+class ExampleRequest:
+    """One example of a learnability view: the problem and the view's settings."""
+
+    problem: Problem
+    config: LearnabilityConfig
 
 
 def training_problems(pair: Pair, n: int) -> tuple[list[Problem], str]:
@@ -177,31 +195,48 @@ def _examples(pair: Pair, problems: list[Problem], config: LearnabilityConfig, m
     return records
 
 
-def learnability(pair: Pair, config: LearnabilityConfig, progress: Progress = silent) -> Computed[LearnabilityResult]:
-    """The learnability view of `pair` (cached; each example is cached on its own, so a stopped run resumes)."""
-    def compute() -> LearnabilityResult:
-        problems, data = training_problems(pair, config.n)
-        if not problems:
-            raise UserError("n: no training problems to compare.")
-        problems, skipped = _fitting(pair, problems, config.max_new_tokens)
-        modules, factors, gradient_of = _targets(pair, config)
-        records: list[ExampleRecord] = []
-        for first in range(0, len(problems), BATCH):  # each example is its own artifact: a stopped run resumes
-            chunk = problems[first:first + BATCH]
-            keys = [_ExampleKey((p.id, p.question, p.answer, p.solution), config.max_new_tokens, config.sketch_dim,
-                                config.layers, config.seed) for p in chunk]
-            by_key = dict(zip(keys, chunk))
-            where = f"Examples {first + 1}-{first + len(chunk)} of {len(problems)}"
-            step = scaled(lambda f, m: progress(f, f"{where}: {m}"), first / len(problems),
-                          (first + len(chunk)) / len(problems))
-            records.extend(cached_many(FEATURE, "learnability_example", pair.ref, keys,
-                                       lambda missing: _examples(pair, [by_key[k] for k in missing], config,
-                                                                 modules, factors, step),
-                                       code_version=CODE_VERSION).values)
-        progress(1.0, "Similarities")
-        return replace(summarise(records, data, gradient_of), skipped=skipped)
+def _example_key(pair: Pair, request: ExampleRequest) -> ExampleKey:
+    return ExampleKey.of(request.problem, request.config)
 
-    return cached(FEATURE, "learnability", pair.ref, config, compute, code_version=CODE_VERSION)
+
+def compute_example(pair: Pair, request: ExampleRequest, progress: Progress = silent) -> ExampleRecord:
+    """One example's record alone (a view computes its examples a chunk at a time: `example.many`)."""
+    modules, factors, _ = _targets(pair, request.config)
+    return _examples(pair, [request.problem], request.config, modules, factors, progress)[0]
+
+
+_READS = (sys.modules[__name__], learnability_stats, rollout_module, scoring, gradients)
+
+example: Verb[ExampleRequest, ExampleRecord] = pair_verb(
+    "learnability_example", ExampleRequest, compute_example, "one training example: both models' answers and its "
+    "projected gradient", reads=_READS, key=_example_key)
+
+
+def compute_learnability(pair: Pair, config: LearnabilityConfig,
+                         progress: Progress = silent) -> LearnabilityResult:
+    problems, data = training_problems(pair, config.n)
+    if not problems:
+        raise UserError("n: no training problems to compare.")
+    problems, skipped = _fitting(pair, problems, config.max_new_tokens)
+    modules, factors, gradient_of = _targets(pair, config)
+    records: list[ExampleRecord] = []
+    for first in range(0, len(problems), BATCH):  # each example is its own artifact: a stopped run resumes
+        chunk = problems[first:first + BATCH]
+        keys = [ExampleKey.of(p, config) for p in chunk]
+        by_key = dict(zip(keys, chunk))
+        where = f"Examples {first + 1}-{first + len(chunk)} of {len(problems)}"
+        step = scaled(lambda f, m: progress(f, f"{where}: {m}"), first / len(problems),
+                      (first + len(chunk)) / len(problems))
+        records.extend(example.many(pair, keys, lambda missing: _examples(pair, [by_key[k] for k in missing], config,
+                                                                          modules, factors, step)).values)
+    progress(1.0, "Similarities")
+    return replace(summarise(records, data, gradient_of), skipped=skipped)
+
+
+learnability: Verb[LearnabilityConfig, LearnabilityResult] = pair_verb(
+    "learnability", LearnabilityConfig, compute_learnability, "gradient similarity of the reasoning model's "
+    "training examples, unlearnable against learned",
+    reads=_READS)
 
 
 def summarise(records: list[ExampleRecord], data: str, gradient_of: str) -> LearnabilityResult:

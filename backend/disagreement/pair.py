@@ -16,6 +16,7 @@ from backend.models.allowlist import adapter_on_disk
 from backend.models.rules import stop_ids
 from backend.progress import Progress, scaled, silent
 from backend.store import ModelRef
+from backend.verbs import Verb, register
 
 # The Disagreement page's reasoning model (the arithmetic adapter): of the project's adapters, the one whose
 # intervention sweep comes closest to the paper's target (README). The everyday-arithmetic adapter reasons better
@@ -44,6 +45,16 @@ class Pair:
         """Tokens that end a sequence: either model's EOS (a base and its chat fine-tune may differ,
         e.g. <|endoftext|> vs <|im_end|>), by the one stop rule (backend.models.rules.stop_ids)."""
         return stop_ids(self.base) | stop_ids(self.reasoning)
+
+
+def pair_ref(pair: Pair) -> ModelRef:
+    """What a disagreement verb is keyed on: the pair's one identity (`Verb.ref`)."""
+    return pair.ref
+
+
+def pair_verb(name: str, config: type, compute, help: str, reads: tuple = (), key=None) -> Verb:
+    """Register a disagreement verb: `compute(pair, config, progress)`, cached under the pair's identity."""
+    return register(Verb("disagreement", name, config, compute, help, reads=reads, key=key, ref=pair_ref))
 
 
 def _output_size(handle: ModelHandle) -> int:

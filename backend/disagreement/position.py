@@ -8,25 +8,28 @@ takeover had changed it: the values compared are the trace's signal there, tau, 
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+import backend.disagreement.analysis as analysis
+import backend.disagreement.divergences as divergences
+import backend.disagreement.rollout as rollout_module
 from backend.disagreement.analysis import TraceConfig, problem_of, trace
 from backend.disagreement.calibration import CalibrationConfig, GateConfig, calibration
 from backend.disagreement.divergences import SIGNALS, token_divergences
-from backend.disagreement.guided import InterveneConfig
+from backend.disagreement.guided import TAKEOVER_READS, InterveneConfig
 from backend.disagreement.intervention import SignalGate
-from backend.disagreement.pair import Pair
+from backend.disagreement.pair import Pair, pair_verb
 from backend.disagreement.rollout import prompt_ids, rollout_logprobs
 from backend.disagreement.scoring import SOURCES, ScoredRollout
 from backend.errors import UserError
 from backend.params import Config, param, same_as
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, cached
-
-CODE_VERSION = "1"
+from backend.store import Computed
+from backend.verbs import Verb
 
 
 @dataclass(frozen=True)
@@ -103,23 +106,27 @@ class TopKKey:
     top_k: int
 
 
-def rollout_topk(pair: Pair, key: TopKKey, progress: Progress = silent) -> Computed[RolloutTopK]:
-    def compute() -> RolloutTopK:
-        r = rollout_of(pair, key.trace, key.source, 0)
-        progress(0.3, "both models on the rollout")
-        prompt, tokens = prompt_ids(pair.base, problem_of(key.trace)), list(r.token_ids)
-        logp_base = rollout_logprobs(pair.base, prompt, tokens)  # [L, V], as `score` computed the trace
-        logp_reason = rollout_logprobs(pair.reasoning, prompt, tokens)
-        signals = {k: v.numpy().astype(np.float64) for k, v in token_divergences(logp_base, logp_reason).items()}
-        k = min(key.top_k, logp_base.shape[-1])
-        (bv, bi), (rv, ri) = logp_base.topk(k), logp_reason.topk(k)
-        index = torch.tensor(tokens, dtype=torch.long).view(-1, 1)
-        return RolloutTopK(base_ids=bi.numpy(), base_logp=bv.numpy().astype(np.float64), reason_ids=ri.numpy(),
-                           reason_logp=rv.numpy().astype(np.float64), signals=signals,
-                           logp_base=logp_base.gather(1, index).view(-1).numpy().astype(np.float64),
-                           logp_reason=logp_reason.gather(1, index).view(-1).numpy().astype(np.float64))
+def compute_topk(pair: Pair, key: TopKKey, progress: Progress = silent) -> RolloutTopK:
+    r = rollout_of(pair, key.trace, key.source, 0)
+    progress(0.3, "both models on the rollout")
+    prompt, tokens = prompt_ids(pair.base, problem_of(key.trace)), list(r.token_ids)
+    logp_base = rollout_logprobs(pair.base, prompt, tokens)  # [L, V], as `score` computed the trace
+    logp_reason = rollout_logprobs(pair.reasoning, prompt, tokens)
+    signals = {k: v.numpy().astype(np.float64) for k, v in token_divergences(logp_base, logp_reason).items()}
+    k = min(key.top_k, logp_base.shape[-1])
+    (bv, bi), (rv, ri) = logp_base.topk(k), logp_reason.topk(k)
+    index = torch.tensor(tokens, dtype=torch.long).view(-1, 1)
+    return RolloutTopK(base_ids=bi.numpy(), base_logp=bv.numpy().astype(np.float64), reason_ids=ri.numpy(),
+                       reason_logp=rv.numpy().astype(np.float64), signals=signals,
+                       logp_base=logp_base.gather(1, index).view(-1).numpy().astype(np.float64),
+                       logp_reason=logp_reason.gather(1, index).view(-1).numpy().astype(np.float64))
 
-    return cached("disagreement", "position-topk", pair.ref, key, compute, code_version=CODE_VERSION)
+
+_READS = (sys.modules[__name__], analysis, rollout_module, divergences)  # the trace's code included
+
+rollout_topk: Verb[TopKKey, RolloutTopK] = pair_verb(
+    "position-topk", TopKKey, compute_topk, "both models' top-k and every signal at every position of a traced "
+    "rollout", reads=_READS)
 
 
 def _top(handle, ids: np.ndarray, logp: np.ndarray) -> tuple[TopToken, ...]:
@@ -141,10 +148,9 @@ def compute_position(pair: Pair, config: PositionConfig, progress: Progress = si
                           differs=bool(top.base_ids[i, 0] != top.reason_ids[i, 0]))
 
 
-def position(pair: Pair, config: PositionConfig, progress: Progress = silent) -> Computed[PositionResult]:
-    """Cached: both models' top-k and every divergence at one position of a traced rollout."""
-    return cached("disagreement", "position", pair.ref, config, lambda: compute_position(pair, config, progress),
-                  code_version=CODE_VERSION)
+position: Verb[PositionConfig, PositionResult] = pair_verb(
+    "position", PositionConfig, compute_position, "both models' top-k and every divergence at one position of a "
+    "traced rollout", reads=_READS)
 
 
 @dataclass(frozen=True)
@@ -240,9 +246,13 @@ def compute_gate_at(pair: Pair, config: GateAtConfig, progress: Progress = silen
                      reason=("fires: " if fired else "does not fire: ") + "; ".join(parts))
 
 
+gate_check: Verb[GateAtConfig, GateCheck] = pair_verb(
+    "gate-at", GateAtConfig, compute_gate_at, "whether the guided gate fires at one position of a traced rollout, "
+    "and the values it compared", reads=(*_READS, *TAKEOVER_READS))
+
+
 def gate_at(pair: Pair, config: GateAtConfig, progress: Progress = silent) -> Computed[GateCheck]:
     """Cached: whether the guided gate fires at one position of a traced rollout, and the values it compared."""
     if config.gate.signal not in SIGNALS.names():
         raise UserError(f"Unknown gate signal {config.gate.signal!r}.")
-    return cached("disagreement", "gate-at", pair.ref, config, lambda: compute_gate_at(pair, config, progress),
-                  code_version=CODE_VERSION)
+    return gate_check(pair, config, progress)

@@ -7,24 +7,26 @@ half-way (a killed benchmark, a closed tab) resumes from the rollouts already ma
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+import backend.disagreement.divergences as divergences
+import backend.disagreement.rollout as rollout_module
 from backend.disagreement.divergences import token_divergences
-from backend.disagreement.pair import Pair
+from backend.disagreement.pair import Pair, pair_verb
 from backend.disagreement.rollout import (ProblemSet, answer_correct, decode_tokens, prompt_ids,
                                           rollout_logprobs, sample)
 from backend.errors import UserError
 from backend.models.rules import Fitting, keep_fitting
 from backend.params import Config, param
 from backend.progress import Progress, silent
-from backend.store import Computed, cached
 from backend.tasks.arithmetic import Problem
+from backend.verbs import Verb
 
-CODE_VERSION = "2"  # 2: rollouts carry `differs`
 SOURCES = ("base", "reasoning")
 
 
@@ -108,10 +110,33 @@ class RolloutKey:
         return cls(problem, config.source, config.max_new_tokens, config.temperature, config.seed + index)
 
 
+@dataclass(frozen=True)
+class RolloutRequest:
+    """One rollout of a batch: the problem, the batch's settings and the problem's place in the whole set."""
+
+    problem: Problem
+    config: RolloutConfig
+    index: int
+
+
+def _rollout_key(pair: Pair, request: RolloutRequest) -> RolloutKey:
+    return RolloutKey.of(request.problem, request.config, request.index)
+
+
+def compute_rollout(pair: Pair, request: RolloutRequest, progress: Progress = silent) -> ScoredRollout:
+    return generate_one(pair, request.problem, request.config, request.index)
+
+
+_READS = (sys.modules[__name__], rollout_module, divergences)  # the rollouts' code: this module and what it calls
+
+one_rollout: Verb[RolloutRequest, ScoredRollout] = pair_verb(
+    "rollout", RolloutRequest, compute_rollout, "one rollout of a batch, scored under both models", reads=_READS,
+    key=_rollout_key)
+
+
 def stored_rollout(pair: Pair, problem: Problem, config: RolloutConfig, index: int) -> ScoredRollout:
     """`generate_one` through the store."""
-    return cached("disagreement", "rollout", pair.ref, RolloutKey.of(problem, config, index),
-                  lambda: generate_one(pair, problem, config, index), code_version=CODE_VERSION).value
+    return one_rollout(pair, RolloutRequest(problem, config, index)).value
 
 
 def fitting(pair: Pair, problems: Sequence[Problem], max_new_tokens: int) -> Fitting[Problem]:
@@ -121,18 +146,18 @@ def fitting(pair: Pair, problems: Sequence[Problem], max_new_tokens: int) -> Fit
                         lambda p: p.id)
 
 
-def rollouts(pair: Pair, config: RolloutConfig, progress: Progress = silent) -> Computed[RolloutBatch]:
-    """Rollouts of `config.source` on the problem set, each scored under both models (cached)."""
+def compute_rollouts(pair: Pair, config: RolloutConfig, progress: Progress = silent) -> RolloutBatch:
+    problems = config.problems.problems()
+    skipped = fitting(pair, problems, config.max_new_tokens).skipped
+    out = []
+    for i, problem in enumerate(problems):  # i: the seed offset of the problem's place in the whole set
+        progress(i / len(problems), f"{config.source} rollout {i + 1}/{len(problems)}")
+        if problem.id not in skipped:
+            out.append(stored_rollout(pair, problem, config, i))
+    progress(1.0, f"{len(out)} {config.source} rollouts")
+    return RolloutBatch(rollouts=tuple(out), skipped=skipped)
 
-    def compute() -> RolloutBatch:
-        problems = config.problems.problems()
-        skipped = fitting(pair, problems, config.max_new_tokens).skipped
-        out = []
-        for i, problem in enumerate(problems):  # i: the seed offset of the problem's place in the whole set
-            progress(i / len(problems), f"{config.source} rollout {i + 1}/{len(problems)}")
-            if problem.id not in skipped:
-                out.append(stored_rollout(pair, problem, config, i))
-        progress(1.0, f"{len(out)} {config.source} rollouts")
-        return RolloutBatch(rollouts=tuple(out), skipped=skipped)
 
-    return cached("disagreement", "rollouts", pair.ref, config, compute, code_version=CODE_VERSION)
+rollouts: Verb[RolloutConfig, RolloutBatch] = pair_verb(
+    "rollouts", RolloutConfig, compute_rollouts,
+    "rollouts of one source on a problem set, each scored under both models", reads=_READS)

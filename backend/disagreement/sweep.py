@@ -8,24 +8,24 @@ problem decode together as rows of one batch (backend.disagreement.batched).
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 
-from backend.disagreement.calibration import CalibrationConfig, GateConfig, calibration
+import backend.disagreement.batched as batched
+from backend.disagreement.calibration import Calibration, CalibrationConfig, GateConfig, calibration
 from backend.disagreement.batched import take_over_rows
-from backend.disagreement.guided import InterveneConfig
-from backend.disagreement.pair import Pair
+from backend.disagreement.guided import TAKEOVER_READS, InterveneConfig
+from backend.disagreement.pair import Pair, pair_verb
 from backend.disagreement.policies import MATCHED_TO, POLICIES, policy_for, sweep_policies
 from backend.disagreement.rollout import ProblemSet, answer_correct, decode_tokens, prompt_ids
 from backend.disagreement.scoring import RolloutConfig, fitting, rollouts
 from backend.params import Config, param, require, same_as
 from backend.progress import Progress, scaled, silent
-from backend.store import Computed, Stored, cached, latest
+from backend.store import Stored
 from backend.tasks.arithmetic import Problem
-
-CODE_VERSION = "2"  # 2: the result carries reasoning_differs
-CELLS_VERSION = "1"  # the per-problem cells, unchanged by 2
+from backend.verbs import Verb
 
 
 @dataclass(frozen=True)
@@ -97,33 +97,56 @@ class ProblemCells:
     index: int  # the problem's position in its set (seeds the random control)
 
 
-def problem_cells(pair: Pair, config: ProblemCells, cal) -> tuple[SweepRecord, ...]:
-    """Gated policies first (one batched run), then the controls matched to guided's counts (a second one)."""
-    def compute() -> tuple[SweepRecord, ...]:
-        prompt = prompt_ids(pair.base, config.problem)
-        asked = [POLICIES.get(p) for p in sweep_policies() if p in config.policies]
-        controls = [(s.name, r) for s in asked if s.matched for r in config.rates]
-        needed = {s.name for s in asked} | ({MATCHED_TO} if controls else set())  # controls copy guided's count
-        gated = [(s.name, r) for s in POLICIES if s.name in needed and not s.matched for r in config.rates]
-        decoded = dict(zip(gated, take_over_rows(pair, prompt, [policy_for(p, config.gate, cal, r) for p, r in gated],
-                                              config.max_new_tokens)))
-        policies = []
-        for p, r in controls:
-            ref = decoded[(MATCHED_TO, r)]
-            rng = np.random.default_rng([config.seed, int(round(r * 1e6)), config.index])
-            policies.append(policy_for(p, config.gate, cal, r, ref.n_interventions, len(ref.token_ids), rng))
-        decoded.update(zip(controls, take_over_rows(pair, prompt, policies, config.max_new_tokens)))
-        records = []
-        for (p, r), out in decoded.items():
-            if p not in config.policies:
-                continue
-            ok = answer_correct(config.problem, decode_tokens(pair.base, list(out.token_ids))[0])
-            records.append(SweepRecord(problem_id=config.problem.id, policy=p, budget=r, correct=ok,
-                                       n_interventions=out.n_interventions, length=len(out.token_ids),
-                                       base_passes=out.base_passes, reasoning_passes=out.reasoning_passes))
-        return tuple(records)
+@dataclass(frozen=True)
+class CellsRequest:
+    """One problem's cells and the gate's calibration they run with (derived from `cells.calibration`, so the
+    store keys on the cells alone)."""
 
-    return cached("disagreement", "sweep-problem", pair.ref, config, compute, code_version=CELLS_VERSION).value
+    cells: ProblemCells
+    calibration: Calibration
+
+
+def _cells_key(pair: Pair, request: CellsRequest) -> ProblemCells:
+    return request.cells
+
+
+def compute_cells(pair: Pair, request: CellsRequest, progress: Progress = silent) -> tuple[SweepRecord, ...]:
+    """Gated policies first (one batched run), then the controls matched to guided's counts (a second one)."""
+    config, cal = request.cells, request.calibration
+    prompt = prompt_ids(pair.base, config.problem)
+    asked = [POLICIES.get(p) for p in sweep_policies() if p in config.policies]
+    controls = [(s.name, r) for s in asked if s.matched for r in config.rates]
+    needed = {s.name for s in asked} | ({MATCHED_TO} if controls else set())  # controls copy guided's count
+    gated = [(s.name, r) for s in POLICIES if s.name in needed and not s.matched for r in config.rates]
+    decoded = dict(zip(gated, take_over_rows(pair, prompt, [policy_for(p, config.gate, cal, r) for p, r in gated],
+                                          config.max_new_tokens)))
+    policies = []
+    for p, r in controls:
+        ref = decoded[(MATCHED_TO, r)]
+        rng = np.random.default_rng([config.seed, int(round(r * 1e6)), config.index])
+        policies.append(policy_for(p, config.gate, cal, r, ref.n_interventions, len(ref.token_ids), rng))
+    decoded.update(zip(controls, take_over_rows(pair, prompt, policies, config.max_new_tokens)))
+    records = []
+    for (p, r), out in decoded.items():
+        if p not in config.policies:
+            continue
+        ok = answer_correct(config.problem, decode_tokens(pair.base, list(out.token_ids))[0])
+        records.append(SweepRecord(problem_id=config.problem.id, policy=p, budget=r, correct=ok,
+                                   n_interventions=out.n_interventions, length=len(out.token_ids),
+                                   base_passes=out.base_passes, reasoning_passes=out.reasoning_passes))
+    return tuple(records)
+
+
+_READS = (sys.modules[__name__], batched, *TAKEOVER_READS)
+
+sweep_cells: Verb[CellsRequest, tuple[SweepRecord, ...]] = pair_verb(
+    "sweep-problem", CellsRequest, compute_cells, "every (policy, budget) cell of the sweep on one problem",
+    reads=_READS, key=_cells_key)
+
+
+def problem_cells(pair: Pair, config: ProblemCells, cal: Calibration) -> tuple[SweepRecord, ...]:
+    """The cells of one problem, through the store (so a long sweep resumes)."""
+    return sweep_cells(pair, CellsRequest(config, cal)).value
 
 
 def aggregate(records: list[SweepRecord], policy: str, budget: float, threshold) -> SweepPoint:
@@ -137,38 +160,40 @@ def aggregate(records: list[SweepRecord], policy: str, budget: float, threshold)
                       lam=threshold.lam if threshold else float("nan"))
 
 
-def sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> Computed[SweepResult]:
+def compute_sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> SweepResult:
     """Reference accuracies (base and reasoning alone) and every (policy, budget) cell."""
-    def compute() -> SweepResult:
-        refs = [rollouts(pair, RolloutConfig(config.problems, source, config.max_new_tokens),
-                         scaled(progress, 0.1 * i, 0.1 * (i + 1))).value for i, source in enumerate(("base", "reasoning"))]
-        cal = calibration(pair, config.calibration, scaled(progress, 0.2, 0.3))
-        fit = fitting(pair, config.problems.problems(), config.max_new_tokens)  # the context rule: skip and count
-        problems = fit.kept
-        policies = tuple(p for p in sweep_policies() if p in config.policies)
-        records: list[SweepRecord] = []
-        for i, problem in enumerate(problems):
-            progress(0.3 + 0.7 * i / len(problems), f"problem {i + 1}/{len(problems)}: "
-                                                    f"{len(policies) * len(config.rates)} cells")
-            cells = ProblemCells(problem=problem, rates=config.rates, policies=policies, gate=config.gate,
-                                 calibration=config.calibration, max_new_tokens=config.max_new_tokens,
-                                 seed=config.seed, index=i)
-            records.extend(problem_cells(pair, cells, cal))
-        points = []
-        for budget in config.rates:
-            for policy in policies:
-                threshold = getattr(policy_for(policy, config.gate, cal, budget), "threshold", None)
-                points.append(aggregate(records, policy, budget, threshold))
-        progress(1.0, "sweep done")
-        differs = np.concatenate([r.signals["differs"] for r in refs[1].rollouts])
-        return SweepResult(n_problems=len(problems), base_accuracy=refs[0].accuracy,
-                           reasoning_accuracy=refs[1].accuracy, points=tuple(points), records=tuple(records),
-                           skipped=fit.skipped,
-                           reasoning_differs=float(differs.mean()) if differs.size else float("nan"))
+    refs = [rollouts(pair, RolloutConfig(config.problems, source, config.max_new_tokens),
+                     scaled(progress, 0.1 * i, 0.1 * (i + 1))).value for i, source in enumerate(("base", "reasoning"))]
+    cal = calibration(pair, config.calibration, scaled(progress, 0.2, 0.3))
+    fit = fitting(pair, config.problems.problems(), config.max_new_tokens)  # the context rule: skip and count
+    problems = fit.kept
+    policies = tuple(p for p in sweep_policies() if p in config.policies)
+    records: list[SweepRecord] = []
+    for i, problem in enumerate(problems):
+        progress(0.3 + 0.7 * i / len(problems), f"problem {i + 1}/{len(problems)}: "
+                                                f"{len(policies) * len(config.rates)} cells")
+        cells = ProblemCells(problem=problem, rates=config.rates, policies=policies, gate=config.gate,
+                             calibration=config.calibration, max_new_tokens=config.max_new_tokens,
+                             seed=config.seed, index=i)
+        records.extend(problem_cells(pair, cells, cal))
+    points = []
+    for budget in config.rates:
+        for policy in policies:
+            threshold = getattr(policy_for(policy, config.gate, cal, budget), "threshold", None)
+            points.append(aggregate(records, policy, budget, threshold))
+    progress(1.0, "sweep done")
+    differs = np.concatenate([r.signals["differs"] for r in refs[1].rollouts])
+    return SweepResult(n_problems=len(problems), base_accuracy=refs[0].accuracy,
+                       reasoning_accuracy=refs[1].accuracy, points=tuple(points), records=tuple(records),
+                       skipped=fit.skipped,
+                       reasoning_differs=float(differs.mean()) if differs.size else float("nan"))
 
-    return cached("disagreement", "sweep", pair.ref, config, compute, code_version=CODE_VERSION)
+
+sweep: Verb[SweepConfig, SweepResult] = pair_verb(
+    "sweep", SweepConfig, compute_sweep, "exact-match accuracy against intervention rate for guided decoding and "
+    "its controls, at every budget", reads=_READS)
 
 
 def latest_sweep(pair: Pair) -> Stored | None:
     """The most recent stored sweep of this pair (any settings), or None."""
-    return latest("disagreement", "sweep", pair.ref, CODE_VERSION)
+    return sweep.latest(pair)

@@ -6,7 +6,7 @@ import json
 
 import backend.decoding.first_view as first_view
 from backend.decoding import FIRST_VIEW, DecodeConfig, aggregate, stored_benchmark
-from backend.decoding.run import CODE_VERSION, FEATURE, RunKey, prepare
+from backend.decoding.run import RunKey, prepare, run
 from backend.models.allowlist import get_spec
 from backend.significance import wilson_interval
 from backend.store.artifacts import artifact_key
@@ -23,7 +23,7 @@ def _page_key(strategy: str, fingerprint: str) -> str:
     _, config = prepare(DecodeConfig(strategy=strategy, max_new_tokens=tokens, n=FIRST_VIEW.particles))
     task = problem_set(FIRST_VIEW.problem_set, FIRST_VIEW.index + 1, FIRST_VIEW.steps)[-1]
     key = RunKey(config, format_prompt(task), task.answer, task.id, True)
-    return artifact_key(FEATURE, "run", fingerprint, canonical_params(key), CODE_VERSION)
+    return artifact_key(run.feature, run.name, fingerprint, canonical_params(key), run.code_version)
 
 
 def test_the_shipped_first_view_shows_strategies_that_differ_and_a_resampling_asmc():

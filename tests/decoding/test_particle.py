@@ -11,7 +11,7 @@ from backend.decoding import DecodeConfig, run_one
 from backend.decoding.algorithms.smc import smc_round
 from backend.decoding.particle import ParticleConfig, particle, rebuild
 from backend.decoding.resampling import ess
-from backend.decoding.run import FEATURE, run_key
+from backend.decoding.run import run, run_key
 from backend.errors import UserError
 from backend.models import load
 from backend.store import ModelRef, cached
@@ -74,7 +74,7 @@ def test_a_run_stored_before_the_history_is_rebuilt_by_decoding_again(tmp_path, 
     expected = particle(handle, ParticleConfig(key, 0, 5, 1)).value
     monkeypatch.setenv("DASH_STORE", str(tmp_path / "old.duckdb"))  # a store holding the run in the old format
     old = _old_format(fresh)
-    cached(FEATURE, "run", ModelRef.of(handle), key, lambda: old, code_version="1")
+    cached(run.feature, run.name, ModelRef.of(handle), key, lambda: old, code_version=run.code_version)
     assert not run_one(handle, PROMPT, CONFIG).value.particles[0].has_history
     rebuilt = particle(handle, ParticleConfig(key, 0, 5, 1)).value
     assert rebuilt.recomputed and rebuilt.text == expected.text
@@ -82,7 +82,8 @@ def test_a_run_stored_before_the_history_is_rebuilt_by_decoding_again(tmp_path, 
     assert not run_one(handle, PROMPT, CONFIG).value.particles[0].has_history  # the stored run is left as it was
     other = DecodeConfig(strategy="asmc", n=4, max_new_tokens=8, ess_threshold=1.0, seed=4)
     # an old-format artifact under the key of another seed's run: decoding again cannot reproduce it
-    cached(FEATURE, "run", ModelRef.of(handle), run_key(PROMPT, other), lambda: old, code_version="1")
+    cached(run.feature, run.name, ModelRef.of(handle), run_key(PROMPT, other), lambda: old,
+           code_version=run.code_version)
     with pytest.raises(UserError, match="predates the particle history"):
         particle(handle, ParticleConfig(run_key(PROMPT, other), 0, 1, 0))
     assert not old.particles[0].has_history and key != run_key(PROMPT, other)

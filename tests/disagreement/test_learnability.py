@@ -83,7 +83,7 @@ def test_the_shipped_first_view_is_the_pages_default_on_the_embedded_pair():
     """data/reference/learnability_first_view.jsonl.gz: the result the Learnability view opens on (its default
     settings, the page's 96 new tokens), keyed as the page asks for it."""
     from backend.disagreement import TraceConfig
-    from backend.disagreement.learnability import CODE_VERSION, FEATURE
+    from backend.disagreement.learnability import learnability as verb
     from backend.params import default_of
     from backend.store.artifacts import artifact_key
     from backend.store.codec import canonical_params, loads
@@ -91,8 +91,8 @@ def test_the_shipped_first_view_is_the_pages_default_on_the_embedded_pair():
 
     (row,) = read_reference(REFERENCE_DIR / "learnability_first_view.jsonl.gz")
     config = LearnabilityConfig(max_new_tokens=default_of(TraceConfig, "max_new_tokens"))
-    assert row["key"] == artifact_key(FEATURE, "learnability", row["fingerprint"], canonical_params(config),
-                                      CODE_VERSION)
+    assert row["key"] == artifact_key(verb.feature, verb.name, row["fingerprint"], canonical_params(config),
+                                      verb.code_version)
     result = loads(row["payload"])
     assert len(result.records) == config.n and result.similarity.shape == (config.n, config.n)
     assert "LoRA factors" in result.gradient_of

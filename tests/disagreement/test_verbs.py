@@ -96,3 +96,38 @@ def test_cli_actions(capsys):
     assert [p["policy"] for p in json.loads(capsys.readouterr().out)["points"]] == ["guided", "early"]
     assert main(["disagree", "analyze", "--question", " ", *common]) == 2
     assert "empty" in capsys.readouterr().err
+
+
+DISAGREEMENT_VERBS = {"rollout", "rollouts", "trace", "analyze", "eopd", "intervene", "sweep-problem", "sweep",
+                      "position-topk", "position", "gate-at", "learnability", "learnability_example"}
+
+
+def test_every_cached_computation_is_a_registered_verb_listed_by_the_cli(capsys):
+    from backend.verbs import all_verbs
+
+    declared = {v.name: v for v in all_verbs() if v.feature == "disagreement"}
+    assert set(declared) == DISAGREEMENT_VERBS
+    assert main(["verbs", "--feature", "disagreement", "--json"]) == 0
+    listed = {row["verb"]: row for row in json.loads(capsys.readouterr().out)}
+    assert set(listed) == DISAGREEMENT_VERBS
+    for name, verb in declared.items():
+        assert listed[name]["config"] == verb.config.__name__ and listed[name]["feature"] == "disagreement"
+        assert listed[name]["code_version"] == verb.code_version and len(verb.code_version) == 12
+
+
+def test_the_verbs_are_keyed_on_the_pair_and_a_rollout_on_its_rollout_key(pair, fresh_store):
+    """A pair's identity is both models' fingerprints; a batch's rollouts are stored one by one under RolloutKey
+    (the key they had before the verbs), so an interrupted batch resumes from them."""
+    from backend.disagreement.scoring import RolloutConfig, RolloutKey, one_rollout, rollouts
+    from backend.store.artifacts import artifact_key, lookup
+    from backend.store.codec import canonical_params
+    from backend.verbs import all_verbs
+
+    assert all(v.ref(pair) == pair.ref for v in all_verbs() if v.feature == "disagreement")
+    config = RolloutConfig(ProblemSet(n=2, split="heldout", seed=5, difficulty=1), "base", max_new_tokens=4)
+    batch = rollouts(pair, config).value
+    for i, problem in enumerate(config.problems.problems()):
+        key = artifact_key("disagreement", "rollout", pair.ref.fingerprint,
+                           canonical_params(RolloutKey.of(problem, config, i)), one_rollout.code_version)
+        stored = lookup(key)
+        assert stored is not None and stored[0].token_ids == batch.rollouts[i].token_ids

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from backend.decoding import DecodeConfig
+from backend.decoding.run import run_history, run_key
 from backend.models import load
 from backend.watermark import demo
 from backend.watermark.estimate import expected_seconds
@@ -91,6 +93,7 @@ CLI = {  # verb -> its command line ({file} names a file of FILES, {identity} th
                        "{heldout.jsonl}"],
     "disagree analyze": ["disagree", "analyze", "--question", QUESTION, "--answer", "7", *PAIR,
                          "--max-new-tokens", "4"],
+    "disagree analyze batch": ["disagree", "analyze", "--n", "1", "--difficulty", "1", *PAIR, "--max-new-tokens", "4"],
     "disagree position": ["disagree", "position", *PAIR, "--question", QUESTION, "--max-new-tokens", "4",
                           "--position", "1", "--cal-n", "2", "--difficulty", "1"],
     "disagree intervene": ["disagree", "intervene", "--question", QUESTION, "--budget", "20", "--cal-n", "2",
@@ -114,6 +117,9 @@ PAGE = {  # verbs only a page calls (or the CLI calls with settings too large fo
     **{f"watermark generate {method} (page)": lambda method=method: generate(load("tiny-llama"), make_request(
         "Say hi.", method, *demo.first_try_identity(), SamplingConfig(max_sentences=1, max_sentence_tokens=8),
         IPMarkConfig(n_candidates=2))) for method in WATERMARKS},
+    # a particle drill-down decodes a run again only when the stored run predates the particle history
+    "decode run-history": lambda: run_history(load("tiny-llama"), run_key("Hi", DecodeConfig(
+        strategy="asmc", n=2, max_new_tokens=3))),
     "watermark estimate (page)": lambda: expected_seconds(load("tiny-llama"), "kgw", 3, 1),
     "watermark evaluate": lambda: evaluate(load("tiny-llama"), EvalConfig(
         n_prompts=1, n_users=1, sampling=SamplingConfig(max_sentences=1, max_sentence_tokens=8),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from backend.decoding import rc_prompts as prompts
+import backend.decoding.rc_prompts as prompts
 from backend.decoding.config import MAX_NEW_TOKENS, MAX_TOKEN_BUDGET, DecodeConfig
 from backend.decoding.context import DecodeContext
 from backend.decoding.registry import STRATEGIES, StrategySpec

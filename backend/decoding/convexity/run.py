@@ -5,10 +5,13 @@ one run on the Runs page; a judge other than the model (the oracle) is never cac
 """
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import backend.decoding.convexity.judge as judge_module
+import backend.decoding.convexity.strategies as strategies_module
 from backend.decoding.convexity.judge import ModelJudge
 from backend.decoding.convexity.scores import bootstrap_f1, macro_f1
 from backend.decoding.convexity.strategies import CONVEX_STRATEGIES, Judge, NodeJudgement
@@ -16,11 +19,11 @@ from backend.errors import UserError
 from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
 from backend.significance import wilson_interval as wilson
-from backend.store import Computed, ModelRef, cached
+from backend.store import Computed
 from backend.tasks.convexity import MAX_DEPTH, ConvexProblem, check_depth, convex_problems, parse_expression, rule_label
+from backend.verbs import Verb, register
 
 FEATURE = "decoding"
-CODE_VERSION = "1"
 TASK = "convexbench"
 MAX_PROBLEMS = 300  # per depth
 
@@ -125,18 +128,45 @@ def answer(problem: ConvexProblem, strategy: str, judge: Judge, progress: Progre
                      wall_seconds=time.perf_counter() - start, log_probs=verdict.log_probs, nodes=verdict.nodes)
 
 
+@dataclass(frozen=True)
+class AnswerRequest:
+    """One strategy on one expression; `judge`: the batch's model judge (it answers a repeated question once), or
+    None for a judge of its own. The store keys on the strategy, the problem and `chat` (`AnswerKey`)."""
+
+    problem: ConvexProblem
+    strategy: str
+    chat: bool = True
+    judge: ModelJudge | None = None
+
+
+def _answer_key(handle, request: AnswerRequest) -> AnswerKey:
+    p = request.problem
+    return AnswerKey(request.strategy, p.id, p.expression, p.label or "", request.chat)
+
+
+def compute_answer(handle, request: AnswerRequest, progress: Progress = silent) -> ConvexRow:
+    judge = request.judge or ModelJudge(handle, request.chat)
+    return answer(request.problem, request.strategy, judge, progress)
+
+
+_READS = (sys.modules[__name__], strategies_module, judge_module)
+
+answer_verb: Verb[AnswerRequest, ConvexRow] = register(Verb(
+    FEATURE, "convexity", AnswerRequest, compute_answer, "ConvexBench: one strategy's answer on one expression",
+    reads=_READS, key=_answer_key))
+
+
 def answer_cached(handle, problem: ConvexProblem, strategy: str, judge: ModelJudge | None = None,
                   progress: Progress = silent, chat: bool = True) -> Computed[ConvexRow]:
     """One strategy's answer by the model, through the store."""
     CONVEX_STRATEGIES.get(strategy)
-    judge = judge or ModelJudge(handle, chat)
-    key = AnswerKey(strategy, problem.id, problem.expression, problem.label or "", chat)
-    return cached(FEATURE, "convexity", ModelRef.of(handle), key,
-                  lambda: answer(problem, strategy, judge, progress), code_version=CODE_VERSION)
+    return answer_verb(handle, AnswerRequest(problem, strategy, chat, judge), progress)
 
 
 @dataclass(frozen=True)
-class BatchKey:
+class ConvexBatchConfig:
+    """A ConvexBench batch: every strategy on `problems` generated expressions per depth (the store's key)."""
+
     strategies: tuple[str, ...]
     depths: tuple[int, ...]
     problems: int
@@ -152,6 +182,26 @@ def check_strategies(strategies: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(strategies))
 
 
+def compute_convex_batch(handle, config: ConvexBatchConfig, progress: Progress = silent) -> ConvexBatch:
+    """Depths outer, so a stopped run has every strategy on the depths it finished."""
+    judge = ModelJudge(handle, config.chat)
+    rows = []
+    work = [(d, p, s) for d in config.depths for p in convex_problems(config.problems, d, config.seed)
+            for s in config.strategies]
+    for k, (depth, problem, strategy) in enumerate(work):
+        sub = scaled(progress, k / len(work), (k + 1) / len(work))
+        done = answer_cached(handle, problem, strategy, judge,
+                             lambda f, m: sub(f, f"depth {depth}, {problem.id}, {strategy}: {m}"), config.chat)
+        rows.append(done.value)
+    progress(1.0, "done")
+    return ConvexBatch(model_id=handle.id, strategies=config.strategies, depths=config.depths, rows=tuple(rows))
+
+
+convex_batch: Verb[ConvexBatchConfig, ConvexBatch] = register(Verb(
+    FEATURE, "convexity-batch", ConvexBatchConfig, compute_convex_batch,
+    "ConvexBench: every strategy on generated expressions at several depths", reads=_READS))
+
+
 def run_convex_batch(handle, strategies: Sequence[str], depths: Sequence[int], problems: int, seed: int = 0,
                      progress: Progress = silent, chat: bool = True) -> Computed[ConvexBatch]:
     """Every strategy on `problems` generated expressions per depth (depths outer, so a stopped run has every
@@ -162,18 +212,4 @@ def run_convex_batch(handle, strategies: Sequence[str], depths: Sequence[int], p
     for depth in depths:
         check_depth(depth)
     ConvexSettings(depth=depths[0], problems=problems, seed=seed)  # ranges, with the field named
-    key = BatchKey(strategies, tuple(depths), problems, seed, chat)
-
-    def compute() -> ConvexBatch:
-        judge = ModelJudge(handle, chat)
-        rows = []
-        work = [(d, p, s) for d in depths for p in convex_problems(problems, d, seed) for s in strategies]
-        for k, (depth, problem, strategy) in enumerate(work):
-            sub = scaled(progress, k / len(work), (k + 1) / len(work))
-            done = answer_cached(handle, problem, strategy, judge,
-                                 lambda f, m: sub(f, f"depth {depth}, {problem.id}, {strategy}: {m}"), chat)
-            rows.append(done.value)
-        progress(1.0, "done")
-        return ConvexBatch(model_id=handle.id, strategies=strategies, depths=tuple(depths), rows=tuple(rows))
-
-    return cached(FEATURE, "convexity-batch", ModelRef.of(handle), key, compute, code_version=CODE_VERSION)
+    return convex_batch(handle, ConvexBatchConfig(strategies, tuple(depths), problems, seed, chat), progress)
