@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
 
-    from backend.decoding.convexity import ConvexBatch, ModelJudge, answer_cached
+    from backend.decoding.convexity import ConvexBatch, ModelJudge, answer_on_model
     from backend.features import load_all
     from backend.models import load
     from backend.tasks.convexity import convex_problem
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> dict:
             for depth in depths:
                 problem = convex_problem(depth, i, args.seed)
                 for strategy in strategies:
-                    done = answer_cached(handle, problem, strategy, judge)
+                    done = answer_on_model(handle, problem, strategy, judge)
                     rows.append(done.value)
                     print(f"[{model_id}] depth {depth} #{i} {strategy}: {done.value.answer} (label {problem.label}, "
                           f"{done.provenance})", file=sys.stderr, flush=True)

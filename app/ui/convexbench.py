@@ -11,7 +11,7 @@ from app.ui.guarded import guarded
 from app.ui.params import number_for
 from app.ui.run import run_with_progress
 from app.ui.text import literal
-from backend.decoding.convexity import (CONVEX_STRATEGIES, ConvexSettings, answer_cached, run_convex_batch,
+from backend.decoding.convexity import (CONVEX_STRATEGIES, ConvexSettings, answer_on_model, run_convex_batch,
                                         typed_problem)
 from backend.results import load_result
 from backend.tasks.convexity import convex_problem
@@ -53,7 +53,7 @@ def _typed(handle, strategies: list[str]) -> None:
     st.caption(f"The composition rules say: **{problem.label}** ('neither' = not certified by them).")
     for name in strategies:
         done = run_with_progress(CONVEX_STRATEGIES.get(name).label,
-                                 lambda p, name=name: answer_cached(handle, problem, name, progress=p))
+                                 lambda p, name=name: answer_on_model(handle, problem, name, progress=p))
         if done is None:
             continue
         r = done.value

@@ -3,7 +3,7 @@ candidates' log-probabilities; both strategies run end to end on tiny random mod
 import pytest
 import torch
 
-from backend.decoding.convexity import (CONVEX_STRATEGIES, ModelJudge, OracleJudge, Question, answer, answer_cached,
+from backend.decoding.convexity import (CONVEX_STRATEGIES, ModelJudge, OracleJudge, Question, answer, answer_on_model,
                                         run_convex_batch, typed_problem)
 from backend.decoding.convexity.scores import bootstrap_f1, macro_f1
 from backend.decoding.convexity.strategies import node_questions
@@ -72,9 +72,9 @@ def test_both_strategies_run_end_to_end_on_a_tiny_model_and_are_cached(strategy)
 
     handle = load("tiny-llama")
     problem = convex_problems(2, 2, seed=1)[1]
-    first = answer_cached(handle, problem, strategy)
+    first = answer_on_model(handle, problem, strategy)
     assert first.value.answer in ("convex", "concave", "neither") and first.value.forwards >= 1
-    again = answer_cached(handle, problem, strategy)
+    again = answer_on_model(handle, problem, strategy)
     assert again.cached and again.value.answer == first.value.answer
 
 

@@ -8,7 +8,7 @@ import argparse
 import dataclasses
 import sys
 
-from backend.decoding.convexity.run import (MAX_PROBLEMS, TASK, ConvexSettings, answer_cached, check_strategies,
+from backend.decoding.convexity.run import (MAX_PROBLEMS, TASK, ConvexSettings, answer_on_model, check_strategies,
                                             run_convex_batch, typed_problem)
 from backend.decoding.convexity.strategies import CONVEX_STRATEGIES
 from backend.errors import UserError
@@ -57,7 +57,7 @@ def compare(args: argparse.Namespace, default_strategies: str) -> dict:
         raise UserError(f"problems must be between 1 and {MAX_PROBLEMS}, got {args.problems}.")
     handle = load(args.model or default_model_id(), progress=_progress)
     if problem is not None:
-        rows = [answer_cached(handle, problem, s, progress=_progress, chat=not args.no_chat) for s in strategies]
+        rows = [answer_on_model(handle, problem, s, progress=_progress, chat=not args.no_chat) for s in strategies]
         return {"model": handle.display_name, "task": TASK, "expression": problem.expression,
                 "rules_label": problem.label,
                 "rows": [{"provenance": r.provenance, "run_id": r.run_id, **_row(r.value)} for r in rows]}

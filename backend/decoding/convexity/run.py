@@ -156,7 +156,7 @@ answer_verb: Verb[AnswerRequest, ConvexRow] = register(Verb(
     reads=_READS, key=_answer_key))
 
 
-def answer_cached(handle, problem: ConvexProblem, strategy: str, judge: ModelJudge | None = None,
+def answer_on_model(handle, problem: ConvexProblem, strategy: str, judge: ModelJudge | None = None,
                   progress: Progress = silent, chat: bool = True) -> Computed[ConvexRow]:
     """One strategy's answer by the model, through the store."""
     CONVEX_STRATEGIES.get(strategy)
@@ -190,7 +190,7 @@ def compute_convex_batch(handle, config: ConvexBatchConfig, progress: Progress =
             for s in config.strategies]
     for k, (depth, problem, strategy) in enumerate(work):
         sub = scaled(progress, k / len(work), (k + 1) / len(work))
-        done = answer_cached(handle, problem, strategy, judge,
+        done = answer_on_model(handle, problem, strategy, judge,
                              lambda f, m: sub(f, f"depth {depth}, {problem.id}, {strategy}: {m}"), config.chat)
         rows.append(done.value)
     progress(1.0, "done")
