@@ -80,6 +80,8 @@ class Verb(Generic[C, R]):
     token ids); by default the config itself.
     reads: the code beyond `compute` the result depends on (its helpers, the modules doing the work): each enters
     the derived code version.
+    variants: registries (backend.variants) whose variants the computation runs — a strategy another feature
+    plugs in included: the module of every registered variant's `run` enters the code version too.
     """
 
     feature: str
@@ -90,10 +92,20 @@ class Verb(Generic[C, R]):
     reads: tuple[Any, ...] = ()
     key: Callable[[Any, Any], Any] | None = None
     ref: Callable[[Any], ModelRef] = ModelRef.of
+    variants: tuple[Any, ...] = ()
 
     @cached_property
     def code_version(self) -> str:
-        return source_digest((self.compute, *self.reads))
+        return source_digest((self.compute, *self.reads, *self._variant_modules()))
+
+    def _variant_modules(self) -> list[types.ModuleType]:
+        if not self.variants:
+            return []
+        from backend.features import load_all
+
+        load_all()  # every plug-in registered before the version is fixed
+        names = sorted({v.run.__module__ for registry in self.variants for v in registry})
+        return [importlib.import_module(name) for name in names]
 
     @property
     def qualified(self) -> str:

@@ -146,4 +146,4 @@ def _row_after(p: ParticleTrace, ancestry: np.ndarray, s: int, t: int, row: int)
 
 particle: Verb[ParticleConfig, ParticleResult] = register(Verb(
     FEATURE, "particle", ParticleConfig, compute_particle, "one particle of a stored ASMC decode at one step",
-    reads=(sys.modules[__name__], *RUN_READS)))
+    reads=(sys.modules[__name__], *RUN_READS), variants=run_history.variants))

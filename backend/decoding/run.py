@@ -23,7 +23,7 @@ import backend.decoding.select as select
 from backend.decoding.algorithms import asmc, basic, mh, rc, smc
 from backend.decoding.config import DecodeConfig, canonical
 from backend.decoding.context import DecodeContext
-from backend.decoding.registry import StrategySpec
+from backend.decoding.registry import STRATEGIES, StrategySpec
 from backend.decoding.result import BatchResult, BatchRow, DecodeResult
 from backend.errors import UserError
 from backend.models.rules import check_room, keep_fitting, stop_ids
@@ -102,11 +102,12 @@ def compute_run(handle, key: RunKey, progress: Progress = silent) -> DecodeResul
 
 
 run: Verb[RunKey, DecodeResult] = register(Verb(
-    FEATURE, "run", RunKey, compute_run, "one strategy on one prompt or problem", reads=RUN_READS))
+    FEATURE, "run", RunKey, compute_run, "one strategy on one prompt or problem", reads=RUN_READS,
+    variants=(STRATEGIES,)))
 # the same decode kept beside a stored run that predates the particle history (backend.decoding.particle)
 run_history: Verb[RunKey, DecodeResult] = register(Verb(
     FEATURE, "run-history", RunKey, compute_run, "a stored run decoded again to rebuild its particle history",
-    reads=RUN_READS))
+    reads=RUN_READS, variants=(STRATEGIES,)))
 
 
 def run_keyed(handle, key: RunKey, progress: Progress = silent,
@@ -216,7 +217,7 @@ def compute_batch(handle, request: BatchRequest, progress: Progress = silent) ->
 
 batch: Verb[BatchRequest, BatchResult] = register(Verb(
     FEATURE, "batch", BatchRequest, compute_batch, "every setting on every problem (each decode cached on its own)",
-    reads=RUN_READS, key=_batch_key))
+    reads=RUN_READS, key=_batch_key, variants=(STRATEGIES,)))
 
 
 def run_batch(handle, problems: Sequence[Problem], settings: Sequence[Setting], progress: Progress = silent,
