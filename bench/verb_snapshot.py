@@ -65,7 +65,7 @@ def snapshot() -> dict[str, object]:
         outputs[verb] = {"exit": code, "output": _without_run_fields(parsed)}
         print(f"{verb}: exit {code}", file=sys.stderr)
     for verb, call in PAGE.items():
-        result = call()
+        result = call(names)
         value = getattr(result, "value", result)
         outputs[verb] = {"output": _without_run_fields(json.loads(json.dumps(to_jsonable(value), default=str)))}
         print(f"{verb}: done", file=sys.stderr)

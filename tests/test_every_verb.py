@@ -126,7 +126,7 @@ def _run_every_command(record: Forwards, names, into: Pass) -> None:
         into.exits[verb] = (code, err.getvalue())
     for verb, call in PAGE.items():
         record.verb = verb
-        call()
+        call(names)
 
 
 @pytest.fixture(scope="module")
@@ -217,6 +217,9 @@ def _first_top_level_calls(record: Pass) -> dict[str, Call]:
 
 
 def test_every_verb_stops_at_its_progress_and_stores_nothing(every_verb, fresh_store):
+    from backend.watermark import demo
+
+    demo.add_demo()  # the identities the watermark verbs ran with, in this test's own store
     first = every_verb.first
     did_not_stop = []
     for name, call in _first_top_level_calls(first).items():

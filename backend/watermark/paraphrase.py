@@ -48,6 +48,7 @@ def compute_paraphrase(handle: ModelHandle, request: ParaphraseRequest, progress
     short)."""
     prompt_tokens, new_tokens = sizes(handle, request)
     check_room(handle.model, prompt_tokens, new_tokens, "The paraphrase request", "Paraphrase a shorter text.")
+    progress(0.0, f"paraphrasing {prompt_tokens} tokens")  # where a Stop lands: the rewrite is one generation
     return generate_text(handle, _prompt(request), max_new_tokens=new_tokens, temperature=0.0).text
 
 

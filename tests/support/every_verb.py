@@ -7,11 +7,18 @@ from pathlib import Path
 
 from backend.decoding import DecodeConfig
 from backend.decoding.run import run_history, run_key
+from backend.corpus.engine import EngineConfig
 from backend.models import load
+from backend.nag import samples
+from backend.nag.corpus_job import feature_job, rank_job
+from backend.nag.rank import RankConfig
+from backend.nag.targets import TargetSet
 from backend.watermark import demo
 from backend.watermark.estimate import expected_seconds
 from backend.watermark.evaluation import EvalConfig, evaluate
+from backend.watermark.examples import ExampleSpec, example_verb
 from backend.watermark.generation import generate, make_request
+from backend.watermark.length import generate_path
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.sampling import SamplingConfig
 from tests.mt.conftest import TINY_TSV
@@ -25,6 +32,8 @@ WATERMARKS = ("ipmark", "kgw", "hf-kgw", "synthid", "none")
 TEXT = "The sea was calm that morning. Boats left the harbour early. Gulls followed them out past the rocks."
 OTHER_TEXT = "Snow fell on the pass. The road was closed by noon. Nobody drove up until the plough came."  # not memoised
 FILES = {"pairs.tsv": TINY_TSV, "pool.txt": "A cell divides.\nThe loop ends.\nRain falls on hills.\n",
+         # its own texts: the embedder memoises sentences, so `watermark scan` on pool.txt still runs a forward
+         "embed_pool.txt": "Stars burn for ages.\nA kettle boils.\n",
          "heldout.jsonl": '{"text": "Two plus two is four.", "domain": "maths"}\n'
                           '{"text": "Cells divide.", "domain": "science"}\n',
          "problem.jsonl": '{"question": "2 + 3?", "answer": 5}\n'}
@@ -85,6 +94,8 @@ CLI = {  # verb -> its command line ({file} names a file of FILES, {identity} th
     "mt ablate": ["mt", "ablate", *MT, "--sentences", "1", "--random", "1"],
     "mt evaluate": ["mt", "evaluate", *MT, "--sentences", "1", "--random", "1"],
     "nag extract": ["nag", "extract", *NAG, "--corpus", "{pool.txt}"],
+    "nag rank embedding": ["nag", "rank", *NAG, "--pool", "{embed_pool.txt}", "--target-domain", "science", "--method",
+                           "embedding", "--out", "{scores.parquet}"],
     "nag rank": ["nag", "rank", *NAG, "--pool", "{pool.txt}", "--target-domain", "science", "--out",
                  "{scores.parquet}"],
     "nag graph": ["nag", "graph", *NAG, "--target-domain", "maths"],
@@ -113,18 +124,38 @@ CLI = {  # verb -> its command line ({file} names a file of FILES, {identity} th
     "watermark scan": ["watermark", "scan", "--corpus", "{pool.txt}", "--out", "{scan.parquet}", "--model-id",
                        "tiny-llama"],
 }
-PAGE = {  # verbs only a page calls (or the CLI calls with settings too large for this test), called as it does
-    **{f"watermark generate {method} (page)": lambda method=method: generate(load("tiny-llama"), make_request(
+PAGE = {  # verbs only a page calls (or the CLI calls with settings too large for this test), called as it does,
+    # each given the {placeholder} names of command_names
+    **{f"watermark generate {method} (page)": lambda names, method=method: generate(load("tiny-llama"), make_request(
         "Say hi.", method, *demo.first_try_identity(), SamplingConfig(max_sentences=1, max_sentence_tokens=8),
         IPMarkConfig(n_candidates=2))) for method in WATERMARKS},
     # a particle drill-down decodes a run again only when the stored run predates the particle history
-    "decode run-history": lambda: run_history(load("tiny-llama"), run_key("Hi", DecodeConfig(
+    "decode run-history": lambda names: run_history(load("tiny-llama"), run_key("Hi", DecodeConfig(
         strategy="asmc", n=2, max_new_tokens=3))),
-    "watermark estimate (page)": lambda: expected_seconds(load("tiny-llama"), "kgw", 3, 1),
-    "watermark evaluate": lambda: evaluate(load("tiny-llama"), EvalConfig(
+    "watermark estimate (page)": lambda names: expected_seconds(load("tiny-llama"), "kgw", 3, 1),
+    "watermark evaluate": lambda names: evaluate(load("tiny-llama"), EvalConfig(
         n_prompts=1, n_users=1, sampling=SamplingConfig(max_sentences=1, max_sentence_tokens=8),
         attacks=(("lm_paraphrase", 1.0),), methods=("kgw",))),  # IPMark's detection: its own verb above
+    # scripts/watermark_examples.py and bench/watermark_length.py
+    "watermark example (script)": lambda names: _example(load("tiny-llama")),
+    "watermark length path (bench)": lambda names: generate_path(load("tiny-llama"), make_request(
+        "Say hi.", "ipmark", *demo.first_try_identity(), SamplingConfig(max_sentences=1, max_sentence_tokens=8),
+        IPMarkConfig(n_candidates=2))),
+    # `nag rank --engine ray` without Ray (tests/corpus/test_ray.py runs Ray): the feature job on the local engine
+    "nag rank-job (local engine)": lambda names: _rank_job(load("tiny-llama"), str(names["pool.txt"])),
 }
+
+
+def _example(handle):
+    demo.add_demo()
+    return example_verb(handle, ExampleSpec(name="kgw", method="kgw", prompt="Say hi.", n_candidates=2,
+                                            sampling=SamplingConfig(max_sentences=1, max_sentence_tokens=8)))
+
+
+def _rank_job(handle, pool: str):
+    config = RankConfig(top_k=4, max_length=16)
+    job = feature_job(handle, pool, config, EngineConfig(engine="local"))
+    return rank_job(handle, job.job_id, [TargetSet("maths", tuple(samples.sample_targets("maths")))], config)
 # verbs that read weights or text only: no forward at all (kept true here, so a forward they gain is checked)
 NO_FORWARD = {"fp8 concentration", "watermark detect kgw", "watermark detect hf-kgw", "watermark detect synthid"}
 
