@@ -10,11 +10,11 @@ from app.session import selected_model_id
 from app.ui.disagreement_position import position_drilldown
 from app.ui.downloads import table_downloads
 from app.ui.drilldown import clickable_chart
-from app.ui.guarded import guarded, show_provenance
+from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import checkbox_for, number_for, select_for
 from app.ui.presets import preset_choice
-from app.ui.run import ASK_OVER_S, clicked_for, expected_time, run_with_progress, stored_result
+from app.ui.run import ASK, AfterClick, clicked_for, expected_time, run_verb
 from app.ui.tabs import lazy_tabs
 from app.ui.inspect_link import inspect_button
 from app.ui.text import literal
@@ -82,9 +82,8 @@ eopd_params = EopdParams()
 
 def traced_pair():
     """Both rollouts of the problem above: the Trace tab's result, whose EOPD gate the last tab plots."""
-    return run_with_progress("Both rollouts, scored under both models",
-                             lambda progress: trace(pair, TraceConfig(question, answer, max_new, eopd_params),
-                                                    progress), ask_over_s=ASK_OVER_S)
+    return run_verb(lambda progress: trace(pair, TraceConfig(question, answer, max_new, eopd_params), progress),
+                    label="Both rollouts, scored under both models", when=ASK)
 
 
 def trace_tab() -> None:
@@ -132,7 +131,7 @@ def batch_tab() -> None:
                             max_new, batch_signal)
     expected_time("disagreement", "analyze", pair.ref.fingerprint)
     if clicked_for(config, "Analyse the batch", "dis-batch"):
-        done = run_with_progress("Batch analysis", lambda progress: analyze(pair, config, progress))
+        done = run_verb(lambda progress: analyze(pair, config, progress), label="Batch analysis")
         if done is not None:
             result = done.value
             st.plotly_chart(figs.lorenz_figure(result), width="stretch", key="dis-lorenz")
@@ -190,7 +189,7 @@ def intervene_tab() -> None:
     calibration = CalibrationConfig(ProblemSet(int(cal_n), cal_set.split, cal_set.seed), max_new)
     one = InterveneConfig(question, answer, policy, budget, gate_config, calibration, max_new)
     if clicked_for(one, "Decode this problem", "dis-intervene"):
-        done = run_with_progress("Intervention decoding", lambda progress: intervene(pair, one, progress))
+        done = run_verb(lambda progress: intervene(pair, one, progress), label="Intervention decoding")
         if done is not None:
             v = done.value
             verdict = "" if v.correct is None else (" · :green[correct]" if v.correct else " · :red[wrong]")
@@ -213,7 +212,7 @@ def intervene_tab() -> None:
     expected_time("disagreement", "sweep", pair.ref.fingerprint)
     shown = None
     if clicked_for(sweep_config, "Run the sweep", "dis-sweep", disabled=not rates):
-        done = run_with_progress("Budget sweep", lambda progress: sweep(pair, sweep_config, progress))
+        done = run_verb(lambda progress: sweep(pair, sweep_config, progress), label="Budget sweep")
         shown = None if done is None else done.value
     else:  # before a run: the latest stored sweep of this pair (e.g. the benchmark's 100 problems)
         stored = guarded(lambda: latest_sweep(pair))
@@ -262,7 +261,7 @@ def eopd_tab() -> None:
     eopd_config = EopdConfig(ProblemSet(int(n_eopd)), EopdParams(tau, int(top_k), alpha), max_new, temperature)
     expected_time("disagreement", "eopd", pair.ref.fingerprint)
     if clicked_for(eopd_config, "Summarise over a batch", "dis-eopd"):
-        done = run_with_progress("EOPD signals", lambda progress: eopd(pair, eopd_config, progress))
+        done = run_verb(lambda progress: eopd(pair, eopd_config, progress), label="EOPD signals")
         if done is not None:
             s = done.value.summary
             if done.value.skipped:  # the context rule for batches: skipped, counted and said
@@ -299,17 +298,8 @@ def learnability_tab() -> None:
                                                 layers=layers))
     if config is None:
         return
-
-    def call(progress):
-        return learnability(pair, config, progress)
-
-    done = stored_result(call)
-    if done is not None:
-        show_provenance(done)
-    else:
-        expected_time("disagreement", "learnability", pair.ref.fingerprint)
-        if clicked_for(config, f"Compute the gradients of {config.n} examples", "dis-learn"):
-            done = run_with_progress("Learnability", call)
+    done = run_verb(lambda progress: learnability(pair, config, progress), label="Learnability",
+                    when=AfterClick(f"Compute the gradients of {config.n} examples", "dis-learn", config))
     if done is None:
         return
     result, test = done.value, done.value.test

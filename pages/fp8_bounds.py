@@ -10,7 +10,7 @@ from app.ui.fp8_head import head_drilldown
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.params import number_for, select_for, slider_for
-from app.ui.run import ASK_OVER_S, run_with_progress
+from app.ui.run import ASK, run_verb
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.fp8 import FORMATS, SIGMA_METHODS, BoundsConfig, SimulateConfig, bounds, concentration_curves, simulate
@@ -37,8 +37,7 @@ with st.expander("Settings", expanded=False):
     n_texts = slider_for(BoundsConfig, "n_texts", "sample texts", container=c4, key="fp8-texts")
 config = BoundsConfig(method=method, calibration=float(calibration), fp8_format=fmt, n_texts=n_texts)
 
-computed = run_with_progress("Spectral bounds", lambda progress: bounds(handle, config, progress=progress),
-                             ask_over_s=ASK_OVER_S)
+computed = run_verb(lambda progress: bounds(handle, config, progress=progress), label="Spectral bounds", when=ASK)
 if computed is None:
     st.stop()
 result = computed.value
@@ -109,7 +108,7 @@ def transient_tab() -> None:
     if sim_config is None or sim_model != handle.id:
         st.caption("The simulation runs the selected layer on the sample texts; press the button to start it.")
         return
-    sim = run_with_progress("Transient simulation", lambda progress: simulate(handle, sim_config, progress=progress))
+    sim = run_verb(lambda progress: simulate(handle, sim_config, progress=progress), label="Transient simulation")
     if sim is not None:
         summary = sim.value.summary()
         k1, k2, k3 = st.columns(3)

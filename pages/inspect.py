@@ -11,7 +11,7 @@ from app.ui.inspect_graph import graph_tab, heads_tab
 from app.ui.inspect_link import PROMPT_KEY, take_incoming_prompt
 from app.ui.inspect_patch import DLA_HEAD, ablate_head_button, ablate_tab, patch_tab, steer_tab
 from app.ui.model_picker import current_model
-from app.ui.run import ASK_OVER_S, run_with_progress
+from app.ui.run import ASK, run_verb
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.internals import (EXAMPLE_PROMPT, AttentionConfig, DlaConfig, HeadConfig, LensConfig, attention,
@@ -44,8 +44,8 @@ position = int(st.number_input("Position (-1 = last token)", value=-1, step=1, k
 def lens_tab() -> None:
     track = st.text_input("Track a token (its rank and probability by layer)", key="inspect-track",
                           persist_state="session", help="Exactly one token; mind the leading space (' Paris').")
-    computed = run_with_progress("Logit lens", lambda progress: lens(handle, LensConfig(
-        prompt=prompt, position=position, track=track), progress=progress), ask_over_s=ASK_OVER_S)
+    computed = run_verb(lens, handle, LensConfig(prompt=prompt, position=position, track=track), label="Logit lens",
+                        when=ASK)
     if computed is None:
         return
     result = computed.value
@@ -60,8 +60,8 @@ def lens_tab() -> None:
 def head_drilldown(layer: int, head_index: int, at: int | None = None) -> None:
     st.subheader(f"Head L{layer}H{head_index}")
     ablate_head_button(layer, head_index)
-    computed = run_with_progress("Head drill-down", lambda progress: head(handle, HeadConfig(
-        prompt=prompt, layer=layer, head=head_index, position=position if at is None else at), progress=progress))
+    computed = run_verb(head, handle, HeadConfig(prompt=prompt, layer=layer, head=head_index,
+                                                 position=position if at is None else at), label="Head drill-down")
     if computed is None:
         return
     result = computed.value
@@ -83,9 +83,8 @@ def dla_tab() -> None:
     target = c1.text_input("Target token (empty: the model's prediction)", key="inspect-target",
                            persist_state="session", help="Exactly one token; mind the leading space (' Paris').")
     contrast = c2.text_input("Contrast token (optional)", key="inspect-contrast", persist_state="session")
-    computed = run_with_progress("Direct logit attribution", lambda progress: dla(handle, DlaConfig(
-        prompt=prompt, position=position, target=target, contrast=contrast), progress=progress),
-        ask_over_s=ASK_OVER_S)
+    computed = run_verb(dla, handle, DlaConfig(prompt=prompt, position=position, target=target, contrast=contrast),
+                        label="Direct logit attribution", when=ASK)
     if computed is None:
         return
     result = computed.value
@@ -107,8 +106,8 @@ def attention_tab() -> None:
     layer = int(c1.number_input("Layer", 0, info.n_layers - 1, 0, key="inspect-att-layer", persist_state="session"))
     head_index = int(c2.number_input("Head", 0, info.n_heads - 1, 0, key="inspect-att-head",
                                      persist_state="session"))
-    computed = run_with_progress("Attention pattern", lambda progress: attention(handle, AttentionConfig(
-        prompt=prompt, layer=layer, head=head_index), progress=progress), ask_over_s=ASK_OVER_S)
+    computed = run_verb(attention, handle, AttentionConfig(prompt=prompt, layer=layer, head=head_index),
+                        label="Attention pattern", when=ASK)
     if computed is not None:
         result = computed.value
         st.plotly_chart(pattern_figure(result.tokens, result.pattern, f"Layer {layer}, head {head_index}"),

@@ -14,7 +14,7 @@ from app.ui.model_picker import current_model
 from app.ui.mt_drilldown import head_drilldown
 from app.ui.params import select_for, slider_for
 from app.ui.presets import preset_choice
-from app.ui.run import ASK_OVER_S, expected_time, run_with_progress
+from app.ui.run import ASK, expected_time, run_verb
 from app.ui.tabs import lazy_tabs
 from app.ui.inspect_link import inspect_button
 from app.ui.text import literal
@@ -91,8 +91,7 @@ template = HeadsConfig(src=src, tgt=tgt, n_prompts=n_prompts, k_shots=shots, att
 
 def heads_for(kind: str):
     config = dataclasses.replace(template, head_type=kind)
-    return run_with_progress(f"Finding {kind} heads", lambda p: find_heads(handle, config, data, progress=p),
-                             ask_over_s=ASK_OVER_S)
+    return run_verb(lambda p: find_heads(handle, config, data, progress=p), label=f"Finding {kind} heads", when=ASK)
 
 
 st.subheader(f"{head_type.capitalize()} heads")
@@ -190,7 +189,7 @@ def remembered(name: str, label: str) -> bool:
 def steer_tab() -> None:
     if remembered("steer", "Run steering on the chosen sentences") and chosen_rows:
         config = dataclasses.replace(base, rows=tuple(chosen_rows))
-        out = run_with_progress("Steering", lambda p: run_experiment(handle, "steer", config, data, progress=p))
+        out = run_verb(lambda p: run_experiment(handle, "steer", config, data, progress=p), label="Steering")
         if out is not None:
             steering_headline(out.value)
             free, steered, few, instr = out.value.conditions
@@ -206,7 +205,7 @@ def ablate_tab() -> None:
                       persist_state="session")
     if remembered("ablate", f"Ablate the selected {head_type} heads vs random heads"):
         config = dataclasses.replace(base, n_sentences=n_abl)
-        out = run_with_progress("Ablation", lambda p: run_experiment(handle, "ablate", config, data, progress=p))
+        out = run_verb(lambda p: run_experiment(handle, "ablate", config, data, progress=p), label="Ablation")
         if out is not None:
             ablation_headline(out.value)
             st.plotly_chart(ablation_chart(ablation_rows(out.value.conditions, head_type)), width="stretch",
@@ -225,7 +224,7 @@ def eval_tab() -> None:
                "language / translation heads zeroed, and few-shot with random heads zeroed. Uses both head maps.")
     if remembered("eval", "Run the evaluation"):
         config = dataclasses.replace(base, n_sentences=n_eval)
-        out = run_with_progress("Evaluation", lambda p: run_experiment(handle, "evaluate", config, data, progress=p))
+        out = run_verb(lambda p: run_experiment(handle, "evaluate", config, data, progress=p), label="Evaluation")
         if out is not None:
             steering_headline(out.value)
             ablation_headline(out.value)

@@ -13,7 +13,7 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.nag_drilldown import neuron_drilldown
 from app.ui.params import number_for, select_for, slider_for
-from app.ui.run import ASK_OVER_S, expected_time, run_with_progress, stored_result
+from app.ui.run import ASK, STORED_FIRST, STORED_ONLY, expected_time, run_verb
 from app.ui.tabs import lazy_tabs
 from app.ui.inspect_link import inspect_button
 from app.ui.text import literal
@@ -109,8 +109,8 @@ config = RankConfig(method=method, impact=impact, top_k=int(top_k), max_length=i
 
 def _open_nag_job(job_id: str) -> None:
     """A finished feature job re-ranked against the targets chosen above (no document runs through the model)."""
-    done = run_with_progress("Re-ranking the corpus job", lambda progress: rank_job(handle, job_id, target_sets,
-                                                                                     config, progress))
+    done = run_verb(lambda progress: rank_job(handle, job_id, target_sets, config, progress),
+                    label="Re-ranking the corpus job")
     if done is not None:
         st.dataframe(done.value.to_frame().head(200), hide_index=True, width="stretch")
         table_downloads(done.value.to_frame(), f"nag-job-{job_id}", key=f"nag-job-{job_id}-export")
@@ -118,8 +118,8 @@ def _open_nag_job(job_id: str) -> None:
 
 corpus_jobs_panel("nag-features", lambda corpus, progress: feature_job(handle, corpus, config, progress=progress),
                   key="nag-jobs", open_job=_open_nag_job)
-computed = run_with_progress("Ranking the pool", lambda progress: rank(handle, pool, target_sets, config,
-                                                                          pool_name, progress), ask_over_s=ASK_OVER_S)
+computed = run_verb(lambda progress: rank(handle, pool, target_sets, config, pool_name, progress),
+                    label="Ranking the pool", when=ASK)
 if computed is None:
     st.stop()
 ranking = computed.value
@@ -134,8 +134,8 @@ def ranking_finding() -> None:
     stored, the embedding baseline (the Baselines tab computes it)."""
     if config.method != "nag" or not ranking.labelled or not set(ranking.target_names) & set(ranking.domains):
         return
-    embedding = stored_result(lambda p: rank(handle, pool, target_sets, dataclasses.replace(config, method="embedding"),
-                                             pool_name, p))
+    embedding = run_verb(lambda p: rank(handle, pool, target_sets, dataclasses.replace(config, method="embedding"),
+                                        pool_name, p), label="Embedding baseline", when=STORED_ONLY)
     st.info(nag_finding(precision_curve(ranking, (10,)), int(relevance(ranking).sum()), len(ranking.ids),
                         precision_curve(embedding.value, (10,)) if embedding is not None else None,
                         ", ".join(ranking.target_names)))
@@ -163,8 +163,11 @@ def ranking_tab() -> None:
 
 
 def profiles_of_targets():
-    """The target sets' neuron profiles (Profile and Graph tabs); None after an error shown on the page."""
-    return guarded(lambda: target_profiles(handle, target_sets, config.extract))
+    """The target sets' neuron profiles (Profile and Graph tabs): stored features at once, others computed with
+    progress and Stop; None after an error or a Stop shown on the page."""
+    computed = run_verb(lambda progress: target_profiles(handle, target_sets, config.extract, progress),
+                        label="Target profiles", when=STORED_FIRST)
+    return None if computed is None else computed.value
 
 
 def profile_tab() -> None:
@@ -211,8 +214,10 @@ def baselines_tab() -> None:
         st.info("Precision@k needs a pool with 'domain' labels that match the target set names "
                 "(e.g. the sample pool with sample domains).")
     elif st.button("Compare NAG vs random vs embedding", key="nag-compare"):
-        comparison = guarded(lambda: compare(handle, pool, target_sets, config, pool_name=pool_name))
-        if comparison is not None:
+        computed = run_verb(lambda progress: compare(handle, pool, target_sets, config, pool_name=pool_name,
+                                                     progress=progress), label="NAG vs random vs embedding")
+        if computed is not None:
+            comparison = computed.value
             st.plotly_chart(precision_figure(comparison), width="stretch", key="nag-precision")
             st.dataframe(comparison.rows(), hide_index=True, width="stretch")
             st.caption(f"{comparison.relevant} target-domain documents in the pool; random = one seeded draw.")
@@ -231,9 +236,9 @@ def deactivation_tab() -> None:
                           key="nag-nrand", persist_state="session")
     expected_time("nag", "deactivate", handle.fingerprint)
     if st.button("Run deactivation check", key="nag-deact"):
-        result = run_with_progress("Deactivation", lambda progress: deactivation_check(
+        result = run_verb(lambda progress: deactivation_check(
             handle, target_sets, samples.heldout(), config.extract,
-            DeactivationConfig(float(share), int(n_random)), which, progress))
+            DeactivationConfig(float(share), int(n_random)), which, progress), label="Deactivation")
         if result is not None:
             st.plotly_chart(deactivation_figure(result.value), width="stretch", key="nag-deact-fig")
             st.json(result.value.summary())

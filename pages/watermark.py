@@ -14,7 +14,7 @@ from app.ui.watermark_sentence import (GENERATED, candidates_view, piece_clicked
 from app.ui.watermark_text import clickable_text
 from app.ui import watermark_stream as streaming
 from app.ui.params import config_inputs, number_for, select_for
-from app.ui.run import duration, expected_time, run_with_progress
+from app.ui.run import duration, expected_time, run_verb
 from app.ui.tabs import lazy_tabs
 from app.ui.scope import registry_rights
 from app.ui.text import literal, visible
@@ -95,9 +95,10 @@ def verdicts_view(text: str, prompt: str, address: int, handle, configs: dict | 
     key = ("wm-verdicts", hash(text), prompt, address, getattr(handle, "fingerprint", ""), repr(configs), len(models),
            sum(len(u) for u in users_by_model.values()), key_holder)
     if st.session_state.get("wm-verdicts-key") != key:
-        st.session_state["wm-verdicts-table"] = guarded(
-            lambda: verdict_table(text, handle, prompt=prompt or None, model_address=address, configs=configs,
-                                  key_holder=key_holder))
+        judged = run_verb(lambda progress: verdict_table(text, handle, prompt=prompt or None, model_address=address,
+                                                         configs=configs, progress=progress, key_holder=key_holder),
+                          label="Judging the text with every method")
+        st.session_state["wm-verdicts-table"] = None if judged is None else judged.value
         st.session_state["wm-verdicts-key"] = key
     table = st.session_state["wm-verdicts-table"]
     if table is None:
@@ -170,9 +171,9 @@ def detect_tab() -> None:
         st.info("Register a model identity first (Registry tab).")
     elif handle is not None or not method.needs_model_to_detect:
         done = {r.method: r.detection for r in (table.rows if table is not None else ())}
-        found = done.get(method.name) or guarded(lambda: detect(text, DetectRequest(
+        found = done.get(method.name) or _detected(text, DetectRequest(
             method.name, prompt=prompt or None, model_address=address if method.needs_identity_to_detect else 0,
-            config=settings.get(method.name), handle=handle, key_holder=key_holder)))
+            config=settings.get(method.name), handle=handle, key_holder=key_holder))
         if found is not None:
             family = "" if found.p_family is None else f" · p = {found.p_family:.2g}" + (  # the verdict's own p
                 f", {found.corrected_over}" if found.corrected_over else
@@ -210,6 +211,12 @@ def detect_tab() -> None:
                 table_downloads(table, "watermark-sentences", key="wm-sent-export")
 
 
+def _detected(text: str, request: DetectRequest):
+    """The detail method's detection when the verdict table has none (e.g. a method that needs settings)."""
+    computed = run_verb(lambda progress: detect(text, request), label=f"Detecting with {request.method}")
+    return None if computed is None else computed.value
+
+
 WITHHELD_NOTE = ("This server is reachable from other machines and you do not hold its keys: under a registered "
                  "identity's key you see the verdict (and, for a flagged text, its corrected p and the identity), "
                  "never a score, bits or green counts of a text not flagged - those would teach forging the mark - "
@@ -222,8 +229,10 @@ def _expected_text(handle, method: str, candidates: int, sentences: int) -> str:
     """'expected about N s (basis)': a measured estimate is taken once per model, method and candidate count."""
     rows = candidates if METHODS.get(method).ranks_candidates else 1
     key = ("wm-estimate", handle.fingerprint, method, rows)
-    if key not in st.session_state:
-        st.session_state[key] = guarded(lambda: expected_seconds(handle, method, rows, 1))
+    if key not in st.session_state:  # a few decoding steps on the model, unless it ran here before
+        measured = run_verb(lambda progress: expected_seconds(handle, method, rows, 1),
+                            label=f"Timing {method} on this model")
+        st.session_state[key] = None if measured is None else measured.value
     per_sentence = st.session_state[key]
     if per_sentence is None:
         return ""
@@ -282,9 +291,8 @@ def generate_tab() -> None:
                     if request is None:
                         continue
                     box, stream = streaming.streamer(index, labels[index], request, handle, key_holder)
-                    done = run_with_progress(
-                        f"Generating ({meth}, {_expected_text(handle, meth, int(b), int(n_sent))})",
-                        lambda p, r=request, s=stream: generate(handle, r, s, p))
+                    done = run_verb(lambda p, r=request, s=stream: generate(handle, r, s, p),
+                                    label=f"Generating ({meth}, {_expected_text(handle, meth, int(b), int(n_sent))})")
                     if done is None:
                         streaming.failed()
                         continue
@@ -311,7 +319,7 @@ def evaluate_tab() -> None:
     if handle is not None:
         expected_time("watermark", "evaluate", handle.fingerprint)
     if handle is not None and st.button("Run the evaluation (minutes to hours on CPU)", key="wm-eval"):
-        done = run_with_progress("Evaluating", lambda p: evaluate(handle, EvalConfig(), p))
+        done = run_verb(lambda p: evaluate(handle, EvalConfig(), p), label="Evaluating")
         result = done.value if done is not None else result
     if result is None:
         st.info("No stored evaluation for this model yet: run it here or with "

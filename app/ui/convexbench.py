@@ -9,7 +9,7 @@ from app.figures import convexity as figs
 from app.ui.downloads import table_downloads
 from app.ui.guarded import guarded
 from app.ui.params import number_for
-from app.ui.run import run_with_progress
+from app.ui.run import run_verb
 from app.ui.text import literal
 from backend.decoding.convexity import (CONVEX_STRATEGIES, ConvexSettings, answer_on_model, run_convex_batch,
                                         typed_problem)
@@ -52,8 +52,8 @@ def _typed(handle, strategies: list[str]) -> None:
         return
     st.caption(f"The composition rules say: **{problem.label}** ('neither' = not certified by them).")
     for name in strategies:
-        done = run_with_progress(CONVEX_STRATEGIES.get(name).label,
-                                 lambda p, name=name: answer_on_model(handle, problem, name, progress=p))
+        done = run_verb(lambda p, name=name: answer_on_model(handle, problem, name, progress=p),
+                        label=CONVEX_STRATEGIES.get(name).label)
         if done is None:
             continue
         r = done.value
@@ -87,8 +87,8 @@ def convexbench_tab(handle) -> None:
         with st.expander(f"Problem 1 of depth {depth} (label: {example.label})"):
             st.code(example.expression, language=None, wrap_lines=True)
     if st.button("Run ConvexBench", key="cvx-run", type="primary"):
-        done = run_with_progress("ConvexBench", lambda p: run_convex_batch(handle, strategies, [int(depth)],
-                                                                          int(count), int(seed), p))
+        done = run_verb(lambda p: run_convex_batch(handle, strategies, [int(depth)], int(count), int(seed), p),
+                        label="ConvexBench")
         if done is not None:
             st.session_state["cvx-batch"] = (handle.id, done.value)
     found = st.session_state.get("cvx-batch")

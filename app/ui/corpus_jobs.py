@@ -1,74 +1,38 @@
 """The "Corpus jobs" panel (NAG and Watermark pages): launch a local job on an uploaded or server-side corpus,
 watch its progress, open a finished job and export its rows. The job runs in a background thread of this
-server; its shards and totals are read back from the store (backend.corpus.jobs), so any session sees them."""
+server (app.ui.run.start_in_background): its progress and Stop belong to the browser session that started it; its
+shards and totals are read back from the store (backend.corpus.jobs), so any session sees them."""
 from __future__ import annotations
 
 import tempfile
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
 
 from app.ui.guarded import guarded
-from app.ui.run import stopped_message
+from app.ui.run import background_progress, background_run, start_in_background
 from app.ui.text import literal
 from backend.corpus import jobs
 from backend.corpus.capped import MAX_SHARDS, SHARD_UPLOAD, check_shard_set, check_upload
 from backend.corpus.shards import SHARD_SUFFIXES
 from backend.corpus.uploads import save_upload_set
-from backend.errors import UserError
-from backend.progress import Stopped
 
 MAX_DOWNLOAD_ROWS = 200_000  # larger jobs: export on the server (the path is shown)
-_running: dict[str, dict] = {}  # launch key -> {"fraction", "message", "error", "stopped", "job", "stop"}: shared
+KEPT_ON_STOP = "the shards finished before it are stored (a re-run skips them)"
 
 
 def _launch(key: str, corpus: str, launch: Callable) -> None:
-    state = {"fraction": 0.0, "message": "starting", "error": "", "stopped": "", "job": None, "stop": False,
-             "started": time.monotonic()}
-    _running[key] = state
-
-    def progress(fraction: float, message: str) -> None:
-        if state["stop"]:  # the Stop button: end at this progress step; finished shards stay, a re-run resumes
-            raise Stopped
-        state.update(fraction=min(max(float(fraction), 0.0), 1.0), message=message)
-
-    def work() -> None:
-        try:
-            state["job"] = launch(corpus, progress)
-        except Stopped:
-            state["stopped"] = stopped_message("Corpus job", time.monotonic() - state["started"],
-                                               "the shards finished before it are stored (a re-run skips them)")
-        except UserError as err:
-            state["error"] = str(err)
-        except Exception as err:  # noqa: BLE001 - shown as a failure; details in the server log
-            import logging
-
-            logging.getLogger("dashboard").exception("corpus job failed")
-            state["error"] = f"Something went wrong ({type(err).__name__}). The details are in the server log."
-
-    threading.Thread(target=work, name=f"corpus-job-{key}", daemon=True).start()
+    """The job in a background thread, watched by this browser session only (app.ui.run keeps it per session)."""
+    start_in_background(key, "Corpus job", lambda progress: launch(corpus, progress), kept=KEPT_ON_STOP)
 
 
 def _progress_view(key: str) -> None:
-    state = _running.get(key)
-    if state is None:
-        return
-    if state["error"]:
-        st.error(literal(state["error"]))
-    elif state["stopped"]:
-        st.warning(state["stopped"], icon=":material/stop_circle:")
-    elif state["job"] is not None:
-        job = state["job"]
+    run = background_progress(key)
+    if run is not None and not run.running and run.result is not None:
+        job = run.result
         st.success(f"Job {job.job_id}: {job.rows:,} rows, {job.processed} shard(s) run, {job.skipped} already done, "
                    f"{len(job.failed)} failed.")
-    else:
-        st.progress(state["fraction"], text=literal(state["message"]))
-        if st.button("Stop", key=f"{key}-stop", disabled=state["stop"],
-                     help="Stops at the next shard; finished shards stay stored and a re-run resumes"):
-            state["stop"] = True
 
 
 def corpus_jobs_panel(kind: str, launch: Callable, key: str, open_job: Callable[[str], None] | None = None) -> None:
@@ -93,7 +57,8 @@ def corpus_jobs_panel(kind: str, launch: Callable, key: str, open_job: Callable[
                                      help=f"Up to {MAX_SHARDS} shards at a time; each "
                                           f"{SHARD_UPLOAD.describe()}.")
             corpus = guarded(lambda: str(_save_shards(files))) if files else ""
-        busy = key in _running and _running[key]["job"] is None and not _running[key]["error"]
+        running = background_run(key)
+        busy = running is not None and running.running
         if st.button("Run local job", disabled=not corpus or busy, key=f"{key}-run"):
             _launch(key, corpus, launch)
             busy = True

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.figures import decoding as figs
-from app.ui.run import run_with_progress
+from app.ui.run import run_verb
 
 PARTIAL = "dec-batch-partial"  # (model id, BatchResult so far, problems in the batch) of a batch that did not finish
 
@@ -29,7 +29,7 @@ def streamed_batch(model_id: str, call: Callable) -> object | None:
             st.dataframe(figs.batch_table(partial), hide_index=True, width="stretch")
 
     st.session_state.pop(PARTIAL, None)
-    done = run_with_progress("Batch", lambda progress: call(progress, on_problem))
+    done = run_verb(lambda progress: call(progress, on_problem), label="Batch")
     slot.empty()
     if done is not None:
         st.session_state.pop(PARTIAL, None)

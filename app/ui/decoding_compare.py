@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from app.ui.run import NEVER_ASK, run_with_progress
+from app.ui.run import STORED_FIRST, run_verb
 
 STATE = "dec-results"  # the comparison on screen: a Comparison
 
@@ -57,7 +57,7 @@ def compare(model_id: str, names, run: Callable[[str, object], object], labels: 
     columns = st.columns(len(order)) if order else []
     for name, column in zip(order, columns):
         with column:
-            done = run_with_progress(labels.get(name, name), lambda p, name=name: run(name, p), ask_over_s=NEVER_ASK)
+            done = run_verb(lambda p, name=name: run(name, p), label=labels.get(name, name), when=STORED_FIRST)
             if done is None:  # an error (shown in its column): the comparison goes on without it
                 comparison = Comparison(model_id, tuple(s for s in comparison.strategies if s != name),
                                         comparison.results)

@@ -8,7 +8,7 @@ import streamlit as st
 from app.figures.clickable import Picked
 from app.figures.decoding import PARTICLE, STEP, particle_weights
 from app.ui.drilldown import Clicked, Drilldown, within
-from app.ui.run import NEVER_ASK, run_with_progress
+from app.ui.run import STORED_FIRST, run_verb
 from backend.decoding.particle import ParticleConfig, particle
 from backend.decoding.run import RunKey
 
@@ -38,8 +38,8 @@ def particle_drilldown(handle, run, chart: Clicked) -> None:
     k, step, row = chosen.values if chosen.kind == PARTICLE.kind else (*chosen.values, None)
     key = RunKey(config=run.config, prompt=run.prompt, expected=run.expected, problem_id=run.problem_id, chat=True)
     config = ParticleConfig(key, k, step, -1 if row is None else row)
-    done = run_with_progress(f"Particle at token {step + 1}", lambda progress: particle(handle, config, progress),
-                             ask_over_s=NEVER_ASK)
+    done = run_verb(lambda progress: particle(handle, config, progress), label=f"Particle at token {step + 1}",
+                    when=STORED_FIRST)
     if done is None:
         return
     d = done.value

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.figures.disagreement import POSITION, SIGNAL_LABELS, distributions_figure
 from app.ui.drilldown import Clicked, Drilldown, within
-from app.ui.run import NEVER_ASK, clicked_for, run_with_progress, stored_result
+from app.ui.run import NOW, STORED_FIRST, STORED_ONLY, AfterClick, run_verb
 from app.ui.text import literal
 from backend.disagreement import CalibrationConfig, GateConfig, InterveneConfig, ProblemSet, TraceConfig
 from backend.disagreement.position import GateAtConfig, PositionConfig, gate_at, position
@@ -15,6 +15,7 @@ from backend.disagreement.scoring import RolloutConfig, rollouts
 from backend.params import default_of
 
 DIS_POSITION = Drilldown("dis-position", (POSITION,))  # picked in the context of its rollout's source
+GATE = "Gate at this position"  # the gate check's status box (and its Stop)
 
 
 def gate_settings() -> tuple[GateConfig, float, ProblemSet]:
@@ -36,7 +37,7 @@ def position_drilldown(pair, trace_config: TraceConfig, rollout, trace: Clicked)
         return
     (i,) = picked.values
     config = PositionConfig(trace_config, i, rollout.source, top_k=10)
-    done = run_with_progress(f"Position {i}", lambda progress: position(pair, config, progress), ask_over_s=NEVER_ASK)
+    done = run_verb(lambda progress: position(pair, config, progress), label=f"Position {i}", when=STORED_FIRST)
     if done is None:
         return
     r = done.value
@@ -60,18 +61,20 @@ def gate_view(pair, trace_config: TraceConfig, r) -> None:
     gate, budget, problems = gate_settings()
     config = GateAtConfig(trace_config, r.position, r.source, gate, budget,
                           CalibrationConfig(problems, trace_config.max_new_tokens))
-    call = lambda progress: gate_at(pair, config, progress)  # noqa: E731
-    done = stored_result(call)
-    calibrated = done is None and stored_result(lambda progress: rollouts(pair, RolloutConfig(
-        config.calibration.problems, "base", config.calibration.max_new_tokens), progress)) is not None
-    if calibrated:  # the calibration rollouts are stored: the check itself takes a moment
-        done = run_with_progress("Gate at this position", call)
-    elif done is None:
-        st.caption(f"The gate (Intervention tab's settings: {literal(gate.signal)}, W = {gate.window}, r = "
-                   f"{budget:.0%}) is calibrated on {problems.n} base rollouts of training problems; they are "
-                   "computed once and stored.")
-        if clicked_for(config, "Check the gate here", "dis-gate-at"):
-            done = run_with_progress("Gate at this position", call)
+
+    def check(progress):
+        return gate_at(pair, config, progress)
+
+    done = run_verb(check, label=GATE, when=STORED_ONLY)
+    if done is None:  # calibrated (its rollouts stored), the check takes a moment; otherwise minutes, asked first
+        calibrated = run_verb(lambda progress: rollouts(pair, RolloutConfig(
+            config.calibration.problems, "base", config.calibration.max_new_tokens), progress),
+            label="Calibration rollouts", when=STORED_ONLY) is not None
+        done = run_verb(check, label=GATE, when=NOW if calibrated else AfterClick(
+            "Check the gate here", "dis-gate-at", config,
+            note=f"The gate (Intervention tab's settings: {literal(gate.signal)}, W = {gate.window}, r = "
+                 f"{budget:.0%}) is calibrated on {problems.n} base rollouts of training problems; they are "
+                 "computed once and stored."))
     if done is None:
         return
     g = done.value

@@ -6,7 +6,7 @@ import streamlit as st
 from app.figures.clickable import HEAD
 from app.figures.fp8 import head_histogram
 from app.ui.drilldown import Clicked, Drilldown, within
-from app.ui.run import run_with_progress
+from app.ui.run import run_verb
 from backend.fp8 import BoundsConfig
 from backend.fp8.head import HeadConfig, head
 
@@ -22,8 +22,7 @@ def head_drilldown(handle, config: BoundsConfig, result, charts: tuple[Clicked, 
         return
     layer, h = picked.values
     st.subheader(f"Layer {layer}, head {h}")
-    done = run_with_progress(f"Head {layer}.{h}", lambda progress: head(handle, HeadConfig(layer, h, config),
-                                                                         progress))
+    done = run_verb(lambda progress: head(handle, HeadConfig(layer, h, config), progress), label=f"Head {layer}.{h}")
     if done is None:
         return
     r = done.value

@@ -1,4 +1,7 @@
-"""Run a backend call so that a user's mistake shows as a message, never as a traceback."""
+"""A user's mistake shows as a message, never as a traceback: the error rule of every page call.
+
+`app.ui.run.run_verb` applies it to every computation (with progress and Stop); `guarded` itself is for the quick
+calls that run no model: parsing an input, reading the store, checking a setting."""
 from __future__ import annotations
 
 import logging
@@ -16,19 +19,25 @@ T = TypeVar("T")
 log = logging.getLogger("dashboard")
 
 
+def failure_message(err: Exception) -> str:
+    """What a page shows for a failed call (ready for st.error), from inside its `except`: a UserError's own words,
+    shown literally (they quote file names, lines and user text), or for a bug its type only — the exception text
+    can name internal paths, so it goes to the server log."""
+    if isinstance(err, UserError):
+        return literal(str(err))
+    log.exception("unexpected error")
+    return f"Something went wrong ({type(err).__name__}). The details are in the server log."
+
+
 def guarded(call: Callable[[], T]) -> T | None:
     try:
         return call()
-    except NotStored:  # not an error: run_with_progress asks before computing
+    except NotStored:  # not an error: run_verb asks before computing
         raise
     except Stopped:  # the user stopped it: the store kept nothing partial and listed the run as stopped
         st.info("Stopped: nothing was stored.")
-    except UserError as err:  # messages quote file names, lines and user text: shown literally, never rendered
-        st.error(literal(str(err)))
-    except Exception as err:  # a bug: say so plainly, keep the details in the server log
-        log.exception("unexpected error")
-        # the exception text can name internal paths: it goes to the server log only
-        st.error(f"Something went wrong ({type(err).__name__}). The details are in the server log.")
+    except Exception as err:
+        st.error(failure_message(err))
     return None
 
 

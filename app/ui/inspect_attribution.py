@@ -6,7 +6,7 @@ import streamlit as st
 
 from app.figures.inspect_attribution import attribution_figure, what
 from app.ui.params import number_for, select_for
-from app.ui.run import ASK_OVER_S, run_with_progress
+from app.ui.run import ASK, run_verb
 from app.ui.text import literal
 from backend.internals import AttributeConfig, attribute
 from backend.internals.attribution_methods import ATTRIBUTIONS
@@ -35,9 +35,9 @@ def attribution_tab(handle, prompt: str) -> None:
     generate = number_for(AttributeConfig, "generate", "Or generate N tokens", container=c3, key="inspect-attr-gen")
     function = select_for(AttributeConfig, "function", "Attribute", container=c4, key="inspect-attr-function")
     st.caption(literal(ATTRIBUTIONS.get(method).help))
-    computed = run_with_progress("Input attribution", lambda progress: attribute(handle, AttributeConfig(
-        prompt=prompt, method=method, target=target, generate=generate, function=function), progress=progress),
-        ask_over_s=ASK_OVER_S)
+    computed = run_verb(attribute, handle, AttributeConfig(prompt=prompt, method=method, target=target,
+                                                           generate=generate, function=function),
+                        label="Input attribution", when=ASK)
     if computed is None:
         return
     result = computed.value

@@ -11,7 +11,7 @@ from app.figures.clickable import HEAD
 from app.figures.inspect_graph import EDGE, NODE, graph_figure, grid_figure, scores_figure
 from app.ui.drilldown import Drilldown, clickable_chart, within
 from app.ui.params import checkbox_for, number_for, select_for, slider_for
-from app.ui.run import ASK_OVER_S, run_with_progress
+from app.ui.run import ASK, run_verb
 from app.ui.text import literal
 from backend.internals import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig, graph, grid, head_scores, node
 
@@ -25,8 +25,8 @@ def node_drilldown(handle, prompt: str, layer: int, position: int, stage: str) -
     where = "after the attention of layer " + str(layer - 1) if stage == "mid" else (
         "the embedding" if layer == 0 else f"after layer {layer - 1}")
     st.subheader(f"State {where}, position {position}")
-    computed = run_with_progress("State drill-down", lambda progress: node(handle, NodeConfig(
-        prompt=prompt, layer=layer, position=position, stage=stage), progress=progress))
+    computed = run_verb(node, handle, NodeConfig(prompt=prompt, layer=layer, position=position, stage=stage),
+                        label="State drill-down")
     if computed is None:
         return
     result = computed.value
@@ -72,8 +72,7 @@ def graph_tab(handle, prompt: str, position: int, open_head: Callable[[int, int,
                            min_value=0.01, max_value=0.5, step=0.01, key="inspect-graph-threshold")
     per_head = checkbox_for(GraphConfig, "per_head", "One edge per head", container=c2, key="inspect-graph-per-head")
     config = GraphConfig(prompt=prompt, position=position, threshold=float(threshold), per_head=bool(per_head))
-    computed = run_with_progress("Contribution graph", lambda progress: graph(handle, config, progress=progress),
-                                 ask_over_s=ASK_OVER_S)
+    computed = run_verb(graph, handle, config, label="Contribution graph", when=ASK)
     if computed is None:
         return
     result = computed.value
@@ -103,8 +102,8 @@ def heads_tab(handle, prompt: str, n_layers: int, n_heads: int) -> None:
                           "instead of the prompt: induction heads look at what followed the token's first copy.")
     repeat = number_for(HeadScoresConfig, "repeat", "Random length", container=c3, min_value=4, value=20,
                         key="inspect-heads-repeat") if induction else 0
-    computed = run_with_progress("Head scores", lambda progress: head_scores(handle, HeadScoresConfig(
-        prompt=prompt, score=score, repeat=repeat), progress=progress), ask_over_s=ASK_OVER_S)
+    computed = run_verb(head_scores, handle, HeadScoresConfig(prompt=prompt, score=score, repeat=repeat),
+                        label="Head scores", when=ASK)
     if computed is not None:
         result = computed.value
         top = divmod(int(result.scores.argmax()), n_heads)
@@ -121,8 +120,7 @@ def heads_tab(handle, prompt: str, n_layers: int, n_heads: int) -> None:
     layer = number_for(GridConfig, "layer", "Layer drawn", max_value=n_layers - 1, key="inspect-grid-layer",
                        container=c2, disabled=top)
     config = GridConfig(prompt=prompt, layer=layer, repeat=repeat, score=score if top else "")
-    computed = run_with_progress("Heads' patterns", lambda progress: grid(handle, config, progress=progress),
-                                 ask_over_s=ASK_OVER_S)
+    computed = run_verb(grid, handle, config, label="Heads' patterns", when=ASK)
     if computed is None:
         return
     result = computed.value

@@ -11,8 +11,7 @@ from app.figures.clickable import HEAD
 from app.figures.inspect_patch import CELL, cell_of, patch_figure, patch_grid, steer_lens_figure, top_frame
 from app.ui.drilldown import Drilldown, clickable_chart, within
 from app.ui.params import number_for, select_for
-from app.ui import run as runs
-from app.ui.run import run_with_progress
+from app.ui.run import ASK, run_verb
 from app.ui.text import literal
 from backend.internals.intervene_config import AblateConfig, PatchConfig, SteerConfig
 from backend.internals.patching import cell_name
@@ -79,9 +78,9 @@ def patch_tab(handle) -> None:
     contrast = _text(PatchConfig, "contrast", "Contrast (empty: corrupted prediction)", "inspect-patch-contrast",
                      False, c2)
     site = select_for(PatchConfig, "site", "Site", labels=SITE_LABELS, key="inspect-patch-site", container=c3)
-    computed = run_with_progress("Activation patching", lambda progress: patch(handle, PatchConfig(
-        clean=clean, corrupted=corrupted, target=target, contrast=contrast, site=site), progress=progress),
-        ask_over_s=runs.ASK_OVER_S)
+    computed = run_verb(patch, handle, PatchConfig(clean=clean, corrupted=corrupted, target=target,
+                                                   contrast=contrast, site=site),
+                        label="Activation patching", when=ASK)
     if computed is None:
         return
     result = computed.value
@@ -155,9 +154,9 @@ def ablate_tab(handle, prompt: str) -> None:
         st.info("Name what to ablate: heads like 5.3, layers like 4, neurons like 12:401 — or click a cell of the "
                 "patching map and 'Ablate this'.")
         return
-    computed = run_with_progress("Ablation", lambda progress: ablate(handle, AblateConfig(
+    computed = run_verb(ablate, handle, AblateConfig(
         prompt=prompt, heads=heads, layers=layers, mlps=mlps, neurons=neurons, mode=mode, reference=reference,
-        target=target, generate=int(n_new)), progress=progress), ask_over_s=runs.ASK_OVER_S)
+        target=target, generate=int(n_new)), label="Ablation", when=ASK)
     if computed is None:
         return
     result = computed.value
@@ -180,9 +179,9 @@ def steer_tab(handle, prompt: str) -> None:
                        max_value=handle.info.n_layers - 1, value=min(SteerConfig.layer, handle.info.n_layers - 1))
     coefficients = _text(SteerConfig, "coefficients", "Coefficients", "inspect-steer-coefficients", False, c2)
     n_new = number_for(SteerConfig, "max_new_tokens", "Greedy tokens", key="inspect-steer-new", container=c3)
-    computed = run_with_progress("Steering", lambda progress: steer(handle, SteerConfig(
+    computed = run_verb(steer, handle, SteerConfig(
         plus=plus, minus=minus, layer=int(layer), coefficients=coefficients, prompt=prompt,
-        max_new_tokens=int(n_new)), progress=progress), ask_over_s=runs.ASK_OVER_S)
+        max_new_tokens=int(n_new)), label="Steering", when=ASK)
     if computed is None:
         return
     result = computed.value

@@ -8,7 +8,7 @@ import streamlit as st
 from app.figures.mt_head import attention_row, patching_per_prompt, vocab_effects
 from app.figures.clickable import HEAD
 from app.ui.drilldown import Clicked, Drilldown, within
-from app.ui.run import run_with_progress
+from app.ui.run import run_verb
 from backend.mt.head_detail import HeadDetailConfig, head_detail
 from backend.mt.selection import MAX_PERCENT, head_count, top_heads
 
@@ -52,7 +52,7 @@ def head_drilldown(handle, head_map, data, chart: Clicked) -> None:
                    "heads down to it) and its vectors to this head type." if share is not None else
               f"This head ranks beyond the top {MAX_PERCENT:g}% the steering section selects from.")
     config = HeadDetailConfig(heads=head_map.config, layer=layer, head=head, example=int(example))
-    out = run_with_progress(f"Opening head L{layer}.H{head}", lambda p: head_detail(handle, config, data, p))
+    out = run_verb(lambda p: head_detail(handle, config, data, p), label=f"Opening head L{layer}.H{head}")
     if out is None:
         return
     detail = out.value

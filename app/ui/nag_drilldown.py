@@ -11,7 +11,7 @@ from app.figures.nag_neuron import activation_histogram, contexts_html, logit_ef
 from app.figures.nag import NEURON
 from app.ui.drilldown import Clicked, Drilldown, within
 from app.ui.guarded import guarded
-from app.ui.run import run_with_progress
+from app.ui.run import run_verb
 from backend.corpus.documents import iter_documents
 from backend.nag.neuron import NeuronConfig, neuron_detail
 
@@ -32,8 +32,8 @@ def neuron_drilldown(handle, chart: Clicked, pool, pool_name, target_sets, rank_
     docs = guarded(lambda: list(itertools.islice(iter_documents(pool, name=pool_name), config.max_docs)))
     if docs is None:
         return
-    out = run_with_progress(f"Opening neuron L{layer}.N{neuron}",
-                            lambda p: neuron_detail(handle, config, docs, target_sets, p))
+    out = run_verb(lambda p: neuron_detail(handle, config, docs, target_sets, p),
+                   label=f"Opening neuron L{layer}.N{neuron}")
     if out is None:
         return
     detail = out.value

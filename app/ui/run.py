@@ -1,27 +1,31 @@
-"""Run a backend computation from a page: progress bar, errors as messages, 'cached / computed in N s'.
+"""The one way a page runs a backend computation: `run_verb(verb, subject, config)`.
 
-A page's automatic computations (the ones that run on opening it or on changing a setting) pass `ask_over_s`:
-a stored result is shown at once, and a computation that took that long or more on this model before waits for
-a click on a button that says how long it will take. Work never measured here runs with its progress bar.
-`ask_over_s=NEVER_ASK`: a stored result is shown at once (no progress box to draw), anything else computes.
+It draws a status box with the progress bar, the time left and Stop, shows an error as one message, and says under
+the result where it came from ('cached' / 'computed in N s'). `when=` says whether to compute now (`NOW`), to serve a
+stored result first and ask before long work (`ASK`, the page's automatic computations; `STORED_FIRST`), to show a
+stored result only (`STORED_ONLY`), or to wait for a compute button on a miss (`AfterClick`). A Stop ends the work
+at its next progress step, keeps nothing partial and ends with one notice (`stopped_message`), also for work in a
+background thread (`start_in_background`, corpus jobs), whose state is kept per browser session.
 """
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Any
 
 import streamlit as st
 
-from app.ui.guarded import guarded, show_provenance
+from app.ui.guarded import failure_message, guarded, show_provenance
 from app.ui.priority import background_priority
-from backend.progress import Progress, silent
+from app.ui.text import literal
+from backend.progress import Progress, Stopped, silent
 from backend.store import Computed, NotStored, stored_only, while_waiting
 from backend.store.artifacts import typical_seconds
 from backend.store.db import StoreUnavailable
-
-T = TypeVar("T")
+from backend.verbs import Verb
 
 ASK_OVER_S = 10.0  # a page's first view should be on screen within this: longer work is asked for
 NEVER_ASK = math.inf
@@ -56,9 +60,12 @@ def pin_running_status() -> None:
 def expected_time(feature: str, action: str, fingerprint: str) -> None:
     """Under a button that starts heavy work: how long it took here before, when it ran on this model."""
     try:
-        seconds = typical_seconds(feature, action, fingerprint)
+        _took_before(typical_seconds(feature, action, fingerprint))
     except StoreUnavailable:
         return
+
+
+def _took_before(seconds: float | None) -> None:
     if seconds is not None and seconds >= 1:
         st.caption(f"On this machine this took {duration(seconds)} on this model before (median of earlier runs; "
                    "a stored result for the same settings is shown at once).")
@@ -123,35 +130,133 @@ def _stop(label: str) -> None:
     st.session_state.setdefault(_STOPPED_AFTER, {})[label] = None if started is None else time.monotonic() - started
 
 
-def run_with_progress(label: str, call: Callable[[Progress], Computed[T]], *,
-                      ask_over_s: float | None = None) -> Computed[T] | None:
-    """Call `call(progress)` inside a status box with a progress bar; show where the result came from.
-    With `ask_over_s`: serve a stored result, or ask first when the work is known to take that long."""
-    button_key = f"compute-now-{label}"
-    stopped = st.session_state.setdefault(_STOPPED, {})
-    # Only the rerun the Stop click itself started shows the notice in place of the work: the Stop button's value
-    # is true in that rerun alone. (A "notice shown yet" flag swallowed the next Generate when the Stop's rerun
-    # never reached this call, as a form's button is false on that rerun.)
-    if label in stopped and st.session_state.get(f"stop-{label}") and not st.session_state.get(button_key):
-        _stopped_notice(label)
+@dataclass(frozen=True)
+class Now:
+    """Compute in the status box (a stored result comes back through it, 'cached')."""
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A page's automatic computation: a stored result is shown at once; a miss that took `over_s` or more on this
+    model before waits for a "Compute (about N s)" button; anything else computes in the status box.
+    `over_s=None`: the page default `ASK_OVER_S`, read when the page runs (tests set it)."""
+
+    over_s: float | None = None
+
+
+@dataclass(frozen=True)
+class StoredOnly:
+    """Only a stored result, drawn as nothing: None on a miss, nothing computed (a probe or an optional extra)."""
+
+
+@dataclass(frozen=True)
+class AfterClick:
+    """A stored result at once; on a miss, `note` (if any), how long it took here before, and the compute prompt:
+    the button `button`, which stays clicked while the settings are still `settings` (`clicked_for`, under `key`)
+    and computes in the status box."""
+
+    button: str
+    key: str
+    settings: object
+    note: str = ""
+    disabled: bool = False
+
+
+When = Now | Ask | StoredOnly | AfterClick
+NOW, ASK, STORED_FIRST, STORED_ONLY = Now(), Ask(), Ask(NEVER_ASK), StoredOnly()
+
+Call = Callable[[Progress], Any]
+
+
+def run_verb(verb: Verb | Call, subject: Any = None, config: Any = None, *, label: str | None = None,
+             when: When = NOW) -> Computed | None:
+    """The one way a page computes: `verb(subject, config, progress)` — or, for a computation not declared as a
+    `Verb` yet, `verb(progress)` — in a status box with its progress bar, time left and Stop, an error shown as one
+    message, and 'cached' / 'computed in N s' under the result. None when there is nothing to show (an error, a
+    Stop, or a miss that waits for its button).
+
+    label: the status box's title and the key of its Stop (default: the verb's help). `when`: see `Now`, `Ask`,
+    `StoredOnly`, `AfterClick`. A call returning a plain value (not `Computed`) gets one, timed here."""
+    call, label = _as_call(verb, subject, config, label)
+    if isinstance(when, StoredOnly):  # computes nothing, so nothing for a Stop to end
+        found = _stored(call)
+        return None if isinstance(found, NotStored) else found
+    if isinstance(when, AfterClick):
+        return _after_click(label, call, when)
+    if _stopped_here(label):
         return None
-    stopped.pop(label, None)  # the next interaction computes again (a disarmed run button waits for its click)
-    if ask_over_s is not None and not st.session_state.get(button_key):
-        try:
-            with stored_only():
-                found = guarded(lambda: call(silent))
-            if found is not None:
-                show_provenance(found)
-            return found
-        except NotStored as miss:
-            if miss.estimate_seconds is not None and miss.estimate_seconds >= ask_over_s:
-                st.info(f"{label}: not computed yet for these settings. On this machine it takes "
-                        f"{duration(miss.estimate_seconds)} (the median of its earlier runs on this model); "
-                        "the result is stored, so it is instant next time.")
-                st.button(f"Compute ({duration(miss.estimate_seconds)})", key=button_key, type="primary")
-                return None
+    button_key = f"compute-now-{label}"
+    if isinstance(when, Now) or (isinstance(when, Ask) and st.session_state.get(button_key)):
+        return _run(label, call)
+    found = _stored(call)
+    if not isinstance(found, NotStored):
+        if found is not None:
+            show_provenance(found)
+        return found
+    over_s = ASK_OVER_S if when.over_s is None else when.over_s
+    if found.estimate_seconds is not None and found.estimate_seconds >= over_s:
+        st.info(f"{label}: not computed yet for these settings. On this machine it takes "
+                f"{duration(found.estimate_seconds)} (the median of its earlier runs on this model); "
+                "the result is stored, so it is instant next time.")
+        st.button(f"Compute ({duration(found.estimate_seconds)})", key=button_key, type="primary")
+        return None
     return _run(label, call)
 
+
+def _after_click(label: str, call: Call, when: AfterClick) -> Computed | None:
+    found = _stored(call)
+    if not isinstance(found, NotStored):
+        if found is not None:
+            show_provenance(found)
+        return found
+    if when.note:
+        st.caption(when.note)
+    _took_before(found.estimate_seconds)
+    # after a Stop the button is disarmed and says so under it (clicked_for) until it is clicked again
+    if not clicked_for(when.settings, when.button, when.key, disabled=when.disabled) or _stopped_here(label):
+        return None
+    return _run(label, call)
+
+
+def _stopped_here(label: str) -> bool:
+    """In the rerun a Stop click started: its notice, in place of the work. Otherwise the stop is forgotten, so the
+    next interaction computes again (a disarmed run button waits for its click)."""
+    stopped = st.session_state.setdefault(_STOPPED, {})
+    # Only the rerun the Stop click itself started shows the notice: the Stop button's value is true in that rerun
+    # alone. (A "notice shown yet" flag swallowed the next Generate when the Stop's rerun never reached this call,
+    # as a form's button is false on that rerun.)
+    if (label in stopped and st.session_state.get(f"stop-{label}")
+            and not st.session_state.get(f"compute-now-{label}")):
+        _stopped_notice(label)
+        return True
+    stopped.pop(label, None)
+    return False
+
+
+def _as_call(verb: Verb | Call, subject: Any, config: Any, label: str | None) -> tuple[Call, str]:
+    if isinstance(verb, Verb):
+        return (lambda progress: verb(subject, config, progress)), label or verb.help[:1].upper() + verb.help[1:]
+    if label is None:
+        raise TypeError("run_verb: a plain callable needs its label")
+    return verb, label
+
+
+def _computed(call: Call, progress: Progress) -> Computed:
+    """`call(progress)` as a `Computed` (a call that is not a cached verb is timed here)."""
+    start = time.perf_counter()
+    value = call(progress)
+    if isinstance(value, Computed):
+        return value
+    return Computed(value=value, cached=False, seconds=time.perf_counter() - start, key="", run_id="")
+
+
+def _stored(call: Call) -> Computed | NotStored | None:
+    """The stored result of `call`, computing nothing: the miss when it is not stored; None after an error shown."""
+    try:
+        with stored_only():
+            return guarded(lambda: _computed(call, silent))
+    except NotStored as miss:
+        return miss
 
 def throttled(draw: Progress, every_s: float = PROGRESS_REDRAW_S,
               clock: Callable[[], float] = time.monotonic) -> Progress:
@@ -178,7 +283,7 @@ def with_time_left(message: str, fraction: float, elapsed_s: float) -> str:
     return f"{message} · {duration(left)} left" if left >= 1 else message
 
 
-def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | None:
+def _run(label: str, call: Call) -> Computed | None:
     # Open while it runs: the progress bar, the time left and Stop are seen without a click; closed when done.
     with st.status(label, expanded=True) as box:
         bar = st.progress(0.0, text=label)
@@ -195,7 +300,7 @@ def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | N
                                "here when it is stored")
 
         with while_waiting(waiting), background_priority():  # other sessions' pages keep the CPU they need
-            result = guarded(lambda: call(progress))
+            result = guarded(lambda: _computed(call, progress))
         stop_slot.empty()
         st.session_state.get(_STARTED, {}).pop(label, None)
         if result is None:
@@ -206,11 +311,76 @@ def _run(label: str, call: Callable[[Progress], Computed[T]]) -> Computed[T] | N
     return result
 
 
-def stored_result(call: Callable[[Progress], Computed[T]]) -> Computed[T] | None:
-    """The stored result of `call`, computing nothing: None when these settings were never computed (a view whose
-    work takes minutes shows it at once and otherwise waits for its button)."""
-    try:
-        with stored_only():
-            return guarded(lambda: call(silent))
-    except NotStored:
+# ---------------------------------------------------------------- work in a background thread (corpus jobs)
+# A corpus job outlives the script run that starts it, so it runs in a thread of its own and the page watches it.
+# Its state lives in the browser session's own state (one slot per session and job key): two sessions never share
+# a job's progress or its Stop, and no registry outlives the sessions. Stop is the same button and the same notice
+# as a page computation's; the thread sees it at its next progress step (it cannot be ended by a rerun).
+_BACKGROUND = "background-runs"  # session state: job key -> BackgroundRun
+
+
+@dataclass
+class BackgroundRun:
+    """One background computation of this session: its progress, then its result, error or Stop notice."""
+
+    label: str
+    kept: str  # what a Stop keeps, for its notice
+    started: float = field(default_factory=time.monotonic)
+    fraction: float = 0.0
+    message: str = "starting"
+    result: Any = None
+    error: str = ""  # ready for st.error (failure_message)
+    stopped: str = ""  # the Stop notice
+    stop: threading.Event = field(default_factory=threading.Event)
+    ended: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def running(self) -> bool:
+        return not self.ended.is_set()
+
+    def progress(self, fraction: float, message: str) -> None:
+        if self.stop.is_set():  # the Stop button: end at this progress step
+            raise Stopped
+        self.fraction, self.message = min(max(float(fraction), 0.0), 1.0), message
+
+    def work(self, call: Call) -> None:
+        try:
+            self.result = call(self.progress)
+        except Stopped:
+            self.stopped = stopped_message(self.label, time.monotonic() - self.started, self.kept)
+        except Exception as err:  # noqa: BLE001 - shown as a failure; a bug's details go to the server log
+            self.error = failure_message(err)
+        finally:
+            self.ended.set()
+
+
+def background_run(key: str) -> BackgroundRun | None:
+    """This session's background run under `key` (running or ended), if it started one."""
+    return st.session_state.get(_BACKGROUND, {}).get(key)
+
+
+def start_in_background(key: str, label: str, call: Call, *, kept: str) -> BackgroundRun:
+    """Start `call(progress)` in a thread of this server, watched by this session under `key`; `kept`: what a Stop
+    keeps (e.g. the shards already finished)."""
+    run = BackgroundRun(label, kept)
+    st.session_state.setdefault(_BACKGROUND, {})[key] = run
+    threading.Thread(target=run.work, args=(call,), name=f"background-{label}", daemon=True).start()
+    return run
+
+
+def background_progress(key: str) -> BackgroundRun | None:
+    """The run's progress bar and Stop while it runs, its error or Stop notice once ended; returns the run (its
+    result is the caller's to show)."""
+    run = background_run(key)
+    if run is None:
         return None
+    if run.error:
+        st.error(run.error)
+    elif run.stopped:
+        st.warning(run.stopped, icon=":material/stop_circle:")
+    elif run.running:
+        st.progress(run.fraction, text=literal(with_time_left(run.message, run.fraction,
+                                                                time.monotonic() - run.started)))
+        st.button("Stop", key=f"{key}-stop", disabled=run.stop.is_set(), on_click=run.stop.set,
+                  help=f"Stops at the next step; {run.kept}.")
+    return run

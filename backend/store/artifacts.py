@@ -244,6 +244,13 @@ class ComputedMany(Generic[T]):
     computed: int
 
 
+def _typical_or_none(feature: str, action: str, fingerprint: str) -> float | None:
+    try:
+        return typical_seconds(feature, action, fingerprint)
+    except StoreUnavailable:
+        return None
+
+
 def cached_many(feature: str, action: str, model: ModelRef, configs: Sequence[Any],
                 compute: Callable[[list[Any]], Sequence[T]], code_version: str = "1") -> ComputedMany[T]:
     """`cached` for a slice of small requests (hashable configs): one read for all of them; the missing
@@ -255,6 +262,9 @@ def cached_many(feature: str, action: str, model: ModelRef, configs: Sequence[An
         found = {}
     hits = len(found)
     missing = list(dict.fromkeys(c for i, c in enumerate(configs) if i not in found))
+    if missing and _STORED_ONLY.get():  # the same rule as `cached`: a miss is the caller's to decide on
+        each = _typical_or_none(feature, action, model.fingerprint)
+        raise NotStored(feature, action, None if each is None else each * len(missing))
     if missing:
         start = time.perf_counter()
         values = list(compute(missing))

@@ -10,7 +10,7 @@ from backend.store.db import release
 def _page():
     import streamlit as st
 
-    from app.ui.run import clicked_for, run_with_progress
+    from app.ui.run import clicked_for, run_verb
     from backend.store import ModelRef, cached
 
     if clicked_for("go", "Start the long work", key="demo-long"):
@@ -20,8 +20,8 @@ def _page():
                 st.stop()  # Streamlit ends a running script this way when a click requests a rerun
             return 42
 
-        done = run_with_progress("Long work", lambda progress: cached("demo", "long", ModelRef("tiny", "f00d"),
-                                                                      {"n": 1}, lambda: compute(progress)))
+        done = run_verb(lambda progress: cached("demo", "long", ModelRef("tiny", "f00d"), {"n": 1},
+                                                lambda: compute(progress)), label="Long work")
         if done is not None:
             st.write(f"result {done.value}")
 
@@ -70,7 +70,7 @@ def test_progress_is_redrawn_a_few_times_a_second_and_always_at_the_end():
 def _page_with_a_plain_button():
     import streamlit as st
 
-    from app.ui.run import run_with_progress, unclaimed_stop_notices
+    from app.ui.run import run_verb, unclaimed_stop_notices
     from backend.store import ModelRef, cached
 
     top = st.container()
@@ -80,8 +80,8 @@ def _page_with_a_plain_button():
             st.stop()
             return 1
 
-        run_with_progress("Batch", lambda progress: cached("demo", "batch", ModelRef("tiny", "f00d"), {"n": 2},
-                                                           lambda: compute(progress)))
+        run_verb(lambda progress: cached("demo", "batch", ModelRef("tiny", "f00d"), {"n": 2},
+                                         lambda: compute(progress)), label="Batch")
     with top:
         unclaimed_stop_notices()
 
@@ -103,7 +103,7 @@ def _form_page():
     """The Generate tab's shape: a form's submit button (false on every rerun but its own) starts the work."""
     import streamlit as st
 
-    from app.ui.run import run_with_progress
+    from app.ui.run import run_verb
     from backend.store import ModelRef, cached
 
     with st.form("gen"):
@@ -116,8 +116,8 @@ def _form_page():
                 st.stop()
             return prompt.upper()
 
-        done = run_with_progress("Generating", lambda progress: cached("demo", "gen", ModelRef("tiny", "f00d"),
-                                                                       {"p": prompt}, lambda: compute(progress)))
+        done = run_verb(lambda progress: cached("demo", "gen", ModelRef("tiny", "f00d"), {"p": prompt},
+                                                lambda: compute(progress)), label="Generating")
         if done is not None:
             st.write(f"result {done.value}")
 

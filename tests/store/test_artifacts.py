@@ -145,3 +145,19 @@ def test_stored_only_serves_hits_and_raises_on_a_miss_with_the_typical_compute_t
             cached("demo", "run", ModelRef("other", "abcd"), Config(1), boom)
         assert never_ran.value.estimate_seconds is None  # no earlier run of it on that model
     assert not cached("demo", "run", MODEL, Config(2), lambda: 2).cached  # outside: computes as before
+
+
+def test_stored_only_serves_a_stored_slice_and_raises_on_a_miss_in_it(fresh_store):
+    """cached_many keeps the rule of stored_only too: a page's probe never computes part of a slice unseen."""
+    from backend.store import NotStored, stored_only
+    from backend.store.artifacts import cached_many
+
+    def boom(missing):
+        raise AssertionError("computed inside stored_only")
+
+    cached_many("demo", "item", MODEL, [Config(1), Config(2)], lambda missing: [c.n for c in missing])
+    with stored_only():
+        assert cached_many("demo", "item", MODEL, [Config(2), Config(1)], boom).values == [2, 1]
+        with pytest.raises(NotStored) as miss:
+            cached_many("demo", "item", MODEL, [Config(1), Config(3), Config(4)], boom)
+        assert miss.value.estimate_seconds is not None  # two missing items at the typical time of one
