@@ -37,7 +37,7 @@ with st.expander("Settings", expanded=False):
     n_texts = slider_for(BoundsConfig, "n_texts", "sample texts", container=c4, key="fp8-texts")
 config = BoundsConfig(method=method, calibration=float(calibration), fp8_format=fmt, n_texts=n_texts)
 
-computed = run_verb(lambda progress: bounds(handle, config, progress=progress), label="Spectral bounds", when=ASK)
+computed = run_verb(bounds, handle, config, label="Spectral bounds", when=ASK)
 if computed is None:
     st.stop()
 result = computed.value
