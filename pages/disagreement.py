@@ -82,7 +82,7 @@ eopd_params = EopdParams()
 
 def traced_pair():
     """Both rollouts of the problem above: the Trace tab's result, whose EOPD gate the last tab plots."""
-    return run_verb(lambda progress: trace(pair, TraceConfig(question, answer, max_new, eopd_params), progress),
+    return run_verb(trace, pair, TraceConfig(question, answer, max_new, eopd_params),
                     label="Both rollouts, scored under both models", when=ASK)
 
 
@@ -131,7 +131,7 @@ def batch_tab() -> None:
                             max_new, batch_signal)
     expected_time("disagreement", "analyze", pair.ref.fingerprint)
     if clicked_for(config, "Analyse the batch", "dis-batch"):
-        done = run_verb(lambda progress: analyze(pair, config, progress), label="Batch analysis")
+        done = run_verb(analyze, pair, config, label="Batch analysis")
         if done is not None:
             result = done.value
             st.plotly_chart(figs.lorenz_figure(result), width="stretch", key="dis-lorenz")
@@ -189,7 +189,7 @@ def intervene_tab() -> None:
     calibration = CalibrationConfig(ProblemSet(int(cal_n), cal_set.split, cal_set.seed), max_new)
     one = InterveneConfig(question, answer, policy, budget, gate_config, calibration, max_new)
     if clicked_for(one, "Decode this problem", "dis-intervene"):
-        done = run_verb(lambda progress: intervene(pair, one, progress), label="Intervention decoding")
+        done = run_verb(intervene, pair, one, label="Intervention decoding")
         if done is not None:
             v = done.value
             verdict = "" if v.correct is None else (" · :green[correct]" if v.correct else " · :red[wrong]")
@@ -212,7 +212,7 @@ def intervene_tab() -> None:
     expected_time("disagreement", "sweep", pair.ref.fingerprint)
     shown = None
     if clicked_for(sweep_config, "Run the sweep", "dis-sweep", disabled=not rates):
-        done = run_verb(lambda progress: sweep(pair, sweep_config, progress), label="Budget sweep")
+        done = run_verb(sweep, pair, sweep_config, label="Budget sweep")
         shown = None if done is None else done.value
     else:  # before a run: the latest stored sweep of this pair (e.g. the benchmark's 100 problems)
         stored = guarded(lambda: latest_sweep(pair))
@@ -261,7 +261,7 @@ def eopd_tab() -> None:
     eopd_config = EopdConfig(ProblemSet(int(n_eopd)), EopdParams(tau, int(top_k), alpha), max_new, temperature)
     expected_time("disagreement", "eopd", pair.ref.fingerprint)
     if clicked_for(eopd_config, "Summarise over a batch", "dis-eopd"):
-        done = run_verb(lambda progress: eopd(pair, eopd_config, progress), label="EOPD signals")
+        done = run_verb(eopd, pair, eopd_config, label="EOPD signals")
         if done is not None:
             s = done.value.summary
             if done.value.skipped:  # the context rule for batches: skipped, counted and said
@@ -298,7 +298,7 @@ def learnability_tab() -> None:
                                                 layers=layers))
     if config is None:
         return
-    done = run_verb(lambda progress: learnability(pair, config, progress), label="Learnability",
+    done = run_verb(learnability, pair, config, label="Learnability",
                     when=AfterClick(f"Compute the gradients of {config.n} examples", "dis-learn", config))
     if done is None:
         return

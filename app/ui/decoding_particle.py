@@ -38,8 +38,7 @@ def particle_drilldown(handle, run, chart: Clicked) -> None:
     k, step, row = chosen.values if chosen.kind == PARTICLE.kind else (*chosen.values, None)
     key = RunKey(config=run.config, prompt=run.prompt, expected=run.expected, problem_id=run.problem_id, chat=True)
     config = ParticleConfig(key, k, step, -1 if row is None else row)
-    done = run_verb(lambda progress: particle(handle, config, progress), label=f"Particle at token {step + 1}",
-                    when=STORED_FIRST)
+    done = run_verb(particle, handle, config, label=f"Particle at token {step + 1}", when=STORED_FIRST)
     if done is None:
         return
     d = done.value

@@ -37,7 +37,7 @@ def position_drilldown(pair, trace_config: TraceConfig, rollout, trace: Clicked)
         return
     (i,) = picked.values
     config = PositionConfig(trace_config, i, rollout.source, top_k=10)
-    done = run_verb(lambda progress: position(pair, config, progress), label=f"Position {i}", when=STORED_FIRST)
+    done = run_verb(position, pair, config, label=f"Position {i}", when=STORED_FIRST)
     if done is None:
         return
     r = done.value
@@ -67,9 +67,9 @@ def gate_view(pair, trace_config: TraceConfig, r) -> None:
 
     done = run_verb(check, label=GATE, when=STORED_ONLY)
     if done is None:  # calibrated (its rollouts stored), the check takes a moment; otherwise minutes, asked first
-        calibrated = run_verb(lambda progress: rollouts(pair, RolloutConfig(
-            config.calibration.problems, "base", config.calibration.max_new_tokens), progress),
-            label="Calibration rollouts", when=STORED_ONLY) is not None
+        calibrated = run_verb(rollouts, pair, RolloutConfig(config.calibration.problems, "base",
+                                                            config.calibration.max_new_tokens),
+                              label="Calibration rollouts", when=STORED_ONLY) is not None
         done = run_verb(check, label=GATE, when=NOW if calibrated else AfterClick(
             "Check the gate here", "dis-gate-at", config,
             note=f"The gate (Intervention tab's settings: {literal(gate.signal)}, W = {gate.window}, r = "
