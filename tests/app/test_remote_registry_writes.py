@@ -35,6 +35,9 @@ def _parse(path: Path):
                 imports.add(f"{node.module}.{a.name}")
                 imported[a.asname or a.name] = (node.module, a.name)
     functions = {n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    # a module-level verb (`x_verb = register(Verb(..., compute, ...))`) reaches what its compute reaches
+    functions |= {n.targets[0].id: n for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1
+                  and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Call)}
     return tree, imports, imported, functions
 
 
