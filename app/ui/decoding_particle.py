@@ -30,10 +30,11 @@ def fits_run(rounds: list[tuple[int, int]]):
 def particle_drilldown(handle, run, chart: Clicked) -> None:
     """Below the ESS chart / genealogy of `run` (the page's particle run, decoded with the chat template)."""
     rounds = [(p.genealogy.shape[0], p.n) for p in run.particles]
-    chosen = DEC_PARTICLE.pick(chart, fits=fits_run(rounds))
-    if chosen is None:  # nothing picked, or a pick of another run
-        st.caption("Click a step on the ESS chart (a resampling event: x) or a particle in the genealogy to see its "
-                   "text at that step, its weight history and the particles it replaced.")
+    chosen = DEC_PARTICLE.pick_or_hint(chart, fits=fits_run(rounds),  # None: nothing picked, or a pick of another run
+                                       hint="Click a step on the ESS chart (a resampling event: x) or a particle in "
+                                            "the genealogy to see its text at that step, its weight history and the "
+                                            "particles it replaced.")
+    if chosen is None:
         return
     k, step, row = chosen.values if chosen.kind == PARTICLE.kind else (*chosen.values, None)
     key = RunKey(config=run.config, prompt=run.prompt, expected=run.expected, problem_id=run.problem_id, chat=True)

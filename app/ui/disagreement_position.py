@@ -30,10 +30,11 @@ def gate_settings() -> tuple[GateConfig, float, ProblemSet]:
 
 
 def position_drilldown(pair, trace_config: TraceConfig, rollout, trace: Clicked) -> None:
-    picked = DIS_POSITION.pick(trace, context=rollout.source, fits=within(rollout.length))
+    picked = DIS_POSITION.pick_or_hint(trace, context=rollout.source, fits=within(rollout.length),
+                                       hint="Click a point on the trace to see both models' next-token distributions "
+                                            "at that position, every divergence there, and whether the intervention "
+                                            "gate fires there.")
     if picked is None:
-        st.caption("Click a point on the trace to see both models' next-token distributions at that position, "
-                   "every divergence there, and whether the intervention gate fires there.")
         return
     (i,) = picked.values
     config = PositionConfig(trace_config, i, rollout.source, top_k=10)

@@ -105,6 +105,14 @@ class Drilldown:
             return None
         return picked
 
+    def pick_or_hint(self, *charts: Clicked, hint: str, context: Hashable = None,
+                     fits: Callable[[Picked], bool] = anything) -> Picked | None:
+        """`pick`, or with nothing to open, `hint` in the drill-down's place: how to open something."""
+        picked = self.pick(*charts, context=context, fits=fits)
+        if picked is None:
+            st.caption(hint)
+        return picked
+
     def choose(self, picked: Picked) -> None:
         """Open `picked`, chosen by another route than a chart (e.g. a click in a text)."""
         st.session_state[self.key] = picked

@@ -15,10 +15,10 @@ FP8_HEAD = Drilldown("fp8-head", (HEAD,))  # a head of the heatmap, or a layer's
 
 def head_drilldown(handle, config: BoundsConfig, result, charts: tuple[Clicked, ...]) -> None:
     """Below the charts: the picked head's numbers and histogram (computed once, then from the store)."""
-    picked = FP8_HEAD.pick(*charts, fits=within(*result.bound.shape))  # None for another model's pick
+    picked = FP8_HEAD.pick_or_hint(*charts, fits=within(*result.bound.shape),  # None for another model's pick
+                                   hint="Click a head on the heatmap (or a layer on the per-layer chart) to see its "
+                                        "bound beside the distribution of its observed logits.")
     if picked is None:
-        st.caption("Click a head on the heatmap (or a layer on the per-layer chart) to see its bound beside the "
-                   "distribution of its observed logits.")
         return
     layer, h = picked.values
     st.subheader(f"Layer {layer}, head {h}")

@@ -34,10 +34,11 @@ def _steer_with(share: float, head_type: str) -> None:
 
 
 def head_drilldown(handle, head_map, data, chart: Clicked) -> None:
-    chosen = MT_HEAD.pick(chart, fits=within(*head_map.patching.shape))
+    chosen = MT_HEAD.pick_or_hint(chart, fits=within(*head_map.patching.shape),
+                                  hint="Click a head on either map (or a point of the scatter) to open it: its "
+                                       "attention, what it writes to the vocabulary and its patching effect on each "
+                                       "prompt.")
     if chosen is None:
-        st.caption("Click a head on either map (or a point of the scatter) to open it: its attention, what it writes "
-                   "to the vocabulary and its patching effect on each prompt.")
         return
     layer, head = chosen.values
     st.markdown(f"#### Head L{layer}.H{head}")

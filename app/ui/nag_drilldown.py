@@ -20,10 +20,11 @@ NAG_NEURON = Drilldown("nag-drill-neuron", (NEURON,))  # one pick for the graph 
 
 def neuron_drilldown(handle, chart: Clicked, pool, pool_name, target_sets, rank_config, key: str) -> None:
     """`key` names this chart's widgets (the graph and the profile tabs each have one)."""
-    chosen = NAG_NEURON.pick(chart, fits=within(handle.info.n_layers, handle.info.intermediate_size))
+    chosen = NAG_NEURON.pick_or_hint(chart, fits=within(handle.info.n_layers, handle.info.intermediate_size),
+                                     hint="Click a neuron to open it: its top-activating contexts in the pool, its "
+                                          "activation histogram, the tokens its output promotes and the targets "
+                                          "where it fires.")
     if chosen is None:
-        st.caption("Click a neuron to open it: its top-activating contexts in the pool, its activation histogram, "
-                   "the tokens its output promotes and the targets where it fires.")
         return
     layer, neuron = chosen.values
     st.markdown(f"#### Neuron L{layer}.N{neuron}")

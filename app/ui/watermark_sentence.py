@@ -44,9 +44,9 @@ def signature_lines(text: str, n_bits: int) -> list[str]:
 def sentence_drilldown(units, chart: Clicked, n_bits: int, text: str) -> None:
     """A sentence chosen on the per-sentence chart or in the text (WM_SENTENCE): its bits, what it counted for,
     its signature and, for a sentence generated here, the candidates it was chosen among."""
-    chosen = WM_SENTENCE.pick(chart, fits=within(len(units)))
+    chosen = WM_SENTENCE.pick_or_hint(chart, fits=within(len(units)),
+                                      hint="Click a sentence in the text or its bar to open its evidence.")
     if chosen is None:
-        st.caption("Click a sentence in the text or its bar to open its evidence.")
         return
     row = units[chosen.values[0]]
     with st.container(border=True):

@@ -75,9 +75,9 @@ class SweepResult:
     n_problems: int
     base_accuracy: float
     reasoning_accuracy: float
-    points: tuple[SweepPoint, ...]
+    points: tuple[SweepPoint, ...]  # one per (budget, policy) cell, budget-major
     records: tuple[SweepRecord, ...]
-    skipped: tuple[str, ...]
+    skipped: tuple[str, ...]  # ids of the problems the context rule left out
     # share of the reasoning model's own greedy tokens that the base would have written otherwise: the rate at
     # which a decisive gate that fires at every such step reproduces the reasoning model (NaN: not recorded)
     reasoning_differs: float = float("nan")

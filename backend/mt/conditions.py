@@ -65,7 +65,7 @@ class ConditionResult:
 
     label: str
     config: ConditionConfig
-    rows: tuple[int, ...]
+    rows: tuple[int, ...]  # the data set's rows translated; the per-sentence fields below follow their order
     sources: tuple[str, ...]
     references: tuple[str, ...]
     outputs: tuple[str, ...]

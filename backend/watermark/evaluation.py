@@ -93,7 +93,7 @@ class EvalConfig(Config):
 
 @dataclass(frozen=True)
 class QualityRow:
-    method: str  # "none" | "ipmark" | "kgw"
+    method: str  # a METHODS name ("none": the unwatermarked baseline)
     ppl_mean: float
     ppl_median: float
     sentences_mean: float
@@ -140,10 +140,10 @@ class EvalResult:
     model_name: str
     model_address: int
     n_users: int
-    quality: tuple[QualityRow, ...]
-    detection: tuple[DetectionRow, ...]
+    quality: tuple[QualityRow, ...]  # one per compared method, the baseline first
+    detection: tuple[DetectionRow, ...]  # one per (condition, watermarked method): "clean" first, then each attack
     attribution: tuple[AttributionRow, ...]
-    curves: tuple[RocCurve, ...]
+    curves: tuple[RocCurve, ...]  # one per detection row, in its order
     examples: tuple[Generation, ...]  # the first prompt's generation by each method (side by side)
 
 

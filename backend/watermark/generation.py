@@ -14,7 +14,7 @@ from backend.errors import UserError
 from backend.models.loading import ModelHandle
 from backend.params import Config, param
 from backend.progress import Progress, silent
-from backend.store import Computed
+from backend.store import Computed, ModelRef
 from backend.verbs import Verb, register
 import backend.watermark.identities as identities
 from backend.watermark.ipmark.config import IPMarkConfig
@@ -147,19 +147,16 @@ def run_generation(handle: ModelHandle, request: GenerateRequest,
 @dataclass(frozen=True)
 class Watched:
     """A model whose generation someone watches: `on_partial` sees the text after each sentence chosen. The subject
-    of `generate_verb` when a page or the CLI streams; its id and fingerprint are the model's, so the watcher never
-    enters the cache key."""
+    of `generate_verb` when a page or the CLI streams."""
 
     handle: ModelHandle
     on_partial: Callable[[PartialGeneration], None]
 
-    @property
-    def id(self) -> str:
-        return self.handle.id
 
-    @property
-    def fingerprint(self) -> str:
-        return self.handle.fingerprint
+def model_of(subject: ModelHandle | Watched) -> ModelRef:
+    """The generate verb's model: a watched one is stored as its model alone, so the watcher never enters the cache
+    key."""
+    return ModelRef.of(subject.handle if isinstance(subject, Watched) else subject)
 
 
 def compute_generation(subject: ModelHandle | Watched, request: GenerateRequest,
@@ -173,7 +170,7 @@ def compute_generation(subject: ModelHandle | Watched, request: GenerateRequest,
 
 generate_verb = register(Verb("watermark", "generate", GenerateRequest, compute_generation,
                               "a text written with a watermark method (or the unwatermarked baseline), sentence by "
-                              "sentence", reads=(run_generation, Generation, *WRITING)))
+                              "sentence", reads=(run_generation, Generation, *WRITING), ref=model_of))
 
 
 def generate(handle: ModelHandle, request: GenerateRequest,

@@ -122,6 +122,17 @@ def test_a_pick_is_valid_only_where_it_fits_and_in_its_context(state):
     assert heads.pick() is None, "anything else under the key"
 
 
+def test_with_nothing_to_open_the_drill_down_says_how_to_open_something(monkeypatch):
+    captions = []
+    monkeypatch.setattr(drilldown, "st", SimpleNamespace(session_state={}, caption=captions.append))
+    heads = Drilldown("heads", (HEAD,))
+    assert heads.pick_or_hint(hint="Click a head.") is None and captions == ["Click a head."]
+    assert heads.pick_or_hint(chart("c", ["head", 1, 3]), hint="Click a head.") == HEAD.of(1, 3)
+    assert captions == ["Click a head."], "an open pick shows no hint"
+    assert heads.pick_or_hint(fits=within(1, 4), hint="Click a head.") is None  # no longer fits: the hint again
+    assert captions == ["Click a head."] * 2
+
+
 def test_within_checks_every_index():
     fits = within(2, 4)
     assert fits(HEAD.of(1, 3)) and not fits(HEAD.of(2, 0)) and not fits(HEAD.of(1, 4))

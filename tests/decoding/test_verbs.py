@@ -1,8 +1,5 @@
 """Decoding's cached computations are registered verbs: listed by `python -m backend verbs`, and a decode stored
 under the run verb's key (its RunKey and the code version derived from the strategies' source)."""
-import json
-
-from backend.__main__ import main
 from backend.decoding import DecodeConfig, run_one
 from backend.decoding.algorithms import asmc, basic, mh, rc
 from backend.decoding.run import run, run_key
@@ -10,20 +7,13 @@ from backend.models import load
 from backend.store import ModelRef
 from backend.store.artifacts import artifact_key
 from backend.store.codec import canonical_params
-from backend.verbs import all_verbs
+from tests.support.verb_versions import assert_listed_by_the_cli
 
 DECODING_VERBS = {"run", "run-history", "batch", "particle", "convexity", "convexity-batch"}
 
 
 def test_every_cached_computation_is_a_registered_verb_listed_by_the_cli(capsys):
-    declared = {v.name: v for v in all_verbs() if v.feature == "decoding"}
-    assert set(declared) == DECODING_VERBS
-    assert main(["verbs", "--feature", "decoding", "--json"]) == 0
-    listed = {row["verb"]: row for row in json.loads(capsys.readouterr().out)}
-    assert set(listed) == DECODING_VERBS
-    for name, verb in declared.items():
-        assert listed[name]["config"] == verb.config.__name__ and listed[name]["feature"] == "decoding"
-        assert listed[name]["code_version"] == verb.code_version and len(verb.code_version) == 12
+    assert_listed_by_the_cli("decoding", DECODING_VERBS, capsys)
 
 
 def test_a_decode_is_stored_under_its_run_key_and_a_version_that_follows_the_strategies(fresh_store):

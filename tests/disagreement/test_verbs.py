@@ -13,6 +13,7 @@ from backend.disagreement.pair import load_pair
 from backend.disagreement.rollout import ProblemSet
 from backend.disagreement.calibration import GateConfig
 from backend.disagreement.sweep import SweepConfig, sweep
+from tests.support.verb_versions import assert_listed_by_the_cli, verbs_of
 
 QUESTION = "Ava has 3 apples and gets 4 more. How many now?"
 SMALL = ProblemSet(n=3, split="heldout", seed=0, difficulty=1)
@@ -103,16 +104,7 @@ DISAGREEMENT_VERBS = {"rollout", "rollouts", "trace", "analyze", "eopd", "interv
 
 
 def test_every_cached_computation_is_a_registered_verb_listed_by_the_cli(capsys):
-    from backend.verbs import all_verbs
-
-    declared = {v.name: v for v in all_verbs() if v.feature == "disagreement"}
-    assert set(declared) == DISAGREEMENT_VERBS
-    assert main(["verbs", "--feature", "disagreement", "--json"]) == 0
-    listed = {row["verb"]: row for row in json.loads(capsys.readouterr().out)}
-    assert set(listed) == DISAGREEMENT_VERBS
-    for name, verb in declared.items():
-        assert listed[name]["config"] == verb.config.__name__ and listed[name]["feature"] == "disagreement"
-        assert listed[name]["code_version"] == verb.code_version and len(verb.code_version) == 12
+    assert_listed_by_the_cli("disagreement", DISAGREEMENT_VERBS, capsys)
 
 
 def test_the_verbs_are_keyed_on_the_pair_and_a_rollout_on_its_rollout_key(pair, fresh_store):
@@ -121,9 +113,8 @@ def test_the_verbs_are_keyed_on_the_pair_and_a_rollout_on_its_rollout_key(pair, 
     from backend.disagreement.scoring import RolloutConfig, RolloutKey, one_rollout, rollouts
     from backend.store.artifacts import artifact_key, lookup
     from backend.store.codec import canonical_params
-    from backend.verbs import all_verbs
 
-    assert all(v.ref(pair) == pair.ref for v in all_verbs() if v.feature == "disagreement")
+    assert all(v.ref(pair) == pair.ref for v in verbs_of("disagreement").values())
     config = RolloutConfig(ProblemSet(n=2, split="heldout", seed=5, difficulty=1), "base", max_new_tokens=4)
     batch = rollouts(pair, config).value
     for i, problem in enumerate(config.problems.problems()):

@@ -9,9 +9,8 @@ from backend.__main__ import main
 from backend.errors import UserError
 from backend.models import load
 from backend.mt import ConditionConfig, ExperimentConfig, HeadsConfig, evaluate, find_heads, run_condition
-from backend.verbs import all_verbs
 from tests.mt.conftest import TINY_TSV
-from tests.support.verb_versions import versions_in_a_fresh_process
+from tests.support.verb_versions import verbs_of, versions_in_a_fresh_process
 
 HEADS = HeadsConfig(n_prompts=2, k_shots=2, max_answer_tokens=3)
 EXP = ExperimentConfig(n_sentences=2, k_shots=2, max_new_tokens=4, n_random=2, percent=5.0, heads=HEADS)
@@ -105,14 +104,10 @@ def test_cli_bad_upload_exits_2(tmp_path, capsys):
     assert "one language" in capsys.readouterr().err
 
 
-def _mt_verbs():
-    return {v.name: v for v in all_verbs() if v.feature == "mt"}
-
-
 def test_the_maps_the_drill_down_the_conditions_and_the_experiments_are_registered_verbs():
-    assert set(_mt_verbs()) == {"heads", "head", "condition", "steer", "ablate", "evaluate"}
+    assert set(verbs_of("mt")) == {"heads", "head", "condition", "steer", "ablate", "evaluate"}
 
 
 def test_unedited_code_keeps_its_version_in_another_process():
-    here = {name: v.code_version for name, v in _mt_verbs().items()}
+    here = {name: v.code_version for name, v in verbs_of("mt").items()}
     assert versions_in_a_fresh_process("mt") == here
