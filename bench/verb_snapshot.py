@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 # Fields that say how a result was obtained, not what it is.
 RUN_FIELDS = {"seconds", "compute_seconds", "elapsed", "elapsed_s", "run_id", "cached", "key", "created",
               "provenance", "wall_seconds", "detect_seconds", "generate_seconds", "tokens_per_second", "load",
-              "stored", "started", "finished", "out", "written", "path", "scores_parquet", "job_id", "out_dir"}
+              "stored", "started", "finished", "out", "written", "path", "scores_parquet", "job_id", "out_dir",
+              "run_key"}
 
 
 def _is_run_field(name: str) -> bool:
