@@ -3,6 +3,7 @@ changing what it computes (checked first: `bench/verb_snapshot.py` before and af
 
     .venv/bin/python scripts/rekey_reference.py            # every file of data/reference/
     .venv/bin/python scripts/rekey_reference.py --check    # list rows whose version differs; change nothing
+    .venv/bin/python scripts/rekey_reference.py --directory bench/runs   # a benchmark's shipped runs
 
 A row whose computation did change must be recomputed instead (bench/first_open.py --export-reference and the
 scripts named in docs/architecture.md), never re-keyed.
@@ -26,10 +27,11 @@ from backend.verbs import all_verbs  # noqa: E402
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--directory", type=Path, default=REFERENCE_DIR)
     args = parser.parse_args()
     versions = {(v.feature, v.name): v.code_version for v in all_verbs()}
     stale = 0
-    for path in sorted(REFERENCE_DIR.glob("*.jsonl.gz")):
+    for path in sorted(args.directory.glob("*.jsonl.gz")):
         rows = list(read_reference(path))
         for row in rows:
             current = versions[(row["feature"], row["action"])]

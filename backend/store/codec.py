@@ -15,6 +15,9 @@ from typing import Any
 import numpy as np
 
 ALLOWED_MODULE_PREFIXES: tuple[str, ...] = ("backend.",)
+# Packages renamed since results were stored under their old names: old prefix -> new (stores made before the
+# rename, and shipped reference rows, still decode).
+MOVED_PACKAGES: dict[str, str] = {"backend.inspect.": "backend.internals."}
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -44,6 +47,9 @@ def _resolve(type_name: str) -> type:
     module_name, qualname = type_name.split(":")
     if not module_name.startswith(ALLOWED_MODULE_PREFIXES):
         raise ValueError(f"refusing to decode type {type_name!r} from outside the backend package")
+    for old, new in MOVED_PACKAGES.items():
+        if module_name.startswith(old):
+            module_name = new + module_name[len(old):]
     obj: Any = importlib.import_module(module_name)
     for part in qualname.split("."):
         obj = getattr(obj, part)

@@ -3,6 +3,7 @@ verb's, under that verb's current derived code version, so a page's first view i
 code changed fails here: recompute its rows (docs/architecture.md, "Reference artifacts"), or, when
 bench/verb_snapshot.py shows its outputs unchanged, re-key them with scripts/rekey_reference.py."""
 from backend.store.artifacts import artifact_key
+from backend.store.codec import loads
 from backend.store.reference_files import REFERENCE_DIR, read_reference, reference_files
 from backend.verbs import all_verbs
 
@@ -20,3 +21,11 @@ def test_every_reference_row_is_a_verb_at_its_current_code_version():
                 stale.append(f"{path.name}: {' '.join(kind)}")
     assert not unknown, f"rows of no registered verb: {sorted(set(unknown))}"
     assert not stale, f"rows computed by older code: {sorted(set(stale))}"
+
+
+def test_every_reference_row_decodes_with_the_code_as_it_is():
+    """A result type renamed or moved since a row was stored must still resolve (backend.store.codec's
+    MOVED_PACKAGES), or the page showing it would fail."""
+    for path in reference_files(REFERENCE_DIR):
+        for row in read_reference(path):
+            loads(row["payload"])
