@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import PAGE_TIMEOUT_S, start_long_batch
+from tests.e2e.conftest import PAGE_TIMEOUT_S, click_stop, start_long_batch
 
 
 def _inside(box: dict, width: int, height: int) -> bool:
@@ -21,6 +21,6 @@ def test_stop_is_in_the_viewport_right_after_the_click(app_url, browser, width, 
     progress = page.locator('[data-testid="stProgress"]').first
     progress.wait_for(state="visible", timeout=60_000)
     assert _inside(progress.bounding_box(), width, height)
-    stop.click()
+    assert click_stop(page)  # through the DOM: the running box redraws Stop with each progress report
     page.get_by_text("Batch: stopped after").wait_for(state="visible", timeout=PAGE_TIMEOUT_S * 1000)
     page.close()

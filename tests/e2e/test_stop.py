@@ -3,7 +3,7 @@ ends it with the one notice ("stopped after N s, nothing was stored"). The Decod
 button, the case where the notice had been lost."""
 from __future__ import annotations
 
-from tests.e2e.conftest import PAGE_TIMEOUT_S, start_long_batch
+from tests.e2e.conftest import PAGE_TIMEOUT_S, click_stop, start_long_batch
 
 UNDER_WAY = ("[...document.querySelectorAll('[data-testid=\"stProgress\"] [role=\"progressbar\"]')]"
              ".some(bar => Number(bar.getAttribute('aria-valuenow')) > 0)")
@@ -17,7 +17,7 @@ def test_a_batch_shows_progress_and_stop_and_says_it_stopped(app_url, browser):
     # Stop once the batch itself is under way, its bar past zero
     page.locator('[data-testid="stProgress"]').first.wait_for(state="visible", timeout=30_000)
     page.wait_for_function(UNDER_WAY, timeout=PAGE_TIMEOUT_S * 1000, polling=50)
-    stop.click()
+    assert click_stop(page)  # through the DOM: the running box redraws Stop with each progress report
     notice = page.get_by_text("Batch: stopped after")
     notice.wait_for(state="visible", timeout=PAGE_TIMEOUT_S * 1000)
     assert "nothing was stored" in notice.inner_text()
