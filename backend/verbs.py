@@ -160,10 +160,3 @@ def all_verbs() -> tuple[Verb, ...]:
             importlib.import_module(module)
     order = {f.name: i for i, f in enumerate(FEATURES)}
     return tuple(sorted(_VERBS.values(), key=lambda v: (order.get(v.feature, len(order)), v.name)))
-
-
-def verb(feature: str, name: str) -> Verb:
-    found = {(v.feature, v.name): v for v in all_verbs()}.get((feature, name))
-    if found is None:
-        raise KeyError(f"no verb {feature} {name}")
-    return found
