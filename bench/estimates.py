@@ -1,13 +1,13 @@
 """Estimates that hold: the time the app states before a run against the time the run takes, at several loads.
 
 For each load level (0, 2, 4, 6 busy-loop processes on top of whatever else runs: up to 3x the cores of a 2-core
-machine) this starts that many busy loops, each in a session of its own (as independent jobs are), lets the
-sampled load settle, and on a fresh store runs each case below twice, a small then a larger request, as a page
-does: in a thread of its own at the page's background priority (app.ui.priority). Before each run it records the
-estimate the app would state (`backend.estimates.estimate`: the first request of a verb is calibrated with a probe
-forward, the second uses the first's rate), then the actual compute time. The ratio actual / estimate should be
-within 1.5x both ways. It also fits this machine's OVERSUBSCRIBED_EXPONENT (backend/estimates/load.py) from the
-calibration probes of the levels. Writes bench/results/estimates.json.
+machine) this starts that many busy loops, each in a session of its own (as independent jobs are), and on a
+fresh store runs each case below twice, a small then a larger request, as a page does: in a thread of its own at
+the page's background priority (app.ui.priority). Before each run it records the estimate the app would state
+(`backend.estimates.estimate`: the first request of a verb is calibrated with a probe forward, the second uses the
+first's rate), then the actual compute time. The ratio actual / estimate should be within 1.5x both ways. It also
+fits this machine's OVERSUBSCRIBED_EXPONENT (backend/estimates/load.py) from the calibration probes of the levels.
+Writes bench/results/estimates.json.
 
     .venv/bin/python bench/estimates.py                 # every level (about 5 minutes on an idle 2-core machine)
     .venv/bin/python bench/estimates.py --levels 0 2    # some levels only
@@ -39,7 +39,7 @@ from bench.output import write_result  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "estimates.json"
 MODEL = "smollm2-135m-instruct"
-SETTLE_S = 12.0  # the sampled load's smoothing is ~8 s (backend/estimates/load.py)
+SETTLE_S = 5.0  # the busy loops started and spread over the cores
 WITHIN = 1.5
 BUSY_LOOP = "while True: pass"
 
@@ -101,13 +101,18 @@ def _in_page_thread(call: Callable[[], Any]) -> Any:
     return out["value"]
 
 
+def _page_nice() -> int:
+    from backend.estimates.load import thread_nice
+
+    return min(19, thread_nice() + BACKGROUND_NICE_STEP)
+
+
 def _measure(case: Case, handle, config, size: str) -> dict:
     from backend.estimates import estimate
-    from backend.estimates.load import thread_nice
     from backend.estimates.work import work_of
 
     subject = case.subject(handle)
-    nice = min(19, thread_nice() + BACKGROUND_NICE_STEP)
+    nice = _page_nice()
     began = time.perf_counter()
     stated = estimate(case.verb, subject, config, nice=nice)
     estimate_s = time.perf_counter() - began
@@ -117,12 +122,12 @@ def _measure(case: Case, handle, config, size: str) -> dict:
     ratio = computed.seconds / stated.seconds
     row = {"case": case.name, "size": size, "units": work_of(case.verb.feature, case.verb.name).units(subject, config),
            "estimate_s": round(stated.seconds, 2), "basis": stated.basis,
-           "groups_assumed": round(stated.cpu.groups, 2), "same_assumed": round(stated.cpu.same, 2),
+           "share_assumed": round(stated.cpu.share, 3),
            "actual_s": round(computed.seconds, 2), "ratio": round(ratio, 3),
            "seconds_to_estimate": round(estimate_s, 2),
            "loadavg_after": round(os.getloadavg()[0], 2)}
     print(f"  {case.name:28s} {size:5s} estimate {stated.seconds:7.1f} s  actual {computed.seconds:7.1f} s  "
-          f"ratio {ratio:5.2f}  ({stated.basis}, load {stated.cpu.load:.1f})", flush=True)
+          f"ratio {ratio:5.2f}  ({stated.basis}, share of a core {stated.cpu.share:.2f})", flush=True)
     return row
 
 
@@ -132,21 +137,22 @@ def _level(busy: int, handle, cases: list[Case]) -> dict:
 
     loops = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP], start_new_session=True) for _ in range(busy)]
     try:
-        time.sleep(SETTLE_S if busy else SETTLE_S / 2)
+        time.sleep(SETTLE_S if busy else 0)
         os.environ["DASH_STORE"] = str(Path(tempfile.mkdtemp(prefix="estimates-")) / "store.duckdb")
-        print(f"busy loops {busy}: load {current_load().load:.1f} (loadavg {os.getloadavg()[0]:.1f})", flush=True)
-        start = {"loadavg": round(os.getloadavg()[0], 2), "sampled": round(current_load().load, 2)}  # groups + same
+        share = current_load(nice=_page_nice()).share
+        print(f"busy loops {busy}: share of a core {share:.2f} (loadavg {os.getloadavg()[0]:.1f})", flush=True)
+        start = {"loadavg": round(os.getloadavg()[0], 2), "share": round(share, 3)}
         rows = [_measure(case, handle, config, size) for case in cases
                 for size, config in (("small", case.small), ("large", case.large))]
         probe = recent_timings("", PROBE, handle.fingerprint, limit=1)[0]
-        end = {"loadavg": round(os.getloadavg()[0], 2), "sampled": round(current_load().load, 2)}
+        end = {"loadavg": round(os.getloadavg()[0], 2), "share": round(current_load(nice=_page_nice()).share, 3)}
     finally:
         for loop in loops:
             loop.kill()
             loop.wait()
     return {"busy_loops": busy, "start": start, "end": end, "runs": rows,
-            "probe": {"seconds": probe.seconds, "groups": round(probe.groups, 2), "same": round(probe.same, 2),
-                      "threads": probe.threads, "nice": probe.nice}}
+            "probe": {"seconds": probe.seconds, "share": round(probe.share, 3), "threads": probe.threads,
+                      "nice": probe.nice}}
 
 
 def fitted_exponent(levels: list[dict], cores: int) -> float | None:
@@ -155,7 +161,7 @@ def fitted_exponent(levels: list[dict], cores: int) -> float | None:
     differently or with one torch thread (the exponent is not used then)."""
     from backend.estimates.load import CpuLoad, crowding
 
-    probes = [(crowding(CpuLoad(p["groups"], p["same"], p["threads"], cores, p["nice"])), p)
+    probes = [(crowding(CpuLoad(p["share"], p["threads"], cores, p["nice"])), p)
               for p in (level["probe"] for level in levels)]
     probes.sort(key=lambda item: item[0])
     if len(probes) < 2 or probes[0][1]["threads"] == 1:
@@ -177,7 +183,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    from backend.estimates.load import AUTOGROUPS, OVERSUBSCRIBED_EXPONENT, cores
+    from backend.estimates.load import OVERSUBSCRIBED_EXPONENT, cores
     from backend.models import load
 
     began = time.perf_counter()
@@ -186,7 +192,7 @@ def main() -> None:
     levels = [_level(busy, handle, cases) for busy in args.levels]
     ratios = [run["ratio"] for level in levels for run in level["runs"]]
     result = {
-        "model": MODEL, "cores": cores(), "torch_threads": torch.get_num_threads(), "autogroups": AUTOGROUPS,
+        "model": MODEL, "cores": cores(), "torch_threads": torch.get_num_threads(),
         "machine": platform.processor() or platform.machine(), "python": platform.python_version(),
         "oversubscribed_exponent": OVERSUBSCRIBED_EXPONENT,
         "fitted_oversubscribed_exponent": fitted_exponent(levels, cores()),

@@ -47,7 +47,7 @@ def probe(model: nn.Module, fingerprint: str, nice: int = 0) -> Timing | None:
         lock.release()
     if not timed:  # the forward failed (e.g. a model that takes other inputs): nothing to calibrate with
         return None
-    timing = Timing("", PROBE, fingerprint, 1.0, min(timed), cpu.groups, cpu.same, cpu.threads, cpu.cores, cpu.nice)
+    timing = Timing("", PROBE, fingerprint, 1.0, min(timed), cpu.share, cpu.threads, cpu.cores, cpu.nice)
     record_timing(timing)
     return timing
 

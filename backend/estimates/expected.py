@@ -10,13 +10,14 @@ not used."""
 from __future__ import annotations
 
 import statistics
+import threading
 from dataclasses import dataclass
 from typing import Any
 
 from backend.estimates.calibrate import probe, probe_model
 from backend.estimates.load import CpuLoad, current_load, slowdown
 from backend.estimates.work import work_of
-from backend.store.db import StoreUnavailable
+from backend.store.db import StoreUnavailable, store_path
 from backend.store.timings import PROBE, Timing, recent_timings, record_timing
 
 RECENT_RUNS = 5  # the newest runs the rate is the median of: a machine's speed drifts (updates, other software)
@@ -35,7 +36,7 @@ class Estimate:
 
 def cpu_of(timing: Timing) -> CpuLoad:
     """The conditions a timing was measured under."""
-    return CpuLoad(timing.groups, timing.same, timing.threads, timing.cores, timing.nice)
+    return CpuLoad(timing.share, timing.threads, timing.cores, timing.nice)
 
 
 def idle_seconds_per_unit(timings: list[Timing]) -> float:
@@ -92,13 +93,19 @@ def from_history(feature: str, action: str, fingerprint: str, nice: int | None =
                     "model here", now, len(runs))
 
 
-def record_finished(verb, subject: Any, config: Any, seconds: float, cpu: CpuLoad) -> None:
-    """A finished computed run of `verb`: its timing, for the next estimates (best effort: the result is what
-    matters)."""
-    units = work_of(verb.feature, verb.name).units(subject, config)
-    timing = Timing(verb.feature, verb.name, verb.ref(subject).fingerprint, float(units), seconds, cpu.groups,
-                    cpu.same, cpu.threads, cpu.cores, cpu.nice)
-    try:
-        record_timing(timing)
-    except StoreUnavailable:
-        pass
+def record_finished(verb, subject: Any, config: Any, seconds: float, nice: int) -> None:
+    """A finished computed run of `verb` at `nice`: its timing, with the CPU share measured now (the conditions it
+    ended in, without its own work), for the next estimates. Recorded in a thread of its own, so the run's result
+    does not wait for the measurement; best effort: the result is what matters."""
+    units = float(work_of(verb.feature, verb.name).units(subject, config))
+    fingerprint, path = verb.ref(subject).fingerprint, store_path()
+
+    def record() -> None:
+        cpu = current_load(nice)
+        try:
+            record_timing(Timing(verb.feature, verb.name, fingerprint, units, seconds, cpu.share, cpu.threads,
+                                 cpu.cores, cpu.nice), path)
+        except StoreUnavailable:
+            pass
+
+    threading.Thread(target=record, name="record-timing", daemon=True).start()

@@ -5,6 +5,7 @@ machine's compute time and never enter here."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from backend.store.db import connect_with
 
@@ -17,8 +18,7 @@ _SCHEMA = [
         fingerprint VARCHAR NOT NULL,
         work DOUBLE NOT NULL,
         seconds DOUBLE NOT NULL,
-        groups DOUBLE NOT NULL,
-        same DOUBLE NOT NULL,
+        share DOUBLE NOT NULL,
         threads INTEGER NOT NULL,
         cores INTEGER NOT NULL,
         nice INTEGER NOT NULL,
@@ -28,35 +28,35 @@ _SCHEMA = [
 
 @dataclass(frozen=True)
 class Timing:
-    """One measured computation. work: its size in the verb's own units (`backend.estimates.work`); groups and
-    same: the other scheduling groups with runnable work and the other runnable processes of its own group, on
-    average while it ran (`backend.estimates.load`); threads: torch's intra-op threads; nice: the computing
-    thread's nice value."""
+    """One measured computation. work: its size in the verb's own units (`backend.estimates.work`); share: the
+    share of a core one thread at its nice value got when it ran (`backend.estimates.load`); threads: torch's
+    intra-op threads; nice: the computing thread's nice value."""
 
     feature: str
     action: str
     fingerprint: str
     work: float
     seconds: float
-    groups: float
-    same: float
+    share: float
     threads: int
     cores: int
     nice: int
 
 
-def record_timing(timing: Timing) -> None:
-    with connect_with(_SCHEMA) as con:
-        con.execute("INSERT INTO timings (feature, action, fingerprint, work, seconds, groups, same, threads, cores, "
-                    "nice) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [timing.feature, timing.action, timing.fingerprint, timing.work, timing.seconds, timing.groups,
-                     timing.same, timing.threads, timing.cores, timing.nice])
+def record_timing(timing: Timing, path: Path | None = None) -> None:
+    """Add a timing to the store at `path` (default: the configured one)."""
+    with connect_with(_SCHEMA, path) as con:
+        con.execute("INSERT INTO timings (feature, action, fingerprint, work, seconds, share, threads, cores, nice) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [timing.feature, timing.action, timing.fingerprint, timing.work, timing.seconds, timing.share,
+                     timing.threads, timing.cores, timing.nice])
 
 
 def recent_timings(feature: str, action: str, fingerprint: str, limit: int = 8) -> list[Timing]:
     """The newest `limit` timings of (feature, action) on this model, newest first."""
     with connect_with(_SCHEMA) as con:
-        rows = con.execute("SELECT feature, action, fingerprint, work, seconds, groups, same, threads, cores, nice "
-                           "FROM timings WHERE feature = ? AND action = ? AND fingerprint = ? ORDER BY created DESC, rowid DESC "
-                           "LIMIT ?", [feature, action, fingerprint, limit]).fetchall()
+        rows = con.execute("SELECT feature, action, fingerprint, work, seconds, share, threads, cores, nice "
+                           "FROM timings WHERE feature = ? AND action = ? AND fingerprint = ? "
+                           "ORDER BY created DESC, rowid DESC LIMIT ?",
+                           [feature, action, fingerprint, limit]).fetchall()
     return [Timing(*row) for row in rows]

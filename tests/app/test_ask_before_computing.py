@@ -16,7 +16,7 @@ def _pretend_earlier_runs_took(seconds: float, feature: str, action: str, work: 
     from backend.store.timings import Timing, record_timing
 
     fingerprint = load(default_model_id()).fingerprint
-    record_timing(Timing(feature, action, fingerprint, work, seconds, 0.0, 0.0, 1, 2, 0))
+    record_timing(Timing(feature, action, fingerprint, work, seconds, 1.0, 1, 2, 0))
 
 
 def test_a_long_computation_waits_for_the_button_that_says_how_long(monkeypatch, tmp_path):
@@ -26,7 +26,7 @@ def test_a_long_computation_waits_for_the_button_that_says_how_long(monkeypatch,
     from backend.fp8.bounds import BoundsConfig
 
     monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
-    monkeypatch.setattr(expected, "current_load", lambda nice=None: CpuLoad(0.0, 0.0, 1, 2, 0))  # an idle machine
+    monkeypatch.setattr(expected, "current_load", lambda nice=None: CpuLoad(1.0, 1, 2, 0))  # an idle machine
     _pretend_earlier_runs_took(120.0, "fp8", "bounds", work_of("fp8", "bounds").units(None, BoundsConfig()))
     at = run_page("fp8_bounds.py")
     assert not plotly_charts(at), "nothing is computed before the click"

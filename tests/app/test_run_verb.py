@@ -118,9 +118,9 @@ def test_work_known_to_take_long_asks_first_and_says_how_long(fresh_store, monke
     from backend.estimates.load import CpuLoad
     from backend.store.timings import Timing, record_timing
 
-    monkeypatch.setattr(expected, "current_load", lambda nice=None: CpuLoad(0.0, 0.0, 1, 2, 0))  # an idle machine
+    monkeypatch.setattr(expected, "current_load", lambda nice=None: CpuLoad(1.0, 1, 2, 0))  # an idle machine
     # an earlier run with other settings took two minutes here
-    record_timing(Timing("demo", "double", "f00d", 1.0, 120.0, 0.0, 0.0, 1, 2, 0))
+    record_timing(Timing("demo", "double", "f00d", 1.0, 120.0, 1.0, 1, 2, 0))
     at = _app(when="ask")
     assert "nothing shown" in _said(at) and any("about 2 min" in i.value for i in at.info)
     next(b for b in at.button if b.label == "Compute (about 2 min)").click().run()

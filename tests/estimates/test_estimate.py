@@ -13,6 +13,7 @@ from backend.estimates.work import declare_work
 from backend.store.db import connect
 from backend.store.timings import PROBE, Timing, recent_timings, record_timing
 from backend.verbs import Verb
+from tests.support.waiting import wait_until
 
 
 @dataclass(frozen=True)
@@ -41,15 +42,15 @@ def handle():
 
 @pytest.fixture
 def at_load(monkeypatch):
-    """Pretend the machine's load is `load` other sessions' runnable processes, one torch thread, 2 cores."""
-    def set_load(load: float) -> None:
-        monkeypatch.setattr(estimate_module, "current_load", lambda nice=None: CpuLoad(load, 0.0, 1, 2, 0))
-    set_load(0.0)
-    return set_load
+    """Pretend one thread gets `share` of a core now (1: idle), one torch thread, 2 cores."""
+    def set_share(share: float) -> None:
+        monkeypatch.setattr(estimate_module, "current_load", lambda nice=None: CpuLoad(share, 1, 2, 0))
+    set_share(1.0)
+    return set_share
 
 
-def _earlier_run(handle, work: float, seconds: float, load: float = 0.0) -> None:
-    record_timing(Timing("estimates-demo", "count", handle.fingerprint, work, seconds, load, 0.0, 1, 2, 0))
+def _earlier_run(handle, work: float, seconds: float, share: float = 1.0) -> None:
+    record_timing(Timing("estimates-demo", "count", handle.fingerprint, work, seconds, share, 1, 2, 0))
 
 
 def test_the_estimate_scales_with_the_work_of_the_request(fresh_store, handle, at_load):
@@ -59,26 +60,27 @@ def test_the_estimate_scales_with_the_work_of_the_request(fresh_store, handle, a
 
 
 def test_the_estimate_scales_with_the_load_now_and_the_load_a_run_had(fresh_store, handle, at_load):
-    _earlier_run(handle, work=10, seconds=5.0, load=6.0)  # a run on a crowded machine: 3.5x an idle one's time
-    idle = 5.0 / slowdown(CpuLoad(6.0, 0.0, 1, 2))
-    assert estimate(COUNT, handle, Count(10)).seconds == pytest.approx(idle)
-    at_load(4.0)
-    assert estimate(COUNT, handle, Count(10)).seconds == pytest.approx(idle * slowdown(CpuLoad(4.0, 0.0, 1, 2)))
-    assert estimate(COUNT, handle, Count(10)).seconds > idle
+    _earlier_run(handle, work=10, seconds=5.0, share=0.25)  # a run on a crowded machine: 4x an idle one's time
+    assert estimate(COUNT, handle, Count(10)).seconds == pytest.approx(1.25)
+    at_load(0.5)
+    assert estimate(COUNT, handle, Count(10)).seconds == pytest.approx(2.5)
 
 
 def test_a_finished_run_is_recorded_and_updates_the_estimate(fresh_store, handle, at_load):
     before = estimate(COUNT, handle, Count(1000))
     assert before.runs == 0
     done = COUNT(handle, Count(1000))
-    [timing] = recent_timings("estimates-demo", "count", handle.fingerprint)
+    [timing] = wait_until(lambda: recent_timings("estimates-demo", "count", handle.fingerprint), 60,
+                          "the finished run's timing")
     # the computation's own time (the run's also holds the recording of it)
     assert timing.work == 1000 and 0 < timing.seconds <= done.seconds and timing.threads >= 1
     after = estimate(COUNT, handle, Count(2000))
     assert after.runs == 1 and "1 earlier run" in after.basis
     assert after.seconds == pytest.approx(2 * timing.seconds / slowdown(cpu_of(timing)))
-    COUNT(handle, Count(1000))  # served from the store: no new timing
-    assert len(recent_timings("estimates-demo", "count", handle.fingerprint)) == 1
+    assert COUNT(handle, Count(1000)).cached  # served from the store: nothing computed, no new timing
+    COUNT(handle, Count(3))  # computed: its timing comes after the first one's
+    wait_until(lambda: len(recent_timings("estimates-demo", "count", handle.fingerprint)) == 2, 60, "two timings")
+    assert [t.work for t in recent_timings("estimates-demo", "count", handle.fingerprint)] == [3, 1000]
 
 
 def test_a_verb_never_run_here_is_calibrated_with_a_probe_not_with_reference_rows(fresh_store, handle, at_load):

@@ -9,7 +9,7 @@ from backend.watermark.sampling import SamplingConfig
 
 def test_calibrated_first_then_from_earlier_runs_and_scaled_by_the_request(fresh_store, writer_handle, identity,
                                                                            monkeypatch):
-    monkeypatch.setattr(expected, "current_load", lambda nice=None: CpuLoad(0.0, 0.0, 1, 2, 0))  # the same load for all
+    monkeypatch.setattr(expected, "current_load", lambda nice=None: CpuLoad(1.0, 1, 2, 0))  # the same load for all
     first = expected_seconds(writer_handle, "kgw", 1, 4)
     assert first.seconds > 0 and first.basis.startswith("calibrated")
     model, _ = identity
