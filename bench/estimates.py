@@ -11,6 +11,7 @@ Writes bench/results/estimates.json.
 
     .venv/bin/python bench/estimates.py                 # every level (about 5 minutes on an idle 2-core machine)
     .venv/bin/python bench/estimates.py --levels 0 2    # some levels only
+    .venv/bin/python bench/estimates.py --cases Decoding FP8   # some cases only
 """
 from __future__ import annotations
 
@@ -177,6 +178,8 @@ def fitted_exponent(levels: list[dict], cores: int) -> float | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--levels", type=int, nargs="+", default=[0, 2, 4, 6], help="busy-loop processes per level")
+    parser.add_argument("--cases", nargs="+", default=[], metavar="WORD",
+                        help="only the cases whose name contains one of these words (e.g. Decoding FP8)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a timeout still ends the busy loops (finally)
@@ -188,11 +191,11 @@ def main() -> None:
 
     began = time.perf_counter()
     handle = load(MODEL)
-    cases = _cases()
+    cases = [c for c in _cases() if not args.cases or any(word.lower() in c.name.lower() for word in args.cases)]
     levels = [_level(busy, handle, cases) for busy in args.levels]
     ratios = [run["ratio"] for level in levels for run in level["runs"]]
     result = {
-        "model": MODEL, "cores": cores(), "torch_threads": torch.get_num_threads(),
+        "model": MODEL, "cases": [c.name for c in cases], "cores": cores(), "torch_threads": torch.get_num_threads(),
         "machine": platform.processor() or platform.machine(), "python": platform.python_version(),
         "oversubscribed_exponent": OVERSUBSCRIBED_EXPONENT,
         "fitted_oversubscribed_exponent": fitted_exponent(levels, cores()),

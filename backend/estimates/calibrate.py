@@ -32,20 +32,15 @@ def probe_model(subject: Any) -> nn.Module | None:
 def probe(model: nn.Module, fingerprint: str, nice: int = 0) -> Timing | None:
     """One forward of PROBE_TOKENS tokens timed now (the fastest of PROBE_REPEATS) and stored; None when the model
     is busy with another computation. It runs as the computations it stands for do: in a thread of its own at
-    `nice` (torch on a CPU runs its operations very differently from Python's main thread and from other threads:
-    a forward of SmolLM2-135M at load 16 took 7 s in the main thread, 0.2-0.3 s in a new one)."""
-    lock = model_lock(model)
-    if not lock.acquire(timeout=LOCK_WAIT_S):
-        return None
-    try:
-        cpu = current_load(nice)
-        timed: list[float] = []
-        worker = threading.Thread(target=_forwards, args=(model, nice, timed), name="estimate-probe", daemon=True)
-        worker.start()
-        worker.join()
-    finally:
-        lock.release()
-    if not timed:  # the forward failed (e.g. a model that takes other inputs): nothing to calibrate with
+    `nice`, holding the model's lock (torch on a CPU runs its operations very differently from Python's main thread
+    and from other threads: a forward of SmolLM2-135M at load 16 took 7 s in the main thread, 0.2-0.3 s in a new
+    one)."""
+    cpu = current_load(nice)
+    timed: list[float] = []
+    worker = threading.Thread(target=_forwards, args=(model, nice, timed), name="estimate-probe", daemon=True)
+    worker.start()
+    worker.join()
+    if not timed:  # the model was busy, or its forward failed: nothing to calibrate with
         return None
     timing = Timing("", PROBE, fingerprint, 1.0, min(timed), cpu.share, cpu.threads, cpu.cores, cpu.nice)
     record_timing(timing)
@@ -58,9 +53,15 @@ def _forwards(model: nn.Module, nice: int, timed: list[float]) -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
     except (AttributeError, OSError):
         pass  # not Linux, or a nice this process may not take: probed at the thread's own
-    device = next(model.parameters()).device
-    ids = torch.arange(100, 100 + PROBE_TOKENS, dtype=torch.long, device=device).unsqueeze(0)
-    for _ in range(PROBE_REPEATS):
-        begin = time.perf_counter()
-        model(input_ids=ids)
-        timed.append(time.perf_counter() - begin)
+    lock = model_lock(model)
+    if not lock.acquire(timeout=LOCK_WAIT_S):
+        return
+    try:
+        device = next(model.parameters()).device
+        ids = torch.arange(100, 100 + PROBE_TOKENS, dtype=torch.long, device=device).unsqueeze(0)
+        for _ in range(PROBE_REPEATS):
+            begin = time.perf_counter()
+            model(input_ids=ids)
+            timed.append(time.perf_counter() - begin)
+    finally:
+        lock.release()
