@@ -184,27 +184,33 @@ def main() -> None:
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a timeout still ends the busy loops (finally)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
-
-    from backend.estimates.load import OVERSUBSCRIBED_EXPONENT, cores
     from backend.models import load
 
     began = time.perf_counter()
     handle = load(MODEL)
     cases = [c for c in _cases() if not args.cases or any(word.lower() in c.name.lower() for word in args.cases)]
-    levels = [_level(busy, handle, cases) for busy in args.levels]
+    levels: list[dict] = []
+    for busy in args.levels:  # written after each level: a run cut short keeps the levels it finished
+        levels.append(_level(busy, handle, cases))
+        _write(args.out, levels, cases, began, complete=len(levels) == len(args.levels))
+
+
+def _write(out: Path, levels: list[dict], cases: list[Case], began: float, complete: bool) -> None:
+    import torch
+
+    from backend.estimates.load import OVERSUBSCRIBED_EXPONENT, cores
+
     ratios = [run["ratio"] for level in levels for run in level["runs"]]
-    result = {
+    write_result(out, {
         "model": MODEL, "cases": [c.name for c in cases], "cores": cores(), "torch_threads": torch.get_num_threads(),
         "machine": platform.processor() or platform.machine(), "python": platform.python_version(),
-        "oversubscribed_exponent": OVERSUBSCRIBED_EXPONENT,
+        "complete": complete, "oversubscribed_exponent": OVERSUBSCRIBED_EXPONENT,
         "fitted_oversubscribed_exponent": fitted_exponent(levels, cores()),
         "levels": levels, "within": WITHIN,
         "every_ratio_within": all(1 / WITHIN <= r <= WITHIN for r in ratios),
         "worst_ratio": max(ratios, key=lambda r: max(r, 1 / r)),
         "median_ratio": round(statistics.median(ratios), 3), "bench_seconds": round(time.perf_counter() - began, 1),
-    }
-    write_result(args.out, result)
+    })
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ def estimates(ctx: Ctx) -> Body:
              f"Every ratio within {r['within']}x: **{within}** (worst {r['worst_ratio']:.2f}, median "
              f"{r['median_ratio']:.2f}). Oversubscription exponent used {r['oversubscribed_exponent']}, fitted from "
              f"this run's probes {fitted if fitted is not None else '–'}; the bench took "
-             f"{sec(r['bench_seconds'], 0)}.",
+             f"{sec(r['bench_seconds'], 0)}" + ("." if r.get("complete", True) else
+                                                 ", cut short: only the levels in the table finished."),
              ""]
     header = ["busy loops", "load average", "share of a core", "case", "request", "estimate", "actual",
               "actual / estimate", "basis"]
