@@ -24,6 +24,7 @@ def estimates(ctx: Ctx) -> Body:
              "verb's first request, from the first request's rate for the second; the ratio is actual / estimate. "
              "The 1-minute load average at the level's start and end, and the share of a core a thread at the page's "
              "priority got at its start (1: idle), are in the table.", "",
+             f"Cases run: {', '.join(r.get('cases', []))}.", "",
              f"Every ratio within {r['within']}x: **{within}** (worst {r['worst_ratio']:.2f}, median "
              f"{r['median_ratio']:.2f}). Oversubscription exponent used {r['oversubscribed_exponent']}, fitted from "
              f"this run's probes {fitted if fitted is not None else '–'}; the bench took "
