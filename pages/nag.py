@@ -13,7 +13,7 @@ from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
 from app.ui.nag_drilldown import neuron_drilldown
 from app.ui.params import number_for, select_for, slider_for
-from app.ui.run import ASK, STORED_FIRST, STORED_ONLY, expected_time, run_verb
+from app.ui.run import ASK, STORED_FIRST, STORED_ONLY, expected_time_from_runs, run_verb
 from app.ui.tabs import lazy_tabs
 from app.ui.inspect_link import inspect_button
 from app.ui.text import literal
@@ -234,7 +234,7 @@ def deactivation_tab() -> None:
                        max_value=0.05, step=0.0005, format="%.4f", key="nag-share", persist_state="session")
     n_random = number_for(DeactivationConfig, "n_random", "Random draws", container=d3, min_value=1, max_value=10,
                           key="nag-nrand", persist_state="session")
-    expected_time("nag", "deactivate", handle.fingerprint)
+    expected_time_from_runs("nag", "deactivate", handle.fingerprint)
     if st.button("Run deactivation check", key="nag-deact"):
         result = run_verb(lambda progress: deactivation_check(
             handle, target_sets, samples.heldout(), config.extract,
