@@ -31,7 +31,7 @@ from backend.models.hooks import capture
 from backend.models.loading import ModelHandle
 from backend.models.readout import capture_final_residual, norm_parts, out_proj, unembedding
 from backend.mt.data import ParallelSet, builtin
-from backend.mt.examples import build_example, encode, encode_answer
+from backend.mt.examples import encode, encode_answer
 from backend.mt.heads import HEADS_READS, HeadsConfig, find_heads, head_pairs
 from backend.mt.patching import patch_scores
 from backend.mt.prompts import PromptPair
@@ -137,9 +137,9 @@ def _language_ids(handle: ModelHandle, data: ParallelSet, lang: str) -> set[int]
 def compute_head_details(handle: ModelHandle, configs: Sequence[HeadDetailConfig], data: ParallelSet,
                          progress: Progress = silent) -> list[HeadDetail]:
     """The drill-downs of several heads of one map in one pass (a single head is a pass of one, so a click and the
-    batch that prepares every head of a map give the same numbers): on every prompt, the map's own batched
-    patching of every head (`build_example` then `patch_scores`, as `compute_head_map` scores them); per example
-    read, one traced forward capturing every layer's attention and head outputs."""
+    batch that prepares every head of a map give the same numbers): on every prompt, the batched patching of every
+    head (`_prompt_patching`, as `compute_head_map` scores them); per example read, one traced forward capturing
+    every layer's attention and head outputs."""
     if not configs:
         return []
     model, tok, heads = handle.model, handle.tokenizer, configs[0].heads
@@ -149,13 +149,7 @@ def compute_head_details(handle: ModelHandle, configs: Sequence[HeadDetailConfig
         check_example(config, data)
     head_map = find_heads(handle, heads, data, scaled(progress, 0.0, 0.3)).value  # the page's map: stored
     pairs, _ = head_pairs(heads, data)
-    mean_clean = torch.from_numpy(head_map.mean_clean)  # the value the map patches in
-    per_prompt = []  # [prompts] of [layers, heads]: log p(target) gained by patching each head, nats
-    for i, pair in enumerate(pairs):
-        example = build_example(handle, pair, heads.max_answer_tokens)
-        per_prompt.append(patch_scores(model, example.corrupt_prefix, example.target,
-                                       mean_clean - example.corrupt_heads, heads.rows_per_batch))
-        progress(0.3 + 0.6 * (i + 1) / len(pairs), f"patching prompt {i + 1}/{len(pairs)}")
+    per_prompt = _prompt_patching(handle, heads, head_map, pairs, scaled(progress, 0.3, 0.9))
     tgt_ids, src_ids = _language_ids(handle, data, heads.tgt), _language_ids(handle, data, heads.src)
     traces = {e: _trace_example(handle, pairs[e], head_map.answer_offsets[e], heads.max_answer_tokens)
               for e in sorted({c.example for c in configs})}
@@ -184,6 +178,34 @@ def compute_head_details(handle: ModelHandle, configs: Sequence[HeadDetailConfig
             patching=tuple(float(scores[layer, head]) for scores in per_prompt)))
     progress(1.0, "head drill-downs done")
     return details
+
+
+_PATCHED: dict[tuple, tuple[np.ndarray, ...]] = {}  # (model, map) -> per-prompt patching: a click on another
+# prompt of a map already patched here (the drill-down's prompt choice) costs its one traced forward, not the patching
+
+
+def _prompt_patching(handle: ModelHandle, heads: HeadsConfig, head_map, pairs: list[PromptPair],
+                     progress: Progress) -> tuple[np.ndarray, ...]:
+    """Per prompt, `[layers, heads]` log p(target) gained by patching each head's mean clean output in at the map's
+    chosen position of the corrupted prompt (`patch_scores`, every head in one batched run): the map's own
+    per-prompt scores, their mean its score (to float rounding: the corrupted prefix is traced on its own here)."""
+    key = (handle.fingerprint, heads)
+    if key not in _PATCHED:
+        model, n_layers = handle.model, handle.info.n_layers
+        mean_clean = torch.from_numpy(head_map.mean_clean)  # the value the map patches in
+        scores = []
+        for i, pair in enumerate(pairs):
+            answer = encode_answer(handle, pair.answer)[:heads.max_answer_tokens]
+            corrupt, j = encode(handle, pair.corrupt), head_map.answer_offsets[i]
+            prefix = tuple((corrupt + answer)[:len(corrupt) + j])
+            traced = capture(model, torch.tensor([prefix], device=handle.device), heads=range(n_layers))
+            corrupted = torch.stack([traced.head_outputs[layer][0, -1] for layer in range(n_layers)]).float().cpu()
+            scores.append(patch_scores(model, prefix, answer[j], mean_clean - corrupted, heads.rows_per_batch))
+            progress((i + 1) / len(pairs), f"patching prompt {i + 1}/{len(pairs)}")
+        if len(_PATCHED) >= 32:
+            _PATCHED.clear()
+        _PATCHED[key] = tuple(scores)
+    return _PATCHED[key]
 
 
 @dataclass(frozen=True)
