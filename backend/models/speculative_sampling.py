@@ -69,12 +69,12 @@ class SpeculativeSample:
         return self.accepted / self.proposed if self.proposed else 0.0
 
 
-def eligible(decoder: IncrementalDecoder, draft: nn.Module) -> bool:
+def eligible(decoder: IncrementalDecoder, draft: nn.Module | None = None) -> bool:
     """A decoder started from one prompt (`kernel.start`), on full-attention caches (holes in a sliding window
-    would shrink it), with no hook that could act on either model."""
+    would shrink it), with no hook that could act on either model (the default draft is built without hooks)."""
     layers = getattr(decoder.cache, "layers", None)
     return (decoder.attention_mask is None and decoder.resample == "reorder" and supported(decoder.model)
-            and not _hooked(decoder.model) and not _hooked(draft)
+            and not _hooked(decoder.model) and not (draft is not None and _hooked(draft))
             and bool(layers) and all(type(layer) is DynamicLayer for layer in layers))
 
 

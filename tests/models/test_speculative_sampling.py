@@ -121,3 +121,14 @@ def test_top_p_keeps_the_smallest_head_of_mass_top_p():
     torch.testing.assert_close(probs, torch.tensor([[0.625, 0.375, 0.0, 0.0]]))
     probs = spec.Warp(top_k=1).probs(torch.tensor([[0.1, 2.0, 0.3]]))
     assert probs.tolist() == [[0.0, 1.0, 0.0]]
+
+
+def test_generate_text_samples_speculatively_only_when_asked(handle):
+    from backend.models.generate import generate_text
+
+    plain = generate_text(handle, "Tom has 3 apples.", max_new_tokens=12, temperature=0.8, seed=4)
+    again = generate_text(handle, "Tom has 3 apples.", max_new_tokens=12, temperature=0.8, seed=4)
+    fast = generate_text(handle, "Tom has 3 apples.", max_new_tokens=12, temperature=0.8, seed=4, speculative=True)
+    assert plain == again  # the default keeps its seeded tokens
+    assert fast.token_ids != plain.token_ids and 1 <= len(fast.token_ids) <= 12
+    assert fast.forward_passes < plain.forward_passes
