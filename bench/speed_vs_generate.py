@@ -94,7 +94,7 @@ def sampling_x8(handle, prompt, tokens: int, reps: int, rows: int = 8) -> dict:
     import torch
 
     from backend.models import kernel
-    from backend.models.speculative_sampling import sample_in_chunks
+    from backend.models.speculative_sampling import eligible, sample_in_chunks
 
     model = handle.model
 
@@ -114,11 +114,14 @@ def sampling_x8(handle, prompt, tokens: int, reps: int, rows: int = 8) -> dict:
         decoder = kernel.start(model, prompt, rows, tokens)
         return sample_in_chunks(decoder, tokens, torch.Generator().manual_seed(0))
 
-    wall, returned = _race({"generate": gen, "kernel": ours(), "kernel int8": ours("int8"),
-                            "kernel speculative (int8 draft)": speculative}, reps)
+    runs = {"generate": gen, "kernel": ours(), "kernel int8": ours("int8")}
+    if eligible(kernel.start(model, prompt, rows, tokens)):  # not a sliding-window model (Gemma 3)
+        runs["kernel speculative (int8 draft)"] = speculative
+    wall, returned = _race(runs, reps)
     contestants = {name: {"wall_s": w, "tokens_per_s": rows * tokens / w} for name, w in wall.items()}
-    contestants["kernel speculative (int8 draft)"]["acceptance_rate"] = \
-        returned["kernel speculative (int8 draft)"].acceptance_rate
+    if "kernel speculative (int8 draft)" in returned:
+        contestants["kernel speculative (int8 draft)"]["acceptance_rate"] = \
+            returned["kernel speculative (int8 draft)"].acceptance_rate
     return {"rows": rows, "new_tokens_per_row": tokens, "contestants": _against_generate(contestants)}
 
 
