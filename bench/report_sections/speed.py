@@ -92,10 +92,11 @@ def speed(ctx: Ctx) -> Body:
               "fp32 matrix product, which no loop change reaches; the kernel's saving there is the single prefill "
               "broadcast to the rows. Speculative sampling (its row; opt-in, `generate_text(speculative=True)`) keeps "
               "the distribution exactly (rejection sampling; tested by χ² against plain sampling) but not the seeded "
-              "tokens: the int8 draft's guesses are kept about 94 % of the time, yet at 8 rows an int8 draft step "
-              "costs about 0.6 of an fp32 step and checking k+1 positions about 1.4 steps, so k = 3 can earn at "
-              "most about 1.1× over the plain kernel; a cheaper draft is what it waits for (drafts that skip layers "
-              "of the int8 copy kept under 30 % of the guesses).", ""]
+              "tokens. The int8 draft keeps most guesses (its row's last column), yet at 8 rows an int8 draft step "
+              "costs well over half an fp32 step (about 0.6, measured under load) and checking k+1 positions more "
+              "than one (about 1.4 at k = 3), so k draft steps and one check barely beat the k+1 plain steps they "
+              "replace; a cheaper draft step (the int8 kernel nearer its bandwidth bound) is what it waits for. Drafts "
+              "that skip layers of the int8 copy kept under 30 % of the guesses.", ""]
     return Body(lines, cmds)
 
 
