@@ -7,7 +7,9 @@ Per torch thread count, interleaved (every rep runs each contestant once, in tur
   checked chunks (backend/models/speculative.py), and the kernel on the int8 / bf16 copies (opt-in, reduced
   precision). Tokens per second over all prompts; the fp32 rows must write generate's tokens exactly.
 - sampling, 8 sequences of exactly --tokens tokens from softmax(logits) (temperature 1, no top-k/top-p):
-  `generate(num_return_sequences=8)` against the kernel (prefill once, 8 rows), fp32 and int8.
+  `generate(num_return_sequences=8)` against the kernel (prefill once, 8 rows), fp32 and int8, and the kernel's
+  speculative sampling (backend/models/speculative_sampling.py: int8 draft, exact rejection, so fp32's
+  distribution; its acceptance rate is recorded).
 Then, once, the drift of the reduced-precision copies over --agreement-prompts prompts: the fp32 greedy
 continuation (generate's) teacher-forced through each copy, top-1 agreement and the largest logit difference,
 plus how far the copy's own greedy run keeps generate's tokens; and whether the checked chunks wrote
@@ -92,6 +94,7 @@ def sampling_x8(handle, prompt, tokens: int, reps: int, rows: int = 8) -> dict:
     import torch
 
     from backend.models import kernel
+    from backend.models.speculative_sampling import eligible, sample_in_chunks
 
     model = handle.model
 
@@ -107,8 +110,18 @@ def sampling_x8(handle, prompt, tokens: int, reps: int, rows: int = 8) -> dict:
             kernel.decode(decoder, policy, tokens, stop_at_eos=False)
         return run
 
-    wall, _ = _race({"generate": gen, "kernel": ours(), "kernel int8": ours("int8")}, reps)
+    def speculative():  # the same distribution as the fp32 rows (exact rejection sampling), other seeded tokens
+        decoder = kernel.start(model, prompt, rows, tokens)
+        return sample_in_chunks(decoder, tokens, torch.Generator().manual_seed(0))
+
+    runs = {"generate": gen, "kernel": ours(), "kernel int8": ours("int8")}
+    if eligible(kernel.start(model, prompt, rows, tokens)):  # not a sliding-window model (Gemma 3)
+        runs["kernel speculative (int8 draft)"] = speculative
+    wall, returned = _race(runs, reps)
     contestants = {name: {"wall_s": w, "tokens_per_s": rows * tokens / w} for name, w in wall.items()}
+    if "kernel speculative (int8 draft)" in returned:
+        contestants["kernel speculative (int8 draft)"]["acceptance_rate"] = \
+            returned["kernel speculative (int8 draft)"].acceptance_rate
     return {"rows": rows, "new_tokens_per_row": tokens, "contestants": _against_generate(contestants)}
 
 

@@ -204,3 +204,14 @@ def test_own_prompt_reads_the_answer_and_judges_it_against_an_expected_one():
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(":red[wrong]" in m.value for m in at.markdown), "an expected answer the output misses is judged wrong"
     assert at.metric[0].value == shown, "the answer read from the output does not depend on the expected one"
+
+
+def test_choosing_a_reduced_precision_copy_says_its_tokens_can_differ():
+    at = run_page("decoding.py")
+    warned = lambda: [c.value for c in at.caption if "can differ from the model's own" in c.value]  # noqa: E731
+    assert not warned()  # the reference weights: no warning
+    for precision in ("int8", "bf16"):
+        at.selectbox(key="dec-precision").set_value(precision).run()
+        assert not at.exception and len(warned()) == 1, precision
+    at.selectbox(key="dec-precision").set_value("reference").run()
+    assert not warned()

@@ -122,3 +122,16 @@ def test_an_unclaimed_result_gets_a_generic_section(tmp_path):
     section = _sections(text)["newbench (all figures)"]
     assert "2.5" in section and "bench/newbench.py --x 1" in section
     assert "orphan.json" in _sections(text)["Result files not reported"]
+
+
+def test_the_speculative_sampling_row_shows_its_acceptance_and_verdict(tmp_path):
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    name = next(p.name for p in (ROOT / "bench" / "results").glob("speed_vs_generate_*.json"))
+    data = json.loads((ROOT / "bench" / "results" / name).read_text())
+    for t in data["by_threads"].values():
+        t["sampling_x8"]["contestants"]["kernel speculative (int8 draft)"] = {
+            "wall_s": 1.0, "tokens_per_s": 1.0, "speed_vs_generate": 1.234, "acceptance_rate": 0.9375}
+    (tmp_path / "bench" / "results" / name).write_text(json.dumps(data))
+    section = _sections(report.render(tmp_path))["Generation speed against transformers.generate"]
+    assert "| kernel speculative (int8 draft) | 1.0 | 1.23× | 93.8% |" in section.replace(" %", "%")
+    assert "sampling ×8, speculative (same distribution) 1.23× (target 1.2×): met" in section
