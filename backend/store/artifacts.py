@@ -220,6 +220,15 @@ def lookup_many(feature: str, action: str, model: ModelRef, configs: Sequence[An
     return {i: loads(payload) for key, payload in rows for i in positions[key]}
 
 
+def stored_keys(keys: Sequence[str]) -> set[str]:
+    """Which of these artifact keys the store holds (one read of the keys; no payload decoded, no run recorded)."""
+    if not keys:
+        return set()
+    with connect() as con:
+        rows = con.execute("SELECT key FROM artifacts WHERE key IN (SELECT unnest(?))", [list(keys)]).fetchall()
+    return {key for (key,) in rows}
+
+
 def store_many(feature: str, action: str, model: ModelRef, items: Sequence[tuple[Any, Any]],
                seconds_each: float, code_version: str = "1") -> None:
     """Store several computed (config, value) results in one transaction. They are parts of a computation, not
