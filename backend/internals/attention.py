@@ -97,16 +97,16 @@ def compute_heads(model, tokenizer, configs: Sequence[HeadConfig], progress: Pro
     prompts: dict[str, list[int]] = {}
     for i, config in enumerate(configs):
         prompts.setdefault(config.prompt, []).append(i)
-    for done, (prompt, indices) in enumerate(prompts.items()):
+    finished = 0  # heads done: each chunk reports progress, so a Stop (or a rerun) waits for one chunk at most
+    for prompt, indices in prompts.items():
         encoded = encode(model, tokenizer, prompt, pattern_layers=len({configs[i].layer for i in indices}))
         for i in indices:
             check_layer(model, configs[i].layer)
             check_head(model, configs[i].head)
         positions = {i: position_index(configs[i].position, encoded.length) for i in indices}
-        progress(0.1 + 0.9 * done / len(prompts), "forward pass reading heads and patterns")
+        progress(0.1 + 0.9 * finished / len(configs), "forward pass reading heads and patterns")
         layers = tuple(sorted({configs[i].layer for i in indices}))
         traced, final = run(model, encoded.ids, pattern_layers=layers)
-        progress(0.1 + 0.9 * (done + 0.6) / len(prompts), "projecting the heads' writes to the vocabulary")
         w_u, _ = unembedding(model)
         parts = {p: decompose(model, traced, final, p) for p in sorted(set(positions.values()))}
         for chunk in _chunks(indices):  # the writes of many heads onto the vocabulary in one matrix product
@@ -123,5 +123,8 @@ def compute_heads(model, tokenizer, configs: Sequence[HeadConfig], progress: Pro
                     promoted=_listed(tokenizer, top.indices[row, :kept], top.values[row, :kept]),
                     suppressed=_listed(tokenizer, bottom.indices[row, :kept], -bottom.values[row, :kept]),
                     write_norm=float(writes[row].norm()))
+            finished += len(chunk)
+            progress(0.1 + 0.9 * finished / len(configs), f"{finished} of {len(configs)} heads' writes projected to "
+                     "the vocabulary")
     progress(1.0, "head drill-down done" if len(configs) == 1 else f"{len(configs)} head drill-downs done")
     return results

@@ -81,16 +81,16 @@ def compute_nodes(model, tokenizer, configs: Sequence[NodeConfig], progress: Pro
     n_layers = arch_info(model).n_layers
     parts = norm_parts(final_norm(model))
     w_u, _ = unembedding(model)
-    for done, (prompt, indices) in enumerate(prompts.items()):
+    finished = 0  # states done: each chunk reports progress, so a Stop (or a rerun) waits for one chunk at most
+    for prompt, indices in prompts.items():
         encoded = encode(model, tokenizer, prompt)
         for i in indices:
             if configs[i].layer > n_layers:
                 raise UserError(f"Layer {configs[i].layer} does not exist: the residual states are 0..{n_layers} "
                                 "(0: the embeddings).")
         positions = {i: position_index(configs[i].position, encoded.length) for i in indices}
-        progress(0.1 + 0.9 * done / len(prompts), "forward pass reading the residual states")
+        progress(0.1 + 0.9 * finished / len(configs), "forward pass reading the residual states")
         states, middle, _ = residual_states(model, encoded.ids, internals=False)
-        progress(0.1 + 0.9 * (done + 0.5) / len(prompts), "reading the states out")
         for chunk in _chunks(indices):  # many states read out (and their writes projected) in one matrix product
             read = [_state_and_write(states, middle, configs[i], positions[i]) for i in chunk]
             state = torch.stack([r[0] for r in read])
@@ -112,5 +112,7 @@ def compute_nodes(model, tokenizer, configs: Sequence[NodeConfig], progress: Pro
                                         lens=_listed(tokenizer, top.indices[row, :kept], top.values[row, :kept]),
                                         promoted=promoted, suppressed=suppressed,
                                         write_norm=0.0 if write is None else float(write.norm()))
+            finished += len(chunk)
+            progress(0.1 + 0.9 * finished / len(configs), f"{finished} of {len(configs)} states read out")
     progress(1.0, "state read" if len(configs) == 1 else f"{len(configs)} states read")
     return results

@@ -111,3 +111,21 @@ def test_stored_drilldowns_make_every_click_a_store_read(fresh_store, tiny_handl
     one = head(tiny_handle, wanted.heads[5]).value
     assert np.array_equal(one.pattern, compute_head(tiny_handle.model, tiny_handle.tokenizer,
                                                     wanted.heads[5]).pattern)
+
+
+def test_a_stop_during_the_pass_ends_it_at_the_next_chunk_and_stores_nothing(fresh_store, tiny_handle):
+    from backend.progress import Stopped
+
+    heads = tuple(HeadConfig(prompt=PROMPT, layer=layer, head=h, position=p) for p in range(10)
+                  for layer in range(2) for h in range(4))  # 80 heads: two chunks of the projection
+    reports = []
+
+    def progress(fraction: float, message: str) -> None:
+        reports.append(message)
+        if "64 of 80 heads" in message:  # the first chunk done: the user pressed Stop
+            raise Stopped
+
+    with pytest.raises(Stopped):
+        store_drilldowns(tiny_handle, Drilldowns(heads=heads), progress)
+    assert not any("80 of 80" in m for m in reports), "the second chunk ran after the Stop"
+    assert not any(head.all_stored(tiny_handle, [c]) for c in heads), "nothing partial is stored"
