@@ -42,6 +42,8 @@ keeps  # backend/mt/prompts.py: what a head type's corruption keeps (tests/mt/te
 _.held_here  # backend/models/locks.py: whether this thread holds the model lock (every-forward-locked test)
 registries  # backend/variants.py: every registry of variants, iterated by tests/test_variants.py
 _.unregister  # backend/variants.py: Registry.unregister, for a variant registered for a while (tests' throwaways)
+patch_one  # backend/mt/patching.py: the literal one-head reference tests/mt/test_patching.py checks the batched
+# patching against (the head drill-down now reads the batched one; the module stays as is: the head maps read it)
 
 # Variants registered at import: the registry holds them, the module name is only a handle.
 HF_KGW  # backend/watermark/hf_kgw/method.py

@@ -21,6 +21,7 @@ class Feature:
     plug_in_face: tuple[str, ...] = ()  # submodules another feature's PlugIn may import
     package_name: str = ""  # where the CLI word would shadow a standard-library module ("inspect")
     verbs: tuple[str, ...] = ()  # submodules declaring its cached computations (backend.verbs.Verb)
+    work: tuple[str, ...] = ()  # submodules declaring how much work its verbs' requests are (backend.estimates.work)
 
     @property
     def package(self) -> str:
@@ -33,6 +34,10 @@ class Feature:
     @property
     def verb_modules(self) -> tuple[str, ...]:
         return tuple(f"{self.package}.{module}" for module in self.verbs)
+
+    @property
+    def work_modules(self) -> tuple[str, ...]:
+        return tuple(f"{self.package}.{module}" for module in self.work)
 
     @property
     def registering_modules(self) -> tuple[str, ...]:
@@ -50,16 +55,17 @@ class PlugIn:
 
 FEATURES: tuple[Feature, ...] = (
     Feature("mt", ("attribution", "prompts", "prompt_kinds", "steering", "experiments"), "mt_heads.py",
-            verbs=("heads", "head_detail", "conditions", "experiments")),
+            verbs=("heads", "head_detail", "conditions", "experiments"), work=("work",)),
     Feature("nag", ("scorers", "impact"), "nag.py",
             verbs=("featurecache", "embedding", "rank", "corpus_job", "neuron", "evaluate")),
     Feature("disagreement", (), "disagreement.py",
             verbs=("scoring", "analysis", "eopd", "guided", "sweep", "position", "learnability")),
     Feature("decoding", ("algorithms", "convexity"), "decoding.py",
-            plug_in_face=("registry", "config", "context", "result"), verbs=("run", "particle", "convexity.run")),
+            plug_in_face=("registry", "config", "context", "result"), verbs=("run", "particle", "convexity.run"),
+            work=("work",)),
     Feature("watermark", ("ipmark.method", "kgw.method", "hf_kgw.method", "synthid.method", "attacks"),
-            "watermark.py", verbs=("generation", "paraphrase", "length", "evaluation", "examples")),
-    Feature("fp8", ("spectral", "formats"), "fp8_bounds.py", verbs=("bounds", "head", "simulate")),
+            "watermark.py", verbs=("generation", "paraphrase", "length", "evaluation", "examples"), work=("work",)),
+    Feature("fp8", ("spectral", "formats"), "fp8_bounds.py", verbs=("bounds", "head", "simulate"), work=("work",)),
     Feature("inspect", ("attribution_methods",), "inspect.py", package_name="internals", verbs=("verbs",)),
 )
 

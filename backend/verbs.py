@@ -26,12 +26,15 @@ import hashlib
 import importlib
 import inspect
 import textwrap
+import time
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Generic, TypeVar
 
+from backend.estimates import record_finished
+from backend.estimates.load import thread_nice
 from backend.progress import Progress, silent
 from backend.store import artifacts
 from backend.store.artifacts import Computed, ComputedMany, ModelRef, Stored, artifact_key
@@ -117,7 +120,14 @@ class Verb(Generic[C, R]):
     def __call__(self, subject: Any, config: Any = None, progress: Progress = silent) -> Computed:
         config = self.config() if config is None else config
         return artifacts.cached(self.feature, self.name, self.ref(subject), self._keyed(subject, config),
-                                lambda: self.compute(subject, config, progress), code_version=self.code_version)
+                                lambda: self._timed(subject, config, progress), code_version=self.code_version)
+
+    def _timed(self, subject: Any, config: Any, progress: Progress) -> Any:
+        """The computation, its time recorded for the next estimates (`backend.estimates`)."""
+        begin = time.perf_counter()
+        value = self.compute(subject, config, progress)
+        record_finished(self, subject, config, time.perf_counter() - begin, thread_nice())
+        return value
 
     def store_key(self, subject: Any, config: Any) -> str:
         """The key this request is stored under (nothing is computed)."""

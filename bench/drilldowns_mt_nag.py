@@ -1,27 +1,31 @@
-"""Drill-down times of the MT-heads and NAG pages on the embedded models (issue 44 §2: cached <= 2 s, computed
-<= 10 s on 2 CPU cores).
+"""First-click times of the MT-heads and NAG drill-downs on the embedded models (issue 54 §1: a click on a first
+view's object never waits for a model, <= 2 s; on a computed view <= 2 s once it is shown).
 
-- MT head (`backend.mt.head_detail`) on Gemma 3 270M, the page's default map (EN->FR language heads, 8 prompts,
-  the demonstrations that fit; computed first, untimed, as the page has it stored when a head is clicked): three
-  heads, each opened computed and then cached.
-- NAG neuron (`backend.nag.neuron`) on SmolLM2-135M over the first 40 documents of the sample pool, targets the
-  sample 'science' domain (their document features warmed first, as the page's ranking leaves them): three neurons
-  of an early, a middle and the last layer, computed then cached.
+A fresh temporary store with the shipped reference artifacts imported (what a fresh install has):
 
-The times are of the verb as the page calls it (store lookup included), not of drawing. The store is a fresh
-temporary file, so "computed" is computed.
+- Reference first view: every head of the MT heads page's first map (Gemma 3 270M, EN->FR language heads) and
+  every neuron of the NAG Graph tab's first graph (SmolLM2-135M, targets 'science'), each clicked once, as the page
+  calls the verb (store lookup included): the first click on each.
+- A computed view, not shipped: the MT translation-heads map and the NAG graph of the second sample domain. The map
+  (or the targets' profiles) is computed first, untimed as a click, as the page shows it before any click. Then one
+  object is clicked before anything is prepared (what a click costs when it comes before the preparation ends:
+  computed alone), then the page's preparation pass (`map_head_details` / `neuron_details`: every object of the view
+  in one pass) is timed, then a few objects are clicked: store reads.
 
-Each computed open also records its CPU seconds: on cores shared with other jobs, CPU seconds / threads is what
-the wall time would be on idle cores.
+Each computed step also records its CPU seconds: on cores shared with other jobs, CPU seconds / threads is what the
+wall time would be on idle cores. The times are of the verb as the page calls it, not of drawing.
 
-Usage: .venv/bin/python bench/drilldowns_mt_nag.py [--threads 2] [--heads 6.0,9.1] [--neurons 2.100] [--store S]
+Usage: .venv/bin/python bench/drilldowns_mt_nag.py [--threads 2]
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import itertools
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -30,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "bench" / "results" / "drilldowns_mt_nag.json"
+CLICKED = 3  # objects of a computed view clicked after its preparation
 
 
 def timed(call):
@@ -46,98 +51,105 @@ def timed_cpu(call):
     return out, wall, round(time.process_time() - cpu, 3)
 
 
-def pairs(text: str) -> list[tuple[int, int]]:
-    return [tuple(int(x) for x in part.split(".")) for part in text.split(",") if part]
+def spread(seconds: list[float], cached: list[bool]) -> dict:
+    return {"objects": len(seconds), "cached": sum(cached), "median_s": round(statistics.median(seconds), 4),
+            "max_s": round(max(seconds), 4), "min_s": round(min(seconds), 4)}
 
 
-def mt_rows(chosen: list[tuple[int, int]]) -> tuple[str, list[dict], float]:
-    from backend.models import load
-    from backend.mt import HeadsConfig, builtin, fit_shots
-    from backend.mt.head_detail import HeadDetailConfig, head_detail
+def clicks(objects: list, click) -> tuple[dict, list[dict]]:
+    """Click each object once: (the spread, one row per object)."""
+    rows = []
+    for obj in objects:
+        out, seconds = timed(lambda: click(obj))
+        rows.append({"object": obj, "seconds": seconds, "cached": out.cached})
+    return spread([r["seconds"] for r in rows], [r["cached"] for r in rows]), rows
 
-    handle = load("gemma-3-270m")
-    data = builtin()
-    template = HeadsConfig(src="en", tgt="fr", k_shots=fit_shots(handle, data, "en", "fr", 5))
+
+def mt_part() -> dict:
     from backend.mt import find_heads
+    from backend.mt.head_detail import HeadDetailConfig, head_detail, map_head_details
+    from scripts.mt_nag_drilldowns import mt_first_view
 
-    _, map_s = timed(lambda: find_heads(handle, template, data))  # the map the page shows (stored there)
-    n_layers = handle.info.n_layers
-    rows = []
-    for layer, head in chosen or [(n_layers // 3, 0), (n_layers // 2, 1), (n_layers - 1, 3)]:
-        config = HeadDetailConfig(heads=template, layer=layer, head=head)
-        first, computed_s, cpu_s = timed_cpu(lambda: head_detail(handle, config, data))
-        again, cached_s = timed(lambda: head_detail(handle, config, data))
-        detail = first.value
-        rows.append({"layer": layer, "head": head, "computed_s": computed_s, "computed_cpu_s": cpu_s,
-                     "cached_s": cached_s,
-                     "provenance": [first.provenance, again.provenance], "prompts": len(detail.patching),
-                     "prompt_tokens": len(detail.tokens), "mean_patching": round(detail.mean_patching, 5),
-                     "target_share": detail.target_share,
-                     "promoted": [e.token for e in detail.promoted[:5]]})
-        print(json.dumps(rows[-1]), file=sys.stderr)
-    return handle.display_name, rows, map_s
+    handle, heads, data = mt_first_view()
+    first_map = find_heads(handle, heads, data)
+    every = [(layer, head) for layer in range(handle.info.n_layers) for head in range(handle.info.n_heads)]
+    click = lambda h: lambda obj: head_detail(handle, HeadDetailConfig(heads=h, layer=obj[0], head=obj[1]), data)  # noqa: E731
+    reference, _ = clicks(every, click(first_map.value.config))
+    other = dataclasses.replace(heads, head_type="translation")
+    _, map_s, map_cpu = timed_cpu(lambda: find_heads(handle, other, data))
+    computed_map = find_heads(handle, other, data).value.config
+    n_layers, n_heads = handle.info.n_layers, handle.info.n_heads
+    cold = (n_layers // 2, 1)
+    alone, alone_s, alone_cpu = timed_cpu(lambda: click(computed_map)(cold))
+    prepared, prepare_s, prepare_cpu = timed_cpu(lambda: map_head_details(handle, computed_map, data))
+    after, after_rows = clicks([(n_layers // 3, 0), (n_layers - 1, n_heads - 1), (1, n_heads // 2)][:CLICKED],
+                               click(computed_map))
+    print(json.dumps({"mt_reference": reference, "after": after}), file=sys.stderr)
+    return {"model": handle.display_name, "first_map": f"{heads.src}->{heads.tgt} language heads, "
+                                                      f"{heads.n_prompts} prompts",
+            "first_map_cached": first_map.cached, "reference_first_clicks": reference,
+            "computed": {"map": f"{heads.src}->{heads.tgt} translation heads", "map_s": map_s, "map_cpu_s": map_cpu,
+                         "click_before_preparation": {"object": list(cold), "seconds": alone_s, "cpu_s": alone_cpu,
+                                                      "cached": alone.cached},
+                         "preparation": {"objects": len(prepared.values), "computed": prepared.computed,
+                                         "seconds": prepare_s, "cpu_s": prepare_cpu},
+                         "clicks_after": after, "click_rows": after_rows}}
 
 
-def nag_rows(chosen: list[tuple[int, int]]) -> tuple[str, list[dict], float]:
-    import itertools
+def nag_part() -> dict:
+    from app.ui.nag_drilldown import first_graph, neuron_config
+    from backend.nag import RankConfig, TargetSet, build_graph, samples, target_profiles
+    from backend.nag.neuron import neuron_detail, neuron_details
+    from scripts.mt_nag_drilldowns import nag_first_view
 
-    from backend.corpus.documents import iter_documents
-    from backend.models import load
-    from backend.nag import TargetSet, samples
-    from backend.nag.neuron import NeuronConfig, neuron_detail
-    from backend.nag.targets import target_profiles
-
-    handle = load("smollm2-135m-instruct")
-    config = NeuronConfig()
-    targets = [TargetSet("science", tuple(samples.sample_targets("science")))]
-    _, warm_s = timed(lambda: target_profiles(handle, targets, config.extract))
-    pool = list(itertools.islice(iter_documents(samples.pool_path()), config.max_docs))
-    n_layers, width = handle.info.n_layers, handle.info.intermediate_size
-    rows = []
-    for layer, neuron in chosen or [(2, 100), (n_layers // 2, width // 2), (n_layers - 1, width - 7)]:
-        cfg = NeuronConfig(layer=layer, neuron=neuron)
-        first, computed_s, cpu_s = timed_cpu(lambda: neuron_detail(handle, cfg, pool, targets))
-        again, cached_s = timed(lambda: neuron_detail(handle, cfg, pool, targets))
-        detail = first.value
-        rows.append({"layer": layer, "neuron": neuron, "computed_s": computed_s, "computed_cpu_s": cpu_s,
-                     "cached_s": cached_s,
-                     "provenance": [first.provenance, again.provenance], "scanned_docs": detail.scanned_docs,
-                     "scanned_tokens": detail.scanned_tokens,
-                     "top_context": detail.contexts[0].token if detail.contexts else None,
-                     "promoted": [e.token for e in detail.promoted[:5]]})
-        print(json.dumps(rows[-1]), file=sys.stderr)
-    return handle.display_name, rows, warm_s
+    handle, configs, docs, targets = nag_first_view()
+    click = lambda ts: lambda c: neuron_detail(handle, c, docs, ts)  # noqa: E731
+    reference, _ = clicks(configs, click(targets))
+    domain = samples.domains()[1]
+    other = [TargetSet(domain, tuple(samples.sample_targets(domain)))]
+    rank_config = RankConfig()
+    profiles, profiles_s, profiles_cpu = timed_cpu(lambda: target_profiles(handle, other, rank_config.extract))
+    graph = build_graph(profiles, 0, first_graph(handle.info.n_layers))
+    shown = [neuron_config(int(layer), int(neuron), rank_config)
+             for layer, neuron in zip(graph.layers.tolist(), graph.neurons.tolist())]
+    cold = shown[len(shown) // 2]
+    alone, alone_s, alone_cpu = timed_cpu(lambda: click(other)(cold))
+    prepared, prepare_s, prepare_cpu = timed_cpu(lambda: neuron_details(handle, shown, docs, other))
+    after, after_rows = clicks([shown[0], shown[-1], shown[len(shown) // 3]][:CLICKED], click(other))
+    print(json.dumps({"nag_reference": reference, "after": after}), file=sys.stderr)
+    return {"model": handle.display_name, "pool_docs": len(docs), "first_targets": targets[0].name,
+            "reference_first_clicks": reference,
+            "computed": {"targets": domain, "profiles_s": profiles_s, "profiles_cpu_s": profiles_cpu,
+                         "click_before_preparation": {"object": [cold.layer, cold.neuron], "seconds": alone_s,
+                                                      "cpu_s": alone_cpu, "cached": alone.cached},
+                         "preparation": {"objects": len(prepared.values), "computed": prepared.computed,
+                                         "seconds": prepare_s, "cpu_s": prepare_cpu},
+                         "clicks_after": after,
+                         "click_rows": [{**r, "object": [r["object"].layer, r["object"].neuron]} for r in after_rows]}}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--heads", default="", help="LAYER.HEAD,... (default: three of the early, middle, last layers)")
-    parser.add_argument("--neurons", default="", help="LAYER.NEURON,... (default: three, early to last layer)")
-    parser.add_argument("--store", default="", help="reuse this store (its map and target features are then hits; "
-                                                    "pick heads and neurons it has not opened)")
     args = parser.parse_args()
-    os.environ["DASH_STORE"] = args.store or str(Path(tempfile.mkdtemp(prefix="drilldowns-")) / "store.duckdb")
+    os.environ["DASH_STORE"] = str(Path(tempfile.mkdtemp(prefix="drilldowns-")) / "store.duckdb")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
     torch.set_num_threads(args.threads)
     from backend.features import load_all
+    from backend.store.reference import import_reference
 
     load_all()
-    from backend.nag.neuron import NeuronConfig
-
+    imported = import_reference()  # a fresh install: the shipped reference artifacts in the store
     load_start = os.getloadavg()[0]
-    mt_model, mt, map_s = mt_rows(pairs(args.heads))
-    nag_model, nag, warm_s = nag_rows(pairs(args.neurons))
-    chosen = "".join(f" --{k} {getattr(args, k)}" for k in ("heads", "neurons") if getattr(args, k))
-    result = {"command": f".venv/bin/python bench/drilldowns_mt_nag.py --threads {args.threads}{chosen}",
+    mt = mt_part()
+    nag = nag_part()
+    result = {"command": f".venv/bin/python bench/drilldowns_mt_nag.py --threads {args.threads}",
               "threads": args.threads, "cpus": os.cpu_count(), "machine": platform.machine(),
+              "reference_rows": imported.imported,
               "load_average_start": round(load_start, 2), "load_average_end": round(os.getloadavg()[0], 2),
-              "targets": {"cached_s": 2.0, "computed_s": 10.0},
-              "mt": {"model": mt_model, "map": "en->fr language heads, 8 prompts", "map_computed_s": map_s, "rows": mt},
-              "nag": {"model": nag_model, "pool_docs": NeuronConfig().max_docs, "targets": "science",
-                      "target_features_warm_s": warm_s, "rows": nag}}
+              "targets": {"first_click_s": 2.0, "computed_view_s": 5.0}, "mt": mt, "nag": nag}
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 

@@ -129,7 +129,7 @@ def batch_tab() -> None:
     config = AnalysisConfig(ProblemSet(int(n_batch), "heldout", 0,
                                        None if batch_difficulty == "mixed" else int(batch_difficulty)),
                             max_new, batch_signal)
-    expected_time("disagreement", "analyze", pair.ref.fingerprint)
+    expected_time(analyze, pair, config)
     if clicked_for(config, "Analyse the batch", "dis-batch"):
         done = run_verb(analyze, pair, config, label="Batch analysis")
         if done is not None:
@@ -209,7 +209,7 @@ def intervene_tab() -> None:
                            key="dis-sweep-rates", help=help_of(SweepConfig, "rates"), persist_state="session")
     sweep_config = SweepConfig(ProblemSet(int(n_sweep)), tuple(sorted(rates)), sweep_policies(), gate_config,
                                calibration, max_new)
-    expected_time("disagreement", "sweep", pair.ref.fingerprint)
+    expected_time(sweep, pair, sweep_config)
     shown = None
     if clicked_for(sweep_config, "Run the sweep", "dis-sweep", disabled=not rates):
         done = run_verb(sweep, pair, sweep_config, label="Budget sweep")
@@ -259,7 +259,7 @@ def eopd_tab() -> None:
     n_eopd = number_for(ProblemSet, "n", "Problems", container=e5, max_value=500,
                         value=default_of(EopdConfig, "problems").n, key="dis-eopd-n", persist_state="session")
     eopd_config = EopdConfig(ProblemSet(int(n_eopd)), EopdParams(tau, int(top_k), alpha), max_new, temperature)
-    expected_time("disagreement", "eopd", pair.ref.fingerprint)
+    expected_time(eopd, pair, eopd_config)
     if clicked_for(eopd_config, "Summarise over a batch", "dis-eopd"):
         done = run_verb(eopd, pair, eopd_config, label="EOPD signals")
         if done is not None:

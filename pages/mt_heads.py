@@ -14,7 +14,7 @@ from app.ui.model_picker import current_model
 from app.ui.mt_drilldown import head_drilldown
 from app.ui.params import select_for, slider_for
 from app.ui.presets import preset_choice
-from app.ui.run import ASK, expected_time, run_verb
+from app.ui.run import ASK, expected_time_from_runs, run_verb
 from app.ui.tabs import lazy_tabs
 from app.ui.inspect_link import inspect_button
 from app.ui.text import literal
@@ -182,7 +182,7 @@ def remembered(name: str, label: str) -> bool:
     """A button whose click survives reruns (so results stay on screen while other widgets change)."""
     if st.button(label, key=f"mt-btn-{name}"):
         st.session_state[f"mt-want-{name}"] = True
-    expected_time("mt", "evaluate" if name == "eval" else name, handle.fingerprint)
+    expected_time_from_runs("mt", "evaluate" if name == "eval" else name, handle.fingerprint)
     return st.session_state.get(f"mt-want-{name}", False)
 
 

@@ -11,9 +11,9 @@ from app.ui.downloads import table_downloads
 from app.ui.drilldown import clickable_chart
 from app.ui.guarded import guarded
 from app.ui.model_picker import current_model
-from app.ui.nag_drilldown import neuron_drilldown
+from app.ui.nag_drilldown import FIRST_GRAPH, neuron_drilldown
 from app.ui.params import number_for, select_for, slider_for
-from app.ui.run import ASK, STORED_FIRST, STORED_ONLY, expected_time, run_verb
+from app.ui.run import ASK, STORED_FIRST, STORED_ONLY, expected_time_from_runs, run_verb
 from app.ui.tabs import lazy_tabs
 from app.ui.inspect_link import inspect_button
 from app.ui.text import literal
@@ -35,7 +35,6 @@ st.caption(f"Model: **{literal(handle.display_name)}** · {handle.info.n_layers}
            "MLP neurons")
 
 UPLOAD_TYPES = ["jsonl", "json", "csv", "parquet", "txt"]
-FIRST_NODES = 60  # the graph's first view: readable at a glance
 left, right = st.columns(2)
 with left:
     st.subheader("Targets")
@@ -190,15 +189,17 @@ def graph_tab() -> None:
         layers = g2.slider("Layers", 0, n_layers - 1, (0, n_layers - 1), key="nag-graph-layers",
                            persist_state="session")
         g3, g4, g5, g6 = st.columns(4)
-        # sparser than the CLI's defaults: a readable graph at first sight (about 60 nodes), a slider for more
+        # the first view (FIRST_GRAPH): a readable graph at first sight, a slider for more
         most = slider_for(GraphConfig, "max_nodes", "Neurons shown (heaviest)", container=g6, min_value=10,
-                          max_value=400, value=FIRST_NODES, step=10, key="nag-graph-max", persist_state="session")
+                          max_value=400, value=FIRST_GRAPH.max_nodes, step=10, key="nag-graph-max",
+                          persist_state="session")
         per_layer = slider_for(GraphConfig, "max_nodes_per_layer", "Neurons per layer", container=g3, max_value=40,
-                               value=8, key="nag-graph-n", persist_state="session")
+                               value=FIRST_GRAPH.max_nodes_per_layer, key="nag-graph-n", persist_state="session")
         min_weight = slider_for(GraphConfig, "min_weight", "Min node weight", container=g4, max_value=0.2,
-                                step=0.005, key="nag-graph-w", persist_state="session")
+                                value=FIRST_GRAPH.min_weight, step=0.005, key="nag-graph-w", persist_state="session")
         min_edge = slider_for(GraphConfig, "min_edge_weight", "Min co-activation (share of targets)", container=g5,
-                              value=0.25, step=0.05, key="nag-graph-e", persist_state="session")
+                              value=FIRST_GRAPH.min_edge_weight, step=0.05, key="nag-graph-e",
+                              persist_state="session")
         graph = guarded(lambda: build_graph(profiles, which, GraphConfig(layers[0], layers[1], min_weight,
                                                                           per_layer, min_edge, most)))
         if graph is not None:
@@ -206,7 +207,8 @@ def graph_tab() -> None:
                        f"edges where both neurons are in their layer's top-K for at least {min_edge:.0%} of the "
                        "target documents. The sliders show more.")
             clicked = clickable_chart(graph_figure(graph), key="nag-graph")
-            neuron_drilldown(handle, clicked, pool, pool_name, target_sets, config, key="nag-graph-drill")
+            neuron_drilldown(handle, clicked, pool, pool_name, target_sets, config, key="nag-graph-drill",
+                             shown=list(zip(graph.layers.tolist(), graph.neurons.tolist())))
 
 
 def baselines_tab() -> None:
@@ -234,7 +236,7 @@ def deactivation_tab() -> None:
                        max_value=0.05, step=0.0005, format="%.4f", key="nag-share", persist_state="session")
     n_random = number_for(DeactivationConfig, "n_random", "Random draws", container=d3, min_value=1, max_value=10,
                           key="nag-nrand", persist_state="session")
-    expected_time("nag", "deactivate", handle.fingerprint)
+    expected_time_from_runs("nag", "deactivate", handle.fingerprint)
     if st.button("Run deactivation check", key="nag-deact"):
         result = run_verb(lambda progress: deactivation_check(
             handle, target_sets, samples.heldout(), config.extract,

@@ -14,7 +14,7 @@ from app.ui.watermark_sentence import (GENERATED, candidates_view, piece_clicked
 from app.ui.watermark_text import clickable_text
 from app.ui import watermark_stream as streaming
 from app.ui.params import config_inputs, number_for, select_for
-from app.ui.run import duration, expected_time, run_verb
+from app.ui.run import duration, expected_time, run_nice, run_verb
 from app.ui.tabs import lazy_tabs
 from app.ui.scope import registry_rights
 from app.ui.text import literal, visible
@@ -22,8 +22,8 @@ from app.ui.uploads import PROMPT_MAX_CHARS
 from backend.results import load_result
 from backend.watermark import (BASELINE, MAX_BYTES, MAX_CHARS, METHODS,
                                SUFFIXES, DetectRequest, EvalConfig, GenerateRequest, IPMarkConfig, SamplingConfig, demo,
-                               detect, evaluate, expected_seconds, generate, human_texts, identities, latest_evaluation,
-                               make_request, read_upload, scan, verdict_table, watermark_names)
+                               detect, evaluate_verb, expected_seconds, generate, human_texts, identities,
+                               latest_evaluation, make_request, read_upload, scan, verdict_table, watermark_names)
 
 st.title("Watermarks: who wrote this text?")
 st.caption("IPMark-style sentence-level watermark carrying a model address and a user address, chosen among B "
@@ -226,17 +226,11 @@ WITHHELD_NOTE = ("This server is reachable from other machines and you do not ho
 
 # ---------------------------------------------------------------- generate
 def _expected_text(handle, method: str, candidates: int, sentences: int) -> str:
-    """'expected about N s (basis)': a measured estimate is taken once per model, method and candidate count."""
-    rows = candidates if METHODS.get(method).ranks_candidates else 1
-    key = ("wm-estimate", handle.fingerprint, method, rows)
-    if key not in st.session_state:  # a few decoding steps on the model, unless it ran here before
-        measured = run_verb(lambda progress: expected_seconds(handle, method, rows, 1),
-                            label=f"Timing {method} on this model")
-        st.session_state[key] = None if measured is None else measured.value
-    per_sentence = st.session_state[key]
-    if per_sentence is None:
+    """'Expected: about N s (basis)': this machine's rate for generations on this model, at the current load."""
+    stated = guarded(lambda: expected_seconds(handle, method, candidates, sentences, nice=run_nice()))
+    if stated is None:
         return ""
-    return f"Expected: {duration(per_sentence.seconds * sentences)} ({per_sentence.basis})."
+    return f"Expected: {duration(stated.seconds)} at the current load ({stated.basis})."
 
 
 def generate_tab() -> None:
@@ -317,9 +311,9 @@ def evaluate_tab() -> None:
     handle = current_model()
     result = guarded(lambda: latest_evaluation(handle)) if handle is not None else None
     if handle is not None:
-        expected_time("watermark", "evaluate", handle.fingerprint)
+        expected_time(evaluate_verb, handle, EvalConfig())
     if handle is not None and st.button("Run the evaluation (minutes to hours on CPU)", key="wm-eval"):
-        done = run_verb(lambda p: evaluate(handle, EvalConfig(), p), label="Evaluating")
+        done = run_verb(evaluate_verb, handle, EvalConfig(), label="Evaluating")
         result = done.value if done is not None else result
     if result is None:
         st.info("No stored evaluation for this model yet: run it here or with "

@@ -23,6 +23,7 @@ import pytest
 import torch
 from torch import nn
 
+import backend.__main__ as backend_main
 from backend.__main__ import main
 from backend.errors import UserError
 from backend.models import load, sentence_embedder
@@ -138,6 +139,10 @@ def every_verb(tmp_path_factory):
         patch.setenv("DASH_STORE", str(folder / "store.duckdb"))  # a store of its own: every verb computes
         patch.setenv("DASH_WATERMARK_SECRET", "a fixed secret for the every-verb test")
         names = command_names(folder)
+        # one parser for every command of both passes: `main` builds one per call (every feature's flags, with
+        # defaults read from the settings, which this fixture fixes above), about half of a stored command's time
+        parser = backend_main.build_parser()
+        patch.setattr(backend_main, "build_parser", lambda: parser)
         record = Forwards()
         for model_id in MODELS:
             model = load(model_id).model

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from backend.features import FEATURES, PLUG_INS
-from tests.support.imports import ROOT, cycles, exported_submodules, graph, imports_of
+from tests.support.imports import ROOT, cycles, exported_submodules, graph, imports_of, parsed
 
 FEATURE_NAMES = {f.name for f in FEATURES}
 FEATURE_OF_PACKAGE = {f.package.split(".")[1]: f.name for f in FEATURES}  # "internals" -> "inspect"
@@ -49,7 +49,7 @@ def test_the_product_never_reads_bench_results_by_path():
     import ast
 
     def code_strings(path: Path):  # string constants, docstrings and other bare string statements left out
-        tree = ast.parse(path.read_text())
+        tree = parsed(path)
         prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
         return [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
                 and id(n) not in prose]
@@ -152,7 +152,7 @@ def test_no_product_text_names_a_benchmark_script():
 
     offenders = []
     for path in _files("app", "pages"):
-        tree = ast.parse(path.read_text())
+        tree = parsed(path)
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                       if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
                       and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
@@ -187,7 +187,7 @@ def decoder_calls_outside_the_kernel(path: Path) -> list[str]:
     attribute named like one (`self.decoder`, `follower.decoder`)."""
     import ast
 
-    tree = ast.parse(path.read_text())
+    tree = parsed(path)
 
     def maker(node) -> str | None:
         f = node.func if isinstance(node, ast.Call) else None
@@ -271,7 +271,7 @@ def sql_outside_the_store(path: Path, root: Path = ROOT) -> list[str]:
     import ast
 
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SQL_METHODS:
             found.append((node.lineno, f".{node.func.attr}("))
         elif isinstance(node, ast.Import) and any(a.name.split(".")[0] == "duckdb" for a in node.names):

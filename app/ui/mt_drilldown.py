@@ -1,5 +1,6 @@
 """MT heads page: the drill-down under the head maps. A click on either map (or the scatter) chooses a head; the
-section reads it with `backend.mt.head_detail` and offers to steer with it."""
+section reads it with `backend.mt.head_detail` and offers to steer with it. The drill-downs of every head of the
+map shown are prepared right after it (`app.ui.prepared_drilldowns`), so a click reads the store."""
 from __future__ import annotations
 
 import pandas as pd
@@ -8,8 +9,9 @@ import streamlit as st
 from app.figures.mt_head import attention_row, patching_per_prompt, vocab_effects
 from app.figures.clickable import HEAD
 from app.ui.drilldown import Clicked, Drilldown, within
+from app.ui.prepared_drilldowns import after_preparation, prepare_drilldowns
 from app.ui.run import run_verb
-from backend.mt.head_detail import HeadDetailConfig, head_detail
+from backend.mt.head_detail import HeadDetailConfig, head_detail, map_head_details
 from backend.mt.selection import MAX_PERCENT, head_count, top_heads
 
 MT_HEAD = Drilldown("mt-drill-head", (HEAD,))  # from either head map or the scatter
@@ -34,6 +36,11 @@ def _steer_with(share: float, head_type: str) -> None:
 
 
 def head_drilldown(handle, head_map, data, chart: Clicked) -> None:
+    # every head of the map shown, on its first prompt (the selectbox's default): a click is then a store read
+    prepared = f"mt-drill-prepare-{handle.fingerprint}-{hash(head_map.config)}"
+    n_heads = head_map.patching.size
+    prepare_drilldowns(prepared, f"the {n_heads} heads",
+                       lambda p: map_head_details(handle, head_map.config, data, progress=p))
     chosen = MT_HEAD.pick_or_hint(chart, fits=within(*head_map.patching.shape),
                                   hint="Click a head on either map (or a point of the scatter) to open it: its "
                                        "attention, what it writes to the vocabulary and its patching effect on each "
@@ -53,7 +60,8 @@ def head_drilldown(handle, head_map, data, chart: Clicked) -> None:
                    "heads down to it) and its vectors to this head type." if share is not None else
               f"This head ranks beyond the top {MAX_PERCENT:g}% the steering section selects from.")
     config = HeadDetailConfig(heads=head_map.config, layer=layer, head=head, example=int(example))
-    out = run_verb(lambda p: head_detail(handle, config, data, p), label=f"Opening head L{layer}.H{head}")
+    out = run_verb(after_preparation(prepared, lambda p: head_detail(handle, config, data, p)),
+                   label=f"Opening head L{layer}.H{head}")
     if out is None:
         return
     detail = out.value

@@ -19,12 +19,12 @@ from typing import Any
 import streamlit as st
 
 from app.ui.guarded import failure_message, guarded, show_provenance
-from app.ui.priority import background_priority
+from app.ui.priority import BACKGROUND_NICE_STEP, background_priority
 from app.ui.text import literal
+from backend.estimates import Estimate, estimate, from_history
+from backend.estimates.load import thread_nice
 from backend.progress import Progress, Stopped, silent
 from backend.store import Computed, NotStored, stored_only, while_waiting
-from backend.store.artifacts import typical_seconds
-from backend.store.db import StoreUnavailable
 from backend.verbs import Verb
 
 ASK_OVER_S = 10.0  # a page's first view should be on screen within this: longer work is asked for
@@ -57,17 +57,32 @@ def pin_running_status() -> None:
     st.html(PINNED_STATUS_CSS)
 
 
-def expected_time(feature: str, action: str, fingerprint: str) -> None:
-    """Under a button that starts heavy work: how long it took here before, when it ran on this model."""
-    try:
-        _took_before(typical_seconds(feature, action, fingerprint))
-    except StoreUnavailable:
-        return
+def stated_estimate(verb: Verb, subject: Any, config: Any = None) -> Estimate | None:
+    """How long `verb(subject, config)` would take if it were computed now, in this page's status box (at the
+    background priority `_run` computes at): this machine's measured rate for the verb and model, the request's
+    size and the current load (`backend.estimates`). None when nothing can be said (no store)."""
+    return estimate(verb, subject, config, nice=run_nice())
 
 
-def _took_before(seconds: float | None) -> None:
-    if seconds is not None and seconds >= 1:
-        st.caption(f"On this machine this took {duration(seconds)} on this model before (median of earlier runs; "
+def run_nice() -> int:
+    """The nice value a computation started from this thread runs at (`_run` lowers its priority)."""
+    return min(19, thread_nice() + BACKGROUND_NICE_STEP)
+
+
+def expected_time(verb: Verb, subject: Any, config: Any = None) -> None:
+    """Under a button that starts heavy work: how long it will take on this machine now."""
+    _expected(stated_estimate(verb, subject, config))
+
+
+def expected_time_from_runs(feature: str, action: str, fingerprint: str) -> None:
+    """The same for work whose size the page does not know before it starts: how long its earlier runs on this
+    model took here, at the current load (nothing when it never ran here)."""
+    _expected(from_history(feature, action, fingerprint, nice=run_nice()))
+
+
+def _expected(stated: Estimate | None) -> None:
+    if stated is not None and stated.seconds >= 1:
+        st.caption(f"On this machine this takes {duration(stated.seconds)} at the current load ({stated.basis}; "
                    "a stored result for the same settings is shown at once).")
 
 
@@ -182,28 +197,47 @@ def run_verb(verb: Verb | Call, subject: Any = None, config: Any = None, *, labe
         found = _stored(call)
         return None if isinstance(found, NotStored) else found
     if isinstance(when, AfterClick):
-        return _after_click(label, call, when)
+        return _after_click(label, call, when, verb, subject, config)
     if _stopped_here(label):
         return None
     button_key = f"compute-now-{label}"
     if isinstance(when, Now) or (isinstance(when, Ask) and st.session_state.get(button_key)):
-        return _run(label, call)
+        return _run(label, call, _lazy_estimate(verb, subject, config))
     found = _stored(call)
     if not isinstance(found, NotStored):
         if found is not None:
             show_provenance(found)
         return found
+    stated = _estimate_of_miss(found, verb, subject, config)
     over_s = ASK_OVER_S if when.over_s is None else when.over_s
-    if found.estimate_seconds is not None and found.estimate_seconds >= over_s:
+    # only a time measured here asks first: a first view never waits for a button on a calibration alone
+    if stated is not None and stated.runs and stated.seconds >= over_s:
         st.info(f"{label}: not computed yet for these settings. On this machine it takes "
-                f"{duration(found.estimate_seconds)} (the median of its earlier runs on this model); "
+                f"{duration(stated.seconds)} at the current load ({stated.basis}); "
                 "the result is stored, so it is instant next time.")
-        st.button(f"Compute ({duration(found.estimate_seconds)})", key=button_key, type="primary")
+        st.button(f"Compute ({duration(stated.seconds)})", key=button_key, type="primary")
         return None
-    return _run(label, call)
+    return _run(label, call, lambda: stated)
 
 
-def _after_click(label: str, call: Call, when: AfterClick) -> Computed | None:
+def _estimate_of_miss(miss: NotStored, verb: Verb | Call, subject: Any, config: Any) -> Estimate | None:
+    """The stated time of a request found missing: a verb's calibrated estimate, or for a plain call the earlier
+    runs of the verb it missed (its size unknown)."""
+    if isinstance(verb, Verb):
+        return stated_estimate(verb, subject, config)
+    return from_history(miss.feature, miss.action, miss.fingerprint, nice=run_nice())
+
+
+def _lazy_estimate(verb: Verb | Call, subject: Any, config: Any) -> Callable[[], Estimate | None]:
+    """The estimate for the time left of a run started without a look-up: asked at its first progress report,
+    from what the store has (the model is busy computing then: it is not probed)."""
+    if not isinstance(verb, Verb):
+        return lambda: None
+    return lambda: estimate(verb, subject, config, nice=run_nice(), calibrate=False)
+
+
+def _after_click(label: str, call: Call, when: AfterClick, verb: Verb | Call, subject: Any,
+                 config: Any) -> Computed | None:
     found = _stored(call)
     if not isinstance(found, NotStored):
         if found is not None:
@@ -211,11 +245,12 @@ def _after_click(label: str, call: Call, when: AfterClick) -> Computed | None:
         return found
     if when.note:
         st.caption(when.note)
-    _took_before(found.estimate_seconds)
+    stated = _estimate_of_miss(found, verb, subject, config)
+    _expected(stated)
     # after a Stop the button is disarmed and says so under it (clicked_for) until it is clicked again
     if not clicked_for(when.settings, when.button, when.key, disabled=when.disabled) or _stopped_here(label):
         return None
-    return _run(label, call)
+    return _run(label, call, lambda: stated)
 
 
 def _stopped_here(label: str) -> bool:
@@ -274,16 +309,35 @@ def throttled(draw: Progress, every_s: float = PROGRESS_REDRAW_S,
     return progress
 
 
-def with_time_left(message: str, fraction: float, elapsed_s: float) -> str:
-    """The progress text with the time left, extrapolated from the share done so far (once there is a share to
-    extrapolate from): a long run says how long it will still take without anyone opening anything."""
-    if not 0.02 <= fraction < 1.0 or elapsed_s < 2:
-        return message
-    left = elapsed_s * (1.0 - fraction) / fraction
-    return f"{message} · {duration(left)} left" if left >= 1 else message
+PACE_TRUSTED_FROM = 0.10  # the share done from which the observed pace alone says the time left
 
 
-def _run(label: str, call: Call) -> Computed | None:
+def time_left(fraction: float, elapsed_s: float, estimate_s: float | None = None) -> float | None:
+    """Seconds left of a run `fraction` done after `elapsed_s`: the rest of the work at the estimated rate
+    (`estimate_s`, the stated total) while little is done, blended into the observed pace as the share done
+    grows (its weight (fraction / PACE_TRUSTED_FROM)^2, whole from PACE_TRUSTED_FROM on). None when there is
+    nothing to go on: no estimate and too little done to extrapolate."""
+    if fraction >= 1.0:
+        return None
+    paced = elapsed_s * (1.0 - fraction) / fraction if fraction >= 0.02 and elapsed_s >= 2 else None
+    if estimate_s is None:
+        return paced
+    by_rate = estimate_s * (1.0 - max(fraction, 0.0))
+    if paced is None:
+        return by_rate
+    weight = min(1.0, fraction / PACE_TRUSTED_FROM) ** 2
+    return weight * paced + (1.0 - weight) * by_rate
+
+
+def with_time_left(message: str, fraction: float, elapsed_s: float, estimate_s: float | None = None) -> str:
+    """The progress text with the time left (`time_left`): a long run says how long it will still take without
+    anyone opening anything."""
+    left = time_left(fraction, elapsed_s, estimate_s)
+    return f"{message} · {duration(left)} left" if left is not None and left >= 1 else message
+
+
+def _run(label: str, call: Call, stated: Callable[[], Estimate | None] = lambda: None) -> Computed | None:
+    """`call` in the status box; `stated()`: its estimate, asked at the first progress report."""
     # Open while it runs: the progress bar, the time left and Stop are seen without a click; closed when done.
     with st.status(label, expanded=True) as box:
         bar = st.progress(0.0, text=label)
@@ -292,8 +346,16 @@ def _run(label: str, call: Call) -> Computed | None:
                          help="Stops at the next progress step: nothing partial is stored, the model stays usable.")
         started = time.monotonic()
         st.session_state.setdefault(_STARTED, {})[label] = started
-        progress = throttled(lambda fraction, message: bar.progress(
-            min(max(float(fraction), 0.0), 1.0), text=with_time_left(message, fraction, time.monotonic() - started)))
+        estimated: list[float | None] = []  # the estimate's seconds, once asked
+
+        def draw(fraction: float, message: str) -> None:
+            if not estimated:
+                found = stated()
+                estimated.append(None if found is None else found.seconds)
+            bar.progress(min(max(float(fraction), 0.0), 1.0),
+                         text=with_time_left(message, fraction, time.monotonic() - started, estimated[0]))
+
+        progress = throttled(draw)
 
         def waiting() -> None:  # drawn at once: it says why nothing moves
             bar.progress(0.0, text="Waiting: the same computation is running for another session; its result is shown "

@@ -7,8 +7,9 @@ norm divide by a positive scale that depends on the whole residual, which no sin
 are logits per unit activation up to a positive factor: their order and signs are exact. A LayerNorm (GPT-2)
 also centres the direction (linear); biases are constants, not the neuron's.
 
-`mlp_up_at` reads one layer's up-projection output and stops the forward there: later layers cannot change it,
-so a neuron of layer l costs l + 1 layers of compute, not all of them.
+`mlp_up_columns` reads chosen neurons' up-projection outputs of one or several layers and stops the forward right
+after the deepest: later layers cannot change them, so neurons up to layer l cost l + 1 layers of compute, not all
+of them, and a graph's neurons cost one forward, not one each.
 """
 from __future__ import annotations
 
@@ -50,20 +51,29 @@ class _Reached(Exception):
 
 
 @torch.no_grad()
-def mlp_up_at(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, layer: int) -> torch.Tensor:
-    """`[batch, seq, intermediate]` the up projection's output at `layer`, from a forward stopped right after it."""
-    captured: list[torch.Tensor] = []
+def mlp_up_columns(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                   columns: dict[int, list[int]]) -> dict[int, torch.Tensor]:
+    """layer -> `[batch, seq, len(columns[layer])]` the up projection's output of those neurons, from one forward
+    stopped right after the deepest layer asked for (only the columns are kept: a graph's neurons, not L widths)."""
+    captured: dict[int, torch.Tensor] = {}
+    last = max(columns)
 
-    def hook(module, args, output):
-        captured.append(output.detach())
-        raise _Reached
+    def reader(layer: int):
+        index = torch.tensor(columns[layer], dtype=torch.long)
+
+        def hook(module, args, output):
+            captured[layer] = output.detach()[..., index.to(output.device)]
+            if layer == last:
+                raise _Reached
+        return hook
 
     with model_lock(model):
-        handle = mlp_up_proj(model, layer).register_forward_hook(hook)
+        handles = [mlp_up_proj(model, layer).register_forward_hook(reader(layer)) for layer in columns]
         try:
             forward_logits(model, input_ids, attention_mask, logits_to_keep=1)
         except _Reached:
             pass
         finally:
-            handle.remove()
-    return captured[0]
+            for handle in handles:
+                handle.remove()
+    return captured

@@ -3,8 +3,11 @@
 It reads the stored head map (the page shows it; the CLI computes it first when it is not stored) and replays the
 map's prompts. On one of them, at the answer position the map scored (the position that predicts the answer token
 chosen by max KL), the head's attention row over the clean prompt and what it writes to the vocabulary there; on
-every prompt, its patching effect: log p(target) with the head's output replaced by the map's mean clean value,
-minus the stored corrupted log p (the map's score is their mean). One forward per prompt plus one traced forward.
+every prompt, its patching effect: the map's own per-prompt score (log p(target) with the head's output replaced
+by the map's mean clean value, minus the unpatched corrupted run; their mean is the map's score). The patching of
+every head comes out of one batched run per prompt and the trace captures every layer, so the drill-downs of all
+the heads of a map cost about what one costs: `map_head_details` computes them together, right after the map, and
+stores each under the key a click on that head reads.
 
 What it writes: the head's output as it enters o_proj, times its W_O slice (its o_proj contribution). Gemma 3
 normalises the whole attention output (`post_attention_layernorm`) before the residual add: the head's piece goes
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,11 +33,13 @@ from backend.models.readout import capture_final_residual, norm_parts, out_proj,
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.examples import encode, encode_answer
 from backend.mt.heads import HEADS_READS, HeadsConfig, find_heads, head_pairs
-from backend.mt.patching import patch_one
+from backend.mt.patching import patch_scores
+from backend.mt.prompts import PromptPair
 from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
 from backend.mt.subject import OnData, model_of
 from backend.store import Computed
+from backend.store.artifacts import ComputedMany
 from backend.verbs import Verb, register
 
 
@@ -128,33 +134,25 @@ def _language_ids(handle: ModelHandle, data: ParallelSet, lang: str) -> set[int]
     return {i for r in range(len(data)) for i in encode_answer(handle, " " + data.text(lang, r))}
 
 
-def compute_head_detail(handle: ModelHandle, config: HeadDetailConfig, data: ParallelSet,
-                        progress: Progress = silent) -> HeadDetail:
-    model, tok, heads = handle.model, handle.tokenizer, config.heads
-    head_map = find_heads(handle, heads, data, scaled(progress, 0.0, 0.5)).value  # the page's map: stored
+def compute_head_details(handle: ModelHandle, configs: Sequence[HeadDetailConfig], data: ParallelSet,
+                         progress: Progress = silent) -> list[HeadDetail]:
+    """The drill-downs of several heads of one map in one pass (a single head is a pass of one, so a click and the
+    batch that prepares every head of a map give the same numbers): on every prompt, the batched patching of every
+    head (`_prompt_patching`, as `compute_head_map` scores them); per example read, one traced forward capturing
+    every layer's attention and head outputs."""
+    if not configs:
+        return []
+    model, tok, heads = handle.model, handle.tokenizer, configs[0].heads
+    if any(c.heads != heads for c in configs):
+        raise ValueError("compute_head_details: every head must belong to the same map")
+    for config in configs:
+        check_example(config, data)
+    head_map = find_heads(handle, heads, data, scaled(progress, 0.0, 0.3)).value  # the page's map: stored
     pairs, _ = head_pairs(heads, data)
-    check_example(config, data)
-    layer, head = config.layer, config.head
-    mean_clean = torch.from_numpy(head_map.mean_clean[layer, head])  # the value the map patches in
-    scores = []
-    for i, pair in enumerate(pairs):
-        # the map's corrupted prefix ends before its chosen answer token; its log p there is stored with the map
-        answer = encode_answer(handle, pair.answer)[:heads.max_answer_tokens]
-        corrupt, j = encode(handle, pair.corrupt), head_map.answer_offsets[i]
-        prefix = tuple((corrupt + answer)[:len(corrupt) + j])
-        scores.append(patch_one(model, prefix, answer[j], layer, head, mean_clean) - head_map.corrupt_logp[i])
-        progress(0.5 + 0.4 * (i + 1) / len(pairs), f"patching prompt {i + 1}/{len(pairs)}")
-    pair, j = pairs[config.example], head_map.answer_offsets[config.example]
-    answer = encode_answer(handle, pair.answer)[:heads.max_answer_tokens]
-    clean = encode(handle, pair.clean)
-    prefix = (clean + answer)[:len(clean) + j]
-    ids = torch.tensor([prefix], device=handle.device)
-    with capture_final_residual(model) as captured:
-        traced = capture(model, ids, heads=[layer], pattern_layers=(layer,))
-    pattern = traced.patterns[layer][0, head, -1].float().cpu().numpy()
-    raw, piece = head_write(model, traced.head_outputs[layer][0, -1], head, layer)
-    effects = residual_vocab_effects(model, piece, captured[-1][0, -1]).cpu()
+    per_prompt = _prompt_patching(handle, heads, head_map, pairs, scaled(progress, 0.3, 0.9))
     tgt_ids, src_ids = _language_ids(handle, data, heads.tgt), _language_ids(handle, data, heads.src)
+    traces = {e: _trace_example(handle, pairs[e], head_map.answer_offsets[e], heads.max_answer_tokens)
+              for e in sorted({c.example for c in configs})}
 
     def listed(values: torch.Tensor, order: torch.Tensor) -> tuple[VocabEffect, ...]:
         out = []
@@ -163,14 +161,83 @@ def compute_head_detail(handle: ModelHandle, config: HeadDetailConfig, data: Par
             out.append(VocabEffect(tok.decode([i]), int(i), float(values[i]), side))
         return tuple(out)
 
-    k = min(config.top_k, effects.shape[0])
-    promoted = listed(effects, effects.topk(k).indices)
-    progress(1.0, "head drill-down done")
-    return HeadDetail(model=handle.display_name, config=config, tokens=tuple(tok.decode([i]) for i in prefix),
-                      target_token=tok.decode([answer[j]]), pattern=pattern, promoted=promoted,
-                      suppressed=listed(effects, (-effects).topk(k).indices),
-                      target_share=sum(e.language == "target" for e in promoted) / k, write_norm=float(raw.norm()),
-                      rows=head_map.rows, targets=head_map.target_tokens, patching=tuple(float(s) for s in scores))
+    details = []
+    for config in configs:
+        layer, head = config.layer, config.head
+        trace = traces[config.example]
+        pattern = trace.patterns[layer][0, head, -1].float().cpu().numpy()
+        raw, piece = head_write(model, trace.head_outputs[layer][0, -1], head, layer)
+        effects = residual_vocab_effects(model, piece, trace.final).cpu()
+        k = min(config.top_k, effects.shape[0])
+        promoted = listed(effects, effects.topk(k).indices)
+        details.append(HeadDetail(
+            model=handle.display_name, config=config, tokens=trace.tokens, target_token=trace.target_token,
+            pattern=pattern, promoted=promoted, suppressed=listed(effects, (-effects).topk(k).indices),
+            target_share=sum(e.language == "target" for e in promoted) / k, write_norm=float(raw.norm()),
+            rows=head_map.rows, targets=head_map.target_tokens,
+            patching=tuple(float(scores[layer, head]) for scores in per_prompt)))
+    progress(1.0, "head drill-downs done")
+    return details
+
+
+_PATCHED: dict[tuple, tuple[np.ndarray, ...]] = {}  # (model, map) -> per-prompt patching: a click on another
+# prompt of a map already patched here (the drill-down's prompt choice) costs its one traced forward, not the patching
+
+
+def _prompt_patching(handle: ModelHandle, heads: HeadsConfig, head_map, pairs: list[PromptPair],
+                     progress: Progress) -> tuple[np.ndarray, ...]:
+    """Per prompt, `[layers, heads]` log p(target) gained by patching each head's mean clean output in at the map's
+    chosen position of the corrupted prompt (`patch_scores`, every head in one batched run): the map's own
+    per-prompt scores, their mean its score (to float rounding: the corrupted prefix is traced on its own here)."""
+    key = (handle.fingerprint, heads)
+    if key not in _PATCHED:
+        model, n_layers = handle.model, handle.info.n_layers
+        mean_clean = torch.from_numpy(head_map.mean_clean)  # the value the map patches in
+        scores = []
+        for i, pair in enumerate(pairs):
+            answer = encode_answer(handle, pair.answer)[:heads.max_answer_tokens]
+            corrupt, j = encode(handle, pair.corrupt), head_map.answer_offsets[i]
+            prefix = tuple((corrupt + answer)[:len(corrupt) + j])
+            traced = capture(model, torch.tensor([prefix], device=handle.device), heads=range(n_layers))
+            corrupted = torch.stack([traced.head_outputs[layer][0, -1] for layer in range(n_layers)]).float().cpu()
+            scores.append(patch_scores(model, prefix, answer[j], mean_clean - corrupted, heads.rows_per_batch))
+            progress((i + 1) / len(pairs), f"patching prompt {i + 1}/{len(pairs)}")
+        if len(_PATCHED) >= 32:
+            _PATCHED.clear()
+        _PATCHED[key] = tuple(scores)
+    return _PATCHED[key]
+
+
+@dataclass(frozen=True)
+class _Trace:
+    """One example's clean prompt up to the answer position, traced: every layer's patterns `[1, heads, T, T]` and
+    head outputs `[1, T, heads, head_dim]`, the final residual at the last position `[hidden]`."""
+
+    tokens: tuple[str, ...]
+    target_token: str
+    patterns: dict[int, torch.Tensor]
+    head_outputs: dict[int, torch.Tensor]
+    final: torch.Tensor
+
+
+@torch.no_grad()
+def _trace_example(handle: ModelHandle, pair: PromptPair, offset: int, max_answer_tokens: int) -> _Trace:
+    # every layer, whichever heads are asked for: a head's numbers never depend on which others share the pass
+    answer = encode_answer(handle, pair.answer)[:max_answer_tokens]
+    clean = encode(handle, pair.clean)
+    prefix = (clean + answer)[:len(clean) + offset]
+    layers = range(handle.info.n_layers)
+    with capture_final_residual(handle.model) as captured:
+        traced = capture(handle.model, torch.tensor([prefix], device=handle.device), heads=layers,
+                         pattern_layers=layers)
+    tok = handle.tokenizer
+    return _Trace(tokens=tuple(tok.decode([i]) for i in prefix), target_token=tok.decode([answer[offset]]),
+                  patterns=traced.patterns, head_outputs=traced.head_outputs, final=captured[-1][0, -1])
+
+
+def compute_head_detail(handle: ModelHandle, config: HeadDetailConfig, data: ParallelSet,
+                        progress: Progress = silent) -> HeadDetail:
+    return compute_head_details(handle, [config], data, progress)[0]
 
 
 def check_example(config: HeadDetailConfig, data: ParallelSet) -> None:
@@ -200,3 +267,18 @@ def head_detail(handle: ModelHandle, config: HeadDetailConfig, data: ParallelSet
     check_head(handle.model, config.layer, config.head)
     config = dataclasses.replace(config, heads=dataclasses.replace(config.heads, dataset=data.digest))
     return head_verb(OnData(handle, data), config, progress)
+
+
+def map_head_details(handle: ModelHandle, heads: HeadsConfig, data: ParallelSet | None = None, example: int = 0,
+                     progress: Progress = silent) -> ComputedMany[HeadDetail]:
+    """The drill-down of every head of the map `heads`, read on prompt `example`, each stored under the key a click
+    on that head asks for (`head_detail`, default settings): one store read when they are stored, else the missing
+    ones computed together in one pass (`compute_head_details`) and stored."""
+    data = data or builtin()
+    heads = dataclasses.replace(heads, dataset=data.digest)
+    info = handle.info
+    configs = [HeadDetailConfig(heads=heads, layer=layer, head=head, example=example)
+               for layer in range(info.n_layers) for head in range(info.n_heads)]
+    check_example(configs[0], data)
+    return head_verb.many(OnData(handle, data), configs,
+                          lambda missing: compute_head_details(handle, missing, data, progress))

@@ -7,12 +7,16 @@
 - Logit effects: the tokens its down-projection column promotes and suppresses (backend.models.mlp_readout).
 - Where it fires among the targets: per target set, the share of its documents with the neuron in their layer
   top-K and its profile weight (the NAG's own numbers).
+
+Several neurons read the same documents in one forward per batch (`compute_neurons`): `neuron_details` prepares
+every neuron of the graph a page shows that way and stores each under the key a click on it reads.
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +25,8 @@ import torch
 from backend.corpus.documents import Document
 from backend.errors import UserError
 from backend.models.loading import ModelHandle
-from backend.models.mlp_readout import mlp_up_at, neuron_logit_effects
+from backend.models.mlp_readout import mlp_up_columns, neuron_logit_effects
+import backend.models.mlp_readout as mlp_readout
 import backend.nag.profile as profile
 import backend.nag.targets as targets
 from backend.nag.extract import ReadsFeatures, effective_max_length, length_batches, pad_batch, pad_id, tokenize
@@ -31,6 +36,7 @@ from backend.nag.targets import TargetSet, target_profiles
 from backend.params import param
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed
+from backend.store.artifacts import ComputedMany
 from backend.verbs import Verb, register
 
 
@@ -114,17 +120,27 @@ def check_neuron(handle: ModelHandle, layer: int, neuron: int) -> None:
         raise UserError(f"Neuron {neuron} does not exist: each layer has MLP neurons 0-{info.intermediate_size - 1}.")
 
 
+Neuron = tuple[int, int]  # (layer, neuron)
+
+
 @torch.no_grad()
-def activations(handle: ModelHandle, ids: list[list[int]], layer: int, neuron: int, batch_tokens: int = 2048,
-                progress: Progress = silent) -> list[np.ndarray]:
-    """Per document, `[tokens]` the neuron's up-projection output at every token (right-padded batches)."""
-    out: list[np.ndarray | None] = [None] * len(ids)
+def activations(handle: ModelHandle, ids: list[list[int]], neurons: Sequence[Neuron], batch_tokens: int = 2048,
+                progress: Progress = silent) -> dict[Neuron, list[np.ndarray]]:
+    """Per neuron, per document, `[tokens]` its up-projection output at every token (right-padded batches; one
+    forward per batch for all the neurons, stopped after the deepest layer)."""
+    columns: dict[int, list[int]] = {}
+    for layer, neuron in dict.fromkeys(neurons):
+        columns.setdefault(layer, []).append(neuron)
+    out = {(layer, n): [None] * len(ids) for layer, ns in columns.items() for n in ns}
     batches = length_batches([len(x) for x in ids], max(batch_tokens, max(len(x) for x in ids)))
     for b, rows in enumerate(batches):
         batch, mask = pad_batch([ids[i] for i in rows], pad_id(handle), handle.device)
-        values = mlp_up_at(handle.model, batch, mask, layer)[..., neuron].float().cpu().numpy()
-        for row, i in enumerate(rows):
-            out[i] = values[row, :len(ids[i])]
+        read = mlp_up_columns(handle.model, batch, mask, columns)
+        for layer, ns in columns.items():
+            values = read[layer].float().cpu().numpy()
+            for c, n in enumerate(ns):
+                for row, i in enumerate(rows):
+                    out[layer, n][i] = values[row, :len(ids[i]), c]
         progress((b + 1) / len(batches), f"activations of {sum(map(len, batches[:b + 1]))}/{len(ids)} documents")
     return out  # type: ignore[return-value]
 
@@ -133,36 +149,49 @@ def _effects(handle: ModelHandle, values: torch.Tensor, order: torch.Tensor) -> 
     return tuple(TokenEffect(handle.tokenizer.decode([i]), int(i), float(values[i])) for i in order.tolist())
 
 
-def compute_neuron(handle: ModelHandle, config: NeuronConfig, documents: list[Document],
-                   target_sets: list[TargetSet], progress: Progress = silent) -> NeuronDetail:
-    layer, neuron, tok = config.layer, config.neuron, handle.tokenizer
-    encoded = [ids for ids, _ in tokenize(handle, [d.text for d in documents],
-                                          effective_max_length(handle, config.extract))]
+def compute_neurons(handle: ModelHandle, configs: Sequence[NeuronConfig], documents: list[Document],
+                    target_sets: list[TargetSet], progress: Progress = silent) -> list[NeuronDetail]:
+    """The drill-downs of several neurons over the same documents in one pass (a single neuron is a pass of one,
+    so a click and the batch that prepares every neuron of a graph give the same numbers): the documents are
+    tokenised once and run once for all the neurons, the targets' profiles read once."""
+    if not configs:
+        return []
+    extract = configs[0].extract
+    if any(c.extract != extract for c in configs):
+        raise ValueError("compute_neurons: every neuron must be read with the same extraction settings")
+    tok = handle.tokenizer
+    encoded = [ids for ids, _ in tokenize(handle, [d.text for d in documents], effective_max_length(handle, extract))]
     keep = [i for i, ids in enumerate(encoded) if ids]
-    acts = activations(handle, [encoded[i] for i in keep], layer, neuron, progress=scaled(progress, 0.0, 0.8))
-    strongest = [int(np.argmax(np.abs(a))) for a in acts]
-    order = sorted(range(len(keep)), key=lambda j: (-abs(float(acts[j][strongest[j]])), j))[:config.contexts]
-    contexts = []
-    for j in order:
-        ids, p, doc = encoded[keep[j]], strongest[j], documents[keep[j]]
-        contexts.append(Context(doc.id, doc.domain or "", p, float(acts[j][p]),
-                                tok.decode(ids[max(0, p - config.window):p]), tok.decode(ids[p:p + 1]),
-                                tok.decode(ids[p + 1:p + 1 + config.window])))
-    every = np.concatenate(acts) if acts else np.zeros(0)
-    counts, edges = np.histogram(every, bins=config.bins)
-    values = neuron_logit_effects(handle.model, layer, neuron).cpu()
-    k = min(config.top_tokens, values.shape[0])
-    profiles = target_profiles(handle, target_sets, config.extract, scaled(progress, 0.8, 1.0)) if target_sets \
-        else None
-    firing = () if profiles is None else tuple(
-        TargetFiring(name, int(tops.shape[0]), float((tops[:, layer] == neuron).any(axis=1).mean()),
-                     float(profiles.weights[m, layer, neuron]))
-        for m, (name, tops) in enumerate(zip(profiles.names, profiles.tops)))
-    progress(1.0, "neuron drill-down done")
-    return NeuronDetail(model=handle.display_name, config=config, scanned_docs=len(keep),
-                        scanned_tokens=int(every.size), contexts=tuple(contexts), hist_counts=counts,
-                        hist_edges=edges, promoted=_effects(handle, values, values.topk(k).indices),
-                        suppressed=_effects(handle, values, (-values).topk(k).indices), targets=firing)
+    acts_of = activations(handle, [encoded[i] for i in keep], [(c.layer, c.neuron) for c in configs],
+                          progress=scaled(progress, 0.0, 0.8))
+    profiles = target_profiles(handle, target_sets, extract, scaled(progress, 0.8, 0.9)) if target_sets else None
+    details = []
+    for config in configs:
+        layer, neuron = config.layer, config.neuron
+        acts = acts_of[layer, neuron]
+        strongest = [int(np.argmax(np.abs(a))) for a in acts]
+        order = sorted(range(len(keep)), key=lambda j: (-abs(float(acts[j][strongest[j]])), j))[:config.contexts]
+        contexts = []
+        for j in order:
+            ids, p, doc = encoded[keep[j]], strongest[j], documents[keep[j]]
+            contexts.append(Context(doc.id, doc.domain or "", p, float(acts[j][p]),
+                                    tok.decode(ids[max(0, p - config.window):p]), tok.decode(ids[p:p + 1]),
+                                    tok.decode(ids[p + 1:p + 1 + config.window])))
+        every = np.concatenate(acts) if acts else np.zeros(0)
+        counts, edges = np.histogram(every, bins=config.bins)
+        values = neuron_logit_effects(handle.model, layer, neuron).cpu()
+        k = min(config.top_tokens, values.shape[0])
+        firing = () if profiles is None else tuple(
+            TargetFiring(name, int(tops.shape[0]), float((tops[:, layer] == neuron).any(axis=1).mean()),
+                         float(profiles.weights[m, layer, neuron]))
+            for m, (name, tops) in enumerate(zip(profiles.names, profiles.tops)))
+        details.append(NeuronDetail(model=handle.display_name, config=config, scanned_docs=len(keep),
+                                    scanned_tokens=int(every.size), contexts=tuple(contexts), hist_counts=counts,
+                                    hist_edges=edges, promoted=_effects(handle, values, values.topk(k).indices),
+                                    suppressed=_effects(handle, values, (-values).topk(k).indices), targets=firing))
+        progress(0.9 + 0.1 * len(details) / len(configs), f"neuron {len(details)}/{len(configs)} read")
+    progress(1.0, "neuron drill-downs done")
+    return details
 
 
 def documents_digest(documents: list[Document]) -> str:
@@ -181,13 +210,13 @@ def _neuron_key(inputs: ScannedDocuments, config: NeuronConfig) -> NeuronKey:
 
 
 def _neuron_on(inputs: ScannedDocuments, config: NeuronConfig, progress: Progress) -> NeuronDetail:
-    return compute_neuron(inputs.handle, config, list(inputs.documents), list(inputs.target_sets), progress)
+    return compute_neurons(inputs.handle, [config], list(inputs.documents), list(inputs.target_sets), progress)[0]
 
 
 # The neuron's activations, logit effects and where it fires among the targets' profiles.
 neuron_verb = register(Verb("nag", "neuron", NeuronConfig, _neuron_on, "one MLP neuron: top-activating contexts, "
                             "activation histogram, logit effects, where it fires among the targets",
-                            reads=(sys.modules[__name__], targets, profile, *FEATURE_READS), key=_neuron_key,
+                            reads=(sys.modules[__name__], mlp_readout, targets, profile, *FEATURE_READS), key=_neuron_key,
                             ref=OnModel.model))
 
 
@@ -200,3 +229,23 @@ def neuron_detail(handle: ModelHandle, config: NeuronConfig, pool: list[Document
     if not documents:
         raise UserError("The candidate pool has no non-empty document.")
     return neuron_verb(ScannedDocuments(handle, documents, tuple(target_sets)), config, progress)
+
+
+def neuron_details(handle: ModelHandle, configs: Sequence[NeuronConfig], pool: list[Document],
+                   target_sets: list[TargetSet] = (), progress: Progress = silent) -> ComputedMany[NeuronDetail]:
+    """The drill-downs of several neurons (a graph's), each stored under the key a click on that neuron asks for
+    (`neuron_detail`): one store read when they are stored, else the missing ones computed together in one pass
+    (`compute_neurons`) and stored. Every config scans the same `max_docs` of `pool`."""
+    if not configs:
+        return ComputedMany(values=[], hits=0, computed=0)
+    for config in configs:
+        check_neuron(handle, config.layer, config.neuron)
+    if len({c.max_docs for c in configs}) > 1:
+        raise ValueError("neuron_details: every neuron must scan the same documents")
+    documents = tuple(pool[:configs[0].max_docs])
+    if not documents:
+        raise UserError("The candidate pool has no non-empty document.")
+    inputs = ScannedDocuments(handle, documents, tuple(target_sets))
+    return neuron_verb.many(inputs, [_neuron_key(inputs, c) for c in configs],
+                            lambda missing: compute_neurons(handle, [k.config for k in missing], list(documents),
+                                                            list(target_sets), progress))

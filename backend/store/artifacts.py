@@ -59,9 +59,10 @@ class NotStored(Exception):
     """Raised by `cached` on a miss inside `stored_only()`: the caller decides whether to compute now. Carries
     the typical compute time of this feature's action on this model in this store (None: never run here)."""
 
-    def __init__(self, feature: str, action: str, estimate_seconds: float | None) -> None:
+    def __init__(self, feature: str, action: str, estimate_seconds: float | None, fingerprint: str = "") -> None:
         super().__init__(f"{feature} {action} is not in the store")
         self.feature, self.action, self.estimate_seconds = feature, action, estimate_seconds
+        self.fingerprint = fingerprint
 
 
 _STORED_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("stored_only", default=False)
@@ -145,7 +146,7 @@ def cached(feature: str, action: str, model: ModelRef, config: Any, compute: Cal
         return _cached(feature, action, model, params, key, compute, code_version)
     except StoreUnavailable:  # read-only, locked for too long or damaged: still answer, uncached
         if _STORED_ONLY.get():
-            raise NotStored(feature, action, None) from None
+            raise NotStored(feature, action, None, model.fingerprint) from None
         start = time.perf_counter()
         value = compute()
         return Computed(value=value, cached=False, seconds=time.perf_counter() - start, key=key, run_id="",
@@ -158,7 +159,7 @@ def _cached(feature: str, action: str, model: ModelRef, params: str, key: str, c
     if served is not None:
         return served
     if _STORED_ONLY.get():
-        raise NotStored(feature, action, typical_seconds(feature, action, model.fingerprint))
+        raise NotStored(feature, action, typical_seconds(feature, action, model.fingerprint), model.fingerprint)
     # Identical requests running now (other threads or processes) wait here for the first one's artifact.
     with key_lock(store_path(), key, on_wait=_ON_WAIT.get()):
         served = _serve_hit(feature, action, model, params, key)
@@ -288,7 +289,7 @@ def cached_many(feature: str, action: str, model: ModelRef, configs: Sequence[An
     missing = list(dict.fromkeys(c for i, c in enumerate(configs) if i not in found))
     if missing and _STORED_ONLY.get():  # the same rule as `cached`: a miss is the caller's to decide on
         each = _typical_or_none(feature, action, model.fingerprint)
-        raise NotStored(feature, action, None if each is None else each * len(missing))
+        raise NotStored(feature, action, None if each is None else each * len(missing), model.fingerprint)
     if missing:
         start = time.perf_counter()
         values = list(compute(missing))

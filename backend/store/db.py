@@ -394,10 +394,10 @@ def connect(path: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 @contextmanager
-def connect_with(schema: list[str]) -> Iterator[duckdb.DuckDBPyConnection]:
-    """`connect()` with a feature's own tables created first (once per store file and process)."""
-    with connect() as con:
-        entry = (Path(store_path()), id(schema))
+def connect_with(schema: list[str], path: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """`connect(path)` with a feature's own tables created first (once per store file and process)."""
+    with connect(path) as con:
+        entry = (Path(path or store_path()), id(schema))
         if entry not in _feature_tables:
             for statement in schema:
                 con.execute(statement)

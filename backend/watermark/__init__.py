@@ -18,7 +18,7 @@ expected time (`expected_seconds`).
 from backend.watermark import demo, identities
 from backend.watermark.corpus import human_texts
 from backend.watermark.estimate import expected_seconds
-from backend.watermark.evaluation import EvalConfig, evaluate, latest_evaluation
+from backend.watermark.evaluation import EvalConfig, evaluate, evaluate_verb, latest_evaluation
 from backend.watermark.generation import GenerateRequest, generate, make_request
 from backend.watermark.ipmark.config import IPMarkConfig
 from backend.watermark.methods import BASELINE, METHODS, DetectRequest, detect, watermark_names
@@ -29,5 +29,5 @@ from backend.watermark.verdicts import verdict_table
 
 __all__ = ["BASELINE", "MAX_BYTES", "MAX_CHARS", "METHODS",
            "SUFFIXES", "DetectRequest", "EvalConfig", "GenerateRequest", "IPMarkConfig", "SamplingConfig", "demo",
-           "detect", "evaluate", "expected_seconds", "generate", "human_texts", "identities", "latest_evaluation",
+           "detect", "evaluate", "evaluate_verb", "expected_seconds", "generate", "human_texts", "identities", "latest_evaluation",
            "make_request", "read_upload", "scan", "verdict_table", "watermark_names"]

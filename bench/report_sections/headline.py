@@ -37,7 +37,9 @@ def first_open(r: dict) -> str:
     p = r["pages"].values()
     return _link(f"**First open**: every page's first view in ≤ {max(x['first_open_script_idle_s'] for x in p)} s to "
                  f"script idle on a fresh install; a cached reopen in ≤ "
-                 f"{max(x['cached_reopen_script_idle_s'] for x in p)} s.", "First open of every page")
+                 f"{max(x['cached_reopen_script_idle_s'] for x in p)} s ({r['cpus']} cores, load average "
+                 f"{r['load_average_start']:.1f} at the start, {r['load_average_end']:.1f} at the end).",
+                 "First open of every page")
 
 
 @_from("load.json")

@@ -1,5 +1,5 @@
 """AppTest: a page's automatic computation that is known to take long asks first, says how long, and the
-button computes it; a stored result or work never measured here runs as before."""
+button computes it; a stored result or work never measured here (only calibrated) runs as before."""
 import duckdb
 import pytest
 
@@ -10,21 +10,24 @@ from tests.app.helpers import plotly_charts, run_page
 pytestmark = pytest.mark.asks_before_computing  # the product's threshold (tests/app/conftest.py)
 
 
-def _pretend_earlier_runs_took(seconds: float, feature: str, action: str) -> None:
-    """An earlier run of this action on the test model, with another config, that took `seconds`."""
-    from backend.store.db import connect
+def _pretend_earlier_runs_took(seconds: float, feature: str, action: str, work: float) -> None:
+    """An earlier run of this action on the test model, of `work` units (the page's request's), that took
+    `seconds` on an idle machine here."""
+    from backend.store.timings import Timing, record_timing
 
     fingerprint = load(default_model_id()).fingerprint
-    with connect() as con:
-        con.execute("INSERT INTO artifacts (key, feature, action, fingerprint, params, code_version, payload, "
-                    "compute_seconds) VALUES (?, ?, ?, ?, '{}', '0', 'null', ?)",
-                    [f"earlier-{seconds}", feature, action, fingerprint, seconds])
+    record_timing(Timing(feature, action, fingerprint, work, seconds, 1.0, 1, 2, 0))
 
 
 def test_a_long_computation_waits_for_the_button_that_says_how_long(monkeypatch, tmp_path):
+    from backend.estimates import expected
+    from backend.estimates.load import CpuLoad
+    from backend.estimates.work import work_of
+    from backend.fp8.bounds import BoundsConfig
+
     monkeypatch.setenv("DASH_STORE", str(tmp_path / "store.duckdb"))
-    run_page()  # creates the store
-    _pretend_earlier_runs_took(120.0, "fp8", "bounds")
+    monkeypatch.setattr(expected, "current_load", lambda nice=None: CpuLoad(1.0, 1, 2, 0))  # an idle machine
+    _pretend_earlier_runs_took(120.0, "fp8", "bounds", work_of("fp8", "bounds").units(None, BoundsConfig()))
     at = run_page("fp8_bounds.py")
     assert not plotly_charts(at), "nothing is computed before the click"
     assert any("about 2 min" in i.value for i in at.info)

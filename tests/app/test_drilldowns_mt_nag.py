@@ -11,6 +11,7 @@ from app.ui.mt_drilldown import MT_HEAD, steering_share
 from app.ui.nag_drilldown import NAG_NEURON
 from backend.mt.selection import top_heads
 from tests.app.helpers import open_tab, plotly_charts, run_page
+from tests.support.waiting import wait_until
 
 
 def test_steering_share_is_the_smallest_that_includes_the_head():
@@ -77,3 +78,42 @@ def test_nag_neuron_drilldown_opens_from_the_graph_and_the_profile():
     open_tab(at, "nag-tab", "Profile")
     assert not at.exception and any(f"Neuron L{layer}.N{neuron}" in m.value for m in at.markdown)
     assert sum(k.endswith("nag-heatmap-drill-hist") for k in _keys(at)) == 1
+
+
+def _preparations(at) -> dict:
+    """This session's drill-down preparations (app.ui.prepared_drilldowns), by key."""
+    runs = at.session_state["background-runs"] if "background-runs" in at.session_state else {}
+    return {key: run for key, run in runs.items() if "prepare" in key}
+
+
+def test_a_click_after_the_map_is_shown_reads_the_store(mt_page):
+    """The page prepared every head's drill-down right after the map (one pass, in the background): once it has
+    ended, a click on a head nobody opened is a store read, no forward."""
+    at = mt_page
+    (run,) = _preparations(at).values()
+    assert run.label == "Preparing the drill-downs of the 8 heads"
+    wait_until(lambda: not run.running, 300, "the preparation to end")
+    assert not run.error and not run.stopped and run.result.computed == 8
+    at.session_state[MT_HEAD.key] = HEAD.of(0, 3)
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "Opening head L0.H3: cached" in [box.label for box in at.status], [box.label for box in at.status]
+    assert len(_preparations(at)) == 1  # the rerun found it done: nothing started again
+
+
+def test_a_graph_tab_prepares_its_neurons_and_a_click_reads_them():
+    """The graph's nodes are prepared once it is shown (here or by an earlier session on this store: then nothing
+    is left to prepare); a click on a node nobody opened is then a store read."""
+    at = open_tab(run_page("nag.py"), "nag-tab", "Graph")
+    for run in _preparations(at).values():
+        wait_until(lambda: not run.running, 300, "the preparation to end")
+        assert not run.error and not run.stopped and len(run.result.values) > 0
+    graph = json.loads(next(c for c in plotly_charts(at) if c.proto.id.endswith("nag-graph")).proto.spec)
+    node = next(t for t in graph["data"] if t.get("customdata"))
+    picked = NEURON.read(node["customdata"][-1])  # the last node of the first layer's trace
+    at.session_state[NAG_NEURON.key] = picked
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    layer, neuron = picked.values
+    opened = f"Opening neuron L{layer}.N{neuron}: cached"
+    assert opened in [box.label for box in at.status], [box.label for box in at.status]

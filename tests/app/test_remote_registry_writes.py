@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -46,37 +47,52 @@ def _names(node) -> set[str]:
             if isinstance(n, (ast.Attribute, ast.Name))}
 
 
-def registry_writers() -> set[tuple[str, str]]:
+def _segment(lines: list[bytes], node) -> str:
+    """`ast.get_source_segment` on lines split once per file (it splits the whole file at every call: most of this
+    walk's time when it was called per function)."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first][node.col_offset:node.end_col_offset].decode()
+    return b"".join([lines[first][node.col_offset:], *lines[first + 1:last],
+                     lines[last][:node.end_col_offset]]).decode()
+
+
+@cache  # one walk of the tree for the file's tests (it reads and parses every backend module)
+def registry_writers() -> frozenset[tuple[str, str]]:
     """(module, function) of every backend function that writes the registry or reaches one that does, through the
     names it references and the modules it imports (a package re-exporting one counts as well)."""
-    modules = {_module(p): (p.read_text(encoding="utf-8"), *_parse(p)) for p in (ROOT / "backend").rglob("*.py")}
-    reached = {(m, name) for m, (source, _, _, _, functions) in modules.items() for name, node in functions.items()
-               if WRITES.search(ast.get_source_segment(source, node))
-               or (m == "backend.watermark.keys" and SECRET_WRITES.search(ast.get_source_segment(source, node)))}
+    modules = {_module(p): (p.read_bytes().splitlines(keepends=True), *_parse(p))
+               for p in (ROOT / "backend").rglob("*.py")}
+    reached = {(m, name) for m, (lines, _, _, _, functions) in modules.items() for name, node in functions.items()
+               if WRITES.search(_segment(lines, node))
+               or (m == "backend.watermark.keys" and SECRET_WRITES.search(_segment(lines, node)))}
+    used = {(m, name): _names(node) for m, (_, _, _, _, functions) in modules.items()
+            for name, node in functions.items()}
     grown = True
     while grown:
         grown = False
         for m, (_, _, imports, imported, functions) in modules.items():
-            for name, node in functions.items():
-                used = _names(node)
-                if (m, name) not in reached and any(f in used and (n == m or n in imports) for n, f in reached):
+            for name in functions:
+                if (m, name) not in reached and any(f in used[m, name] and (n == m or n in imports)
+                                                    for n, f in reached):
                     reached.add((m, name))
                     grown = True
             for local, target in imported.items():
                 if target in reached and (m, local) not in reached:
                     reached.add((m, local))
                     grown = True
-    return reached
+    return frozenset(reached)
 
 
-def page_verbs() -> dict[str, set[str]]:
+@cache
+def page_verbs() -> dict[str, frozenset[str]]:
     """pages/<script> -> the registry-writing functions it references."""
     writers = registry_writers()
     found = {}
     for page in sorted((ROOT / "pages").glob("*.py")):
         tree, imports, _, _ = _parse(page)
         used = _names(tree)
-        verbs = {f"{m}.{f}" for m, f in writers if f in used and m in imports}
+        verbs = frozenset(f"{m}.{f}" for m, f in writers if f in used and m in imports)
         if verbs:
             found[page.name] = verbs
     return found

@@ -113,13 +113,14 @@ def test_stop_keeps_nothing_and_the_compute_button_stays_off_until_clicked(fresh
 
 
 @pytest.mark.asks_before_computing  # the product's threshold (tests/app/conftest.py)
-def test_work_known_to_take_long_asks_first_and_says_how_long(fresh_store):
-    from backend.store.db import connect
+def test_work_known_to_take_long_asks_first_and_says_how_long(fresh_store, monkeypatch):
+    from backend.estimates import expected
+    from backend.estimates.load import CpuLoad
+    from backend.store.timings import Timing, record_timing
 
-    _app(when="stored only")  # creates the store
-    with connect() as con:  # an earlier run with other settings took two minutes here
-        con.execute("INSERT INTO artifacts (key, feature, action, fingerprint, params, code_version, payload, "
-                    "compute_seconds) VALUES ('earlier', 'demo', 'double', 'f00d', '{}', '0', 'null', 120)")
+    monkeypatch.setattr(expected, "current_load", lambda nice=None: CpuLoad(1.0, 1, 2, 0))  # an idle machine
+    # an earlier run with other settings took two minutes here
+    record_timing(Timing("demo", "double", "f00d", 1.0, 120.0, 1.0, 1, 2, 0))
     at = _app(when="ask")
     assert "nothing shown" in _said(at) and any("about 2 min" in i.value for i in at.info)
     next(b for b in at.button if b.label == "Compute (about 2 min)").click().run()

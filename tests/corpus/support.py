@@ -34,14 +34,6 @@ def write_corpus(directory: Path, n_docs: int = 240, n_shards: int = 6, seed: in
     return directory
 
 
-def write_single(path: Path, n_docs: int = 200, seed: int = 0) -> Path:
-    """One JSONL file (what `nag rank --engine local` reads)."""
-    rng = random.Random(seed)
-    path.write_text("".join(json.dumps({"id": f"d{i}", "text": text(rng), "domain": WORDS[i % 3]}) + "\n"
-                            for i in range(n_docs)))
-    return path
-
-
 def add_bad_shards(directory: Path) -> list[str]:
     """A non-UTF-8 shard, an empty one and one with the wrong schema; returns their names."""
     (directory / "bad-bytes.txt").write_bytes(b"fine line\n\xff\xfe broken \x80\n")

@@ -54,6 +54,8 @@ def test_clicking_a_head_cell_opens_its_drilldown(tab):
     page = tab.page
     _, layer, head = _click_point(page, "mt-heat", 6)  # the patching map, cell 6 (tiny-llama: L1.H2)
     _sees(page, f"Head L{layer}.H{head}")
+    # prepared with every head right after the map (a click during the preparation waits for it): a store read
+    _sees(page, f"Opening head L{layer}.H{head}: cached")
     assert page.locator(".st-key-mt-drill-attention .js-plotly-plot").count() == 1
     assert page.locator(".st-key-mt-drill-vocab .js-plotly-plot").count() == 1
 
@@ -64,6 +66,7 @@ def test_clicking_a_neuron_on_the_graph_opens_its_drilldown(tab):
     open_tab(page, "Graph")
     _, layer, neuron = _click_point(page, "nag-graph", 0)  # the heaviest neuron of the first layer shown
     _sees(page, f"Neuron L{layer}.N{neuron}")
+    _sees(page, f"Opening neuron L{layer}.N{neuron}: cached")  # prepared with the graph's other nodes
     assert page.locator("mark").count() >= 1  # a top context with its token marked
     assert page.locator(".st-key-nag-graph-drill-hist .js-plotly-plot").count() == 1
 

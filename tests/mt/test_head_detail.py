@@ -1,5 +1,6 @@
 """The head drill-down (`mt head`): its vocabulary projection against a brute-force computation through the
 model's own modules, its patching per prompt against the map, its attention row against the model's, errors."""
+import dataclasses
 import json
 
 import numpy as np
@@ -116,3 +117,39 @@ def test_cli_head_json_and_exit_2(tmp_path, capsys):
     assert np.isclose(sum(out["pattern"]), 1.0, atol=1e-3)
     assert main([*common, "--layer", "7", "--json"]) == 2
     assert "Layer 7 does not exist" in capsys.readouterr().err
+
+
+def _same(a, b) -> None:
+    assert a.to_json() == b.to_json()
+    assert np.array_equal(a.pattern, b.pattern) and a.patching == b.patching
+
+
+def test_every_head_of_a_map_at_once_equals_each_click(handle, tiny_data):
+    """`map_head_details` (one pass, stored per head) gives each head exactly what a click computes alone, and a
+    click after it is a store read."""
+    import backend.mt.head_detail as head_detail_module
+    from backend.mt.head_detail import compute_head_details, map_head_details
+
+    heads = dataclasses.replace(HEADS, dataset=tiny_data.digest)
+    batch = map_head_details(handle, heads, tiny_data, example=1)
+    info = handle.info
+    assert batch.computed == len(batch.values) == info.n_layers * info.n_heads and batch.hits == 0
+    for layer, head in ((0, 0), (1, 2), (info.n_layers - 1, info.n_heads - 1)):
+        config = HeadDetailConfig(heads=heads, layer=layer, head=head, example=1)
+        head_detail_module._PATCHED.clear()  # the patching too is computed again, not remembered
+        alone = compute_head_details(handle, [config], tiny_data)[0]
+        _same(batch.values[layer * info.n_heads + head], alone)
+        clicked = head_detail(handle, config, tiny_data)
+        assert clicked.cached
+        _same(clicked.value, alone)
+    assert map_head_details(handle, heads, tiny_data, example=1).hits == len(batch.values)
+
+
+def test_another_prompt_of_a_patched_map_reuses_its_patching(handle, tiny_data, monkeypatch):
+    """The drill-down's prompt choice: the map's patching (the same on every prompt) is not run again."""
+    import backend.mt.head_detail as head_detail_module
+
+    first = head_detail(handle, HeadDetailConfig(heads=HEADS, layer=0, head=1, example=0, top_k=7), tiny_data).value
+    monkeypatch.setattr(head_detail_module, "patch_scores", lambda *a, **k: pytest.fail("patched again"))
+    other = head_detail(handle, HeadDetailConfig(heads=HEADS, layer=0, head=1, example=1, top_k=7), tiny_data).value
+    assert other.patching == first.patching and other.tokens != first.tokens

@@ -98,11 +98,32 @@ def test_cli_neuron_json_and_exit_2(tmp_path, capsys):
 
 @pytest.mark.parametrize("model_id", ["tiny-gpt2", "tiny-gemma3", "tiny-qwen2"])
 def test_a_forward_stopped_at_the_layer_reads_what_a_full_forward_reads(model_id):
-    from backend.models.mlp_readout import mlp_up_at
+    from backend.models.mlp_readout import mlp_up_columns
 
     model = load(model_id).model
     ids, mask = torch.tensor([[5, 9, 14, 20, 7], [3, 4, 8, 0, 0]]), torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
-    full = capture(model, ids, mask, mlp_up=[0]).mlp_up[0]
-    assert torch.equal(mlp_up_at(model, ids, mask, 0), full)
+    full = capture(model, ids, mask, mlp_up=[0, 1]).mlp_up
+    assert torch.equal(mlp_up_columns(model, ids, mask, {0: list(range(full[0].shape[-1]))})[0], full[0])
+    read = mlp_up_columns(model, ids, mask, {0: [3, 1], 1: [2]})  # several layers in one forward, stopped at 1
+    assert torch.equal(read[0], full[0][..., [3, 1]]) and torch.equal(read[1], full[1][..., [2]])
     out = model(input_ids=ids, attention_mask=mask)  # the hook is gone: a later forward runs to the end
     assert out.logits.shape[:2] == ids.shape
+
+
+def test_every_neuron_at_once_equals_each_click(handle):
+    """`neuron_details` (one pass over the documents, stored per neuron) gives each neuron exactly what a click
+    computes alone, and a click after it is a store read."""
+    from backend.nag.neuron import compute_neurons, neuron_details
+
+    targets = [TargetSet("t", tuple(_docs()[:3]))]
+    configs = [NeuronConfig(layer=layer, neuron=neuron, contexts=3, window=3, max_length=16)
+               for layer, neuron in ((0, 1), (1, 5), (1, 9), (0, 30))]
+    batch = neuron_details(handle, configs, _docs(), targets)
+    assert batch.computed == len(configs) and batch.hits == 0
+    for config, value in zip(configs, batch.values):
+        alone = compute_neurons(handle, [config], _docs(), targets)[0]  # computed again, not read
+        assert value.to_json() == alone.to_json()
+        assert np.array_equal(value.hist_counts, alone.hist_counts)
+        clicked = neuron_detail(handle, config, _docs(), targets)
+        assert clicked.cached and clicked.value.to_json() == alone.to_json()
+    assert neuron_details(handle, configs, _docs(), targets).hits == len(configs)

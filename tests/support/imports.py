@@ -49,7 +49,7 @@ def _attributes_bound_by(package: str) -> frozenset[str]:
     if path is None or path.name != "__init__.py":
         return frozenset()
     bound = set()
-    for node in ast.parse(path.read_text()).body:
+    for node in parsed(path).body:
         if isinstance(node, ast.ImportFrom) and node.module and node.module != package:
             bound.update(a.asname or a.name for a in node.names if f"{node.module}.{a.name}" not in project_modules())
     return frozenset(bound)
@@ -62,19 +62,25 @@ def exported_submodules(package: str) -> frozenset[str]:
     if path is None or path.name != "__init__.py":
         return frozenset()
     exported = set()
-    for node in ast.parse(path.read_text()).body:
+    for node in parsed(path).body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
             exported = {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
     return frozenset(f"{package}.{name}" for name in exported if f"{package}.{name}" in project_modules())
 
 
-def imports_of(path: Path) -> list[Edge]:
+@cache  # the layering tests walk the same few hundred files again and again: each is read and parsed once
+def parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), str(path))
+
+
+@cache
+def imports_of(path: Path) -> tuple[Edge, ...]:
     """Every import in the file, at any depth. `from pkg import name` reads `pkg`'s namespace, so it names `pkg`
     (for a package: its __init__, which must have run), and `pkg.name` too when that is a submodule."""
     importer = module_name(path) if path.is_relative_to(ROOT) else path.stem
     package = importer if path.name == "__init__.py" else importer.rpartition(".")[0]
     edges = []
-    for node in _executed(ast.parse(path.read_text(), str(path))):
+    for node in _executed(parsed(path)):
         if isinstance(node, ast.Import):
             edges += [Edge(importer, _resolve(alias.name), node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -85,7 +91,7 @@ def imports_of(path: Path) -> list[Edge]:
             edges.append(Edge(importer, _resolve(base), node.lineno))
             edges += [Edge(importer, _resolve(f"{base}.{alias.name}"), node.lineno) for alias in node.names
                       if alias.name not in _attributes_bound_by(base)]
-    return [e for e in edges if e.imported != importer]
+    return tuple(e for e in edges if e.imported != importer)
 
 
 def _executed(tree: ast.AST):

@@ -1,6 +1,9 @@
 """A feature's verbs as this process declares them and the CLI lists them, and every verb's code version as another
 interpreter derives it: its own imports, another hash seed. A version that differed between processes with no code
-edited would make every stored result a miss in the next process."""
+edited would make every stored result a miss in the next process.
+
+The other interpreter runs once per test run (a start costs seconds of imports): its versions are written to the
+run's shared folder (tests/support/shared.py) and read by every xdist worker that asks after it."""
 from __future__ import annotations
 
 import json
@@ -12,18 +15,26 @@ from pathlib import Path
 
 from backend.__main__ import main
 from backend.verbs import Verb, all_verbs
+from tests.support.shared import built_once
 
 ROOT = Path(__file__).resolve().parents[2]
 _SCRIPT = ("import json; from backend.verbs import all_verbs; "
            "print(json.dumps({f'{v.feature} {v.name}': v.code_version for v in all_verbs()}))")
 
 
-@cache
-def _fresh_versions() -> dict[str, str]:
+def _derive_in_a_new_interpreter(folder: Path) -> Path:
     env = {**os.environ, "PYTHONHASHSEED": "1"}  # fixed; the test process's own seed is random
     out = subprocess.run([sys.executable, "-c", _SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
                          check=True)
-    return json.loads(out.stdout.splitlines()[-1])
+    folder.mkdir(parents=True)
+    (folder / "versions.json").write_text(out.stdout.splitlines()[-1])
+    return folder
+
+
+@cache
+def _fresh_versions() -> dict[str, str]:
+    folder = built_once("verb-versions-in-a-fresh-process", _derive_in_a_new_interpreter)
+    return json.loads((folder / "versions.json").read_text())
 
 
 def versions_in_a_fresh_process(feature: str) -> dict[str, str]:

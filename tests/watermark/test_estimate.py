@@ -1,26 +1,25 @@
-"""A generation's expected time: measured with a few kernel steps when it never ran here, then from the store's
-earlier runs of the same method and candidate count."""
-import pytest
-
-from backend.watermark.estimate import candidates_in, expected_seconds
+"""A generation's expected time: calibrated with a probe forward when it never ran here, then from the store's
+earlier generations on this model, scaled by the requested sentences and candidates."""
+from backend.estimates import expected
+from backend.estimates.load import CpuLoad
+from backend.watermark.estimate import expected_seconds
 from backend.watermark.generation import generate, make_request
 from backend.watermark.sampling import SamplingConfig
 
 
-def test_measured_first_then_from_earlier_runs(writer_handle, identity):
+def test_calibrated_first_then_from_earlier_runs_and_scaled_by_the_request(fresh_store, writer_handle, identity,
+                                                                           monkeypatch):
+    monkeypatch.setattr(expected, "current_load", lambda nice=None: CpuLoad(1.0, 1, 2, 0))  # the same load for all
     first = expected_seconds(writer_handle, "kgw", 1, 4)
-    assert first.seconds > 0 and first.basis.startswith("measured now")
+    assert first.seconds > 0 and first.basis.startswith("calibrated")
     model, _ = identity
     request = make_request("Write about the sea.", "kgw", model, 0,
                            SamplingConfig(max_sentences=2, max_sentence_tokens=24, seed=0))
-    done = generate(writer_handle, request)
+    generate(writer_handle, request)
     later = expected_seconds(writer_handle, "kgw", 1, 4)
-    assert later.basis.startswith("median of 1 earlier run")
-    assert later.seconds == pytest.approx(done.seconds / 2 * 4)  # seconds per requested sentence, scaled
-    assert expected_seconds(writer_handle, "ipmark", 4, 4).basis.startswith("measured now")  # not mixed in
-
-
-def test_candidates_per_sentence_come_from_the_method_not_its_name():
-    assert candidates_in({"method": "ipmark", "ipmark": {"n_candidates": 4}}) == 4
-    assert candidates_in({"method": "kgw", "ipmark": {"n_candidates": 4}}) == 1  # kgw ranks no candidates
-    assert candidates_in({"method": "gone-method"}) == 1  # a stored run of a method no longer registered
+    assert later.runs == 1 and "1 earlier run" in later.basis
+    shorter, longer = expected_seconds(writer_handle, "kgw", 1, 2), expected_seconds(writer_handle, "kgw", 1, 8)
+    assert shorter.seconds < later.seconds < longer.seconds  # more sentences: more time (on the same load)
+    one_row = expected_seconds(writer_handle, "ipmark", 1, 4)
+    eight_rows = expected_seconds(writer_handle, "ipmark", 8, 4)
+    assert eight_rows.seconds > one_row.seconds  # IPMark decodes its candidates as a batch

@@ -1,0 +1,111 @@
+"""How long a verb's request will take on this machine now: its work (`backend.estimates.work`) times this
+machine's seconds per unit of work for that verb and model on an idle CPU, times the slowdown of the current load
+(`backend.estimates.load`).
+
+The seconds per unit come from the store's timings of this verb on this model (each finished computed run is one:
+`record_finished`), the median of the newest few, each brought back to an idle CPU with the load it ran under;
+a verb that never ran here is calibrated instead: a short forward of the model timed here (once per store), times
+the verb's declared probes per unit. Reference artifacts' compute times were measured on another machine and are
+not used."""
+from __future__ import annotations
+
+import statistics
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from backend.estimates.calibrate import probe, probe_model
+from backend.estimates.load import CpuLoad, current_load, slowdown
+from backend.estimates.work import work_of
+from backend.store.db import StoreUnavailable, store_path
+from backend.store.timings import PROBE, Timing, recent_timings, record_timing
+
+RECENT_RUNS = 5  # the newest runs the rate is the median of: a machine's speed drifts (updates, other software)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """seconds: the expected compute time now; basis: where the rate came from, in words; cpu: the conditions
+    assumed (the current load); runs: the earlier runs here it is made from (0: calibrated with a probe)."""
+
+    seconds: float
+    basis: str
+    cpu: CpuLoad
+    runs: int = 0
+
+
+def cpu_of(timing: Timing) -> CpuLoad:
+    """The conditions a timing was measured under."""
+    return CpuLoad(timing.share, timing.threads, timing.cores, timing.nice)
+
+
+def idle_seconds_per_unit(timings: list[Timing]) -> float:
+    """The median of the timings' seconds per unit of work, each brought back to an idle CPU."""
+    return statistics.median(t.seconds / max(t.work, 1e-9)
+                             / slowdown(cpu_of(t)) for t in timings)
+
+
+def _calibrated(subject: Any, fingerprint: str, fresh: bool, nice: int) -> Timing | None:
+    stored = recent_timings("", PROBE, fingerprint, limit=1)
+    if stored or not fresh:
+        return stored[0] if stored else None
+    model = probe_model(subject)
+    return None if model is None else probe(model, fingerprint, nice)
+
+
+def estimate(verb, subject: Any, config: Any, nice: int | None = None, calibrate: bool = True) -> Estimate | None:
+    """The expected seconds of `verb(subject, config)` computed now at `nice` (default: the calling thread's);
+    None when the store is unavailable, or the verb never ran here and its model could not be probed.
+    calibrate=False: never probe the model now (from inside a computation, whose model is busy), only use what
+    the store has."""
+    config = verb.config() if config is None else config
+    now = current_load(nice)
+    fingerprint = verb.ref(subject).fingerprint
+    work = work_of(verb.feature, verb.name)
+    try:
+        runs = recent_timings(verb.feature, verb.name, fingerprint, limit=RECENT_RUNS)
+        if runs:
+            rate = idle_seconds_per_unit(runs)
+            basis = f"from {len(runs)} earlier run{'s' if len(runs) > 1 else ''} on this model here"
+        else:
+            calibration = _calibrated(subject, fingerprint, calibrate, now.nice)
+            if calibration is None:
+                return None
+            rate = idle_seconds_per_unit([calibration]) * work.probes_per_unit
+            basis = "calibrated: a short forward of this model timed here"
+    except StoreUnavailable:
+        return None
+    return Estimate(rate * work.units(subject, config) * slowdown(now), basis, now, len(runs))
+
+
+def from_history(feature: str, action: str, fingerprint: str, nice: int | None = None) -> Estimate | None:
+    """For work not declared as a verb (its size unknown): the median of its earlier runs on this model here,
+    each brought back to an idle CPU, at the current load; None when it never ran here or without a store."""
+    try:
+        runs = recent_timings(feature, action, fingerprint, limit=RECENT_RUNS)
+    except StoreUnavailable:
+        return None
+    if not runs:
+        return None
+    now = current_load(nice)
+    idle = statistics.median(t.seconds / slowdown(cpu_of(t)) for t in runs)
+    return Estimate(idle * slowdown(now), f"median of {len(runs)} earlier run{'s' if len(runs) > 1 else ''} on this "
+                    "model here", now, len(runs))
+
+
+def record_finished(verb, subject: Any, config: Any, seconds: float, nice: int) -> None:
+    """A finished computed run of `verb` at `nice`: its timing, with the CPU share measured now (the conditions it
+    ended in, without its own work), for the next estimates. Recorded in a thread of its own, so the run's result
+    does not wait for the measurement; best effort: the result is what matters."""
+    units = float(work_of(verb.feature, verb.name).units(subject, config))
+    fingerprint, path = verb.ref(subject).fingerprint, store_path()
+
+    def record() -> None:
+        cpu = current_load(nice)
+        try:
+            record_timing(Timing(verb.feature, verb.name, fingerprint, units, seconds, cpu.share, cpu.threads,
+                                 cpu.cores, cpu.nice), path)
+        except StoreUnavailable:
+            pass
+
+    threading.Thread(target=record, name="record-timing", daemon=True).start()
