@@ -141,6 +141,11 @@ class Verb(Generic[C, R]):
         return artifacts.cached_many(self.feature, self.name, self.ref(subject), configs, compute_many,
                                      code_version=self.code_version)
 
+    def all_stored(self, subject: Any, configs: Sequence[Any]) -> bool:
+        """Whether the store holds every one of these requests (their keys read; nothing decoded or computed)."""
+        keys = {self.store_key(subject, config) for config in configs}
+        return len(artifacts.stored_keys(list(keys))) == len(keys)
+
     def latest(self, subject: Any) -> Stored | None:
         """The most recent stored result of this verb for the subject's model, any configuration."""
         return artifacts.latest(self.feature, self.name, self.ref(subject), code_version=self.code_version)

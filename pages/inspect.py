@@ -11,11 +11,12 @@ from app.ui.inspect_graph import graph_tab, heads_tab
 from app.ui.inspect_link import PROMPT_KEY, take_incoming_prompt
 from app.ui.inspect_patch import DLA_HEAD, ablate_head_button, ablate_tab, patch_tab, steer_tab
 from app.ui.model_picker import current_model
+from app.ui.prepare import prepare_drilldowns
 from app.ui.run import ASK, run_verb
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
 from backend.internals import (EXAMPLE_PROMPT, AttentionConfig, DlaConfig, HeadConfig, LensConfig, attention,
-                             check_prompt, dla, head, lens)
+                             check_prompt, dla, dla_drilldowns, drilldowns_stored, head, lens, store_drilldowns)
 
 st.title("Inspect")
 st.write("Look inside the selected model on a prompt of your own: the **contribution graph** shows which tokens "
@@ -99,6 +100,9 @@ def dla_tab() -> None:
         head_drilldown(*chosen.values)
     else:
         st.info("Click a head on the map to open its attention pattern and the tokens it promotes and suppresses.")
+    wanted = dla_drilldowns(prompt, position, info.n_layers, info.n_heads)
+    prepare_drilldowns(lambda: drilldowns_stored(handle, wanted),
+                       lambda progress: store_drilldowns(handle, wanted, progress))
 
 
 def attention_tab() -> None:

@@ -7,10 +7,11 @@ import streamlit as st
 
 from app.figures.disagreement import POSITION, SIGNAL_LABELS, distributions_figure
 from app.ui.drilldown import Clicked, Drilldown, within
+from app.ui.prepare import prepare_drilldowns
 from app.ui.run import NOW, STORED_FIRST, STORED_ONLY, AfterClick, run_verb
 from app.ui.text import literal
 from backend.disagreement import CalibrationConfig, GateConfig, InterveneConfig, ProblemSet, TraceConfig
-from backend.disagreement.position import GateAtConfig, PositionConfig, gate_at, position
+from backend.disagreement.position import GateAtConfig, PositionConfig, gate_at, position, store_positions
 from backend.disagreement.scoring import RolloutConfig, rollouts
 from backend.params import default_of
 
@@ -30,6 +31,15 @@ def gate_settings() -> tuple[GateConfig, float, ProblemSet]:
 
 
 def position_drilldown(pair, trace_config: TraceConfig, rollout, trace: Clicked) -> None:
+    """The picked position's drill-down, then every position of the drawn rollout prepared (one top-k pass,
+    stored per position) so the next click is a store read."""
+    _open(pair, trace_config, rollout, trace)
+    every = [PositionConfig(trace_config, i, rollout.source, top_k=10) for i in range(rollout.length)]
+    prepare_drilldowns(lambda: position.all_stored(pair, every),
+                       lambda progress: store_positions(pair, every, progress))
+
+
+def _open(pair, trace_config: TraceConfig, rollout, trace: Clicked) -> None:
     picked = DIS_POSITION.pick_or_hint(trace, context=rollout.source, fits=within(rollout.length),
                                        hint="Click a point on the trace to see both models' next-token distributions "
                                             "at that position, every divergence there, and whether the intervention "

@@ -6,15 +6,25 @@ import streamlit as st
 from app.figures.clickable import HEAD
 from app.figures.fp8 import head_histogram
 from app.ui.drilldown import Clicked, Drilldown, within
+from app.ui.prepare import prepare_drilldowns
 from app.ui.run import run_verb
 from backend.fp8 import BoundsConfig
-from backend.fp8.head import HeadConfig, head
+from backend.fp8.head import HeadConfig, head, head_verb, store_heads
 
 FP8_HEAD = Drilldown("fp8-head", (HEAD,))  # a head of the heatmap, or a layer's largest-bound head
 
 
 def head_drilldown(handle, config: BoundsConfig, result, charts: tuple[Clicked, ...]) -> None:
-    """Below the charts: the picked head's numbers and histogram (computed once, then from the store)."""
+    """Below the charts: the picked head's numbers and histogram, then every head's prepared (one pass, stored) so
+    the next click is a store read."""
+    _open(handle, config, result, charts)
+    layers, heads = result.bound.shape
+    every = [HeadConfig(layer, h, config) for layer in range(layers) for h in range(heads)]
+    prepare_drilldowns(lambda: head_verb.all_stored(handle, every),
+                       lambda progress: store_heads(handle, every, progress))
+
+
+def _open(handle, config: BoundsConfig, result, charts: tuple[Clicked, ...]) -> None:
     picked = FP8_HEAD.pick_or_hint(*charts, fits=within(*result.bound.shape),  # None for another model's pick
                                    hint="Click a head on the heatmap (or a layer on the per-layer chart) to see its "
                                         "bound beside the distribution of its observed logits.")

@@ -11,9 +11,11 @@ from app.figures.clickable import HEAD
 from app.figures.inspect_graph import EDGE, NODE, graph_figure, grid_figure, scores_figure
 from app.ui.drilldown import Drilldown, clickable_chart, within
 from app.ui.params import checkbox_for, number_for, select_for, slider_for
+from app.ui.prepare import prepare_drilldowns
 from app.ui.run import ASK, run_verb
 from app.ui.text import literal
-from backend.internals import GraphConfig, GridConfig, HeadScoresConfig, NodeConfig, graph, grid, head_scores, node
+from backend.internals import (GraphConfig, GridConfig, HeadScoresConfig, NodeConfig, drilldowns_stored, graph, grid,
+                               graph_drilldowns, head_scores, node, store_drilldowns)
 
 GRAPH_ITEM = Drilldown("inspect-graph", (NODE, EDGE))  # in the context of (prompt, position, per_head) drawn
 SCORED_HEAD = Drilldown("inspect-heads-map", (HEAD,))  # a click opens that head in the grid below
@@ -86,11 +88,13 @@ def graph_tab(handle, prompt: str, position: int, open_head: Callable[[int, int,
     pick = GRAPH_ITEM.pick(clicked, context=(prompt, result.position, result.per_head))
     if pick is None:
         st.info("Click an edge to open the head behind it, or a state to read its lens.")
-        return
-    if pick.kind == NODE.kind:
+    elif pick.kind == NODE.kind:
         node_drilldown(handle, prompt, *pick.values)
     else:
         edge_drilldown(result, *pick.values, open_head)
+    wanted = graph_drilldowns(prompt, result, handle.info.n_heads)
+    prepare_drilldowns(lambda: drilldowns_stored(handle, wanted),
+                       lambda progress: store_drilldowns(handle, wanted, progress))
 
 
 def heads_tab(handle, prompt: str, n_layers: int, n_heads: int) -> None:

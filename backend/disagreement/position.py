@@ -9,6 +9,7 @@ takeover had changed it: the values compared are the trace's signal there, tau, 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,7 @@ from backend.errors import UserError
 from backend.params import Config, param, same_as
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed
+from backend.store.artifacts import ComputedMany
 from backend.verbs import Verb
 
 
@@ -135,22 +137,47 @@ def _top(handle, ids: np.ndarray, logp: np.ndarray) -> tuple[TopToken, ...]:
 
 
 def compute_position(pair: Pair, config: PositionConfig, progress: Progress = silent) -> PositionResult:
-    r = rollout_of(pair, config.trace, config.source, config.position)
-    top = rollout_topk(pair, TopKKey(config.trace, config.source, config.top_k), progress).value
-    tokens, i = list(r.token_ids), config.position
-    progress(1.0, "position done")
-    return PositionResult(source=config.source, position=i, length=r.length,
-                          prefix=pair.base.tokenizer.decode(tokens[:i], skip_special_tokens=True), token=r.tokens[i],
-                          token_id=tokens[i], base_top=_top(pair.base, top.base_ids[i], top.base_logp[i]),
-                          reasoning_top=_top(pair.reasoning, top.reason_ids[i], top.reason_logp[i]),
-                          signals={k: float(v[i]) for k, v in top.signals.items()},
-                          logp_base=float(top.logp_base[i]), logp_reason=float(top.logp_reason[i]),
-                          differs=bool(top.base_ids[i, 0] != top.reason_ids[i, 0]))
+    return compute_positions(pair, [config], progress)[0]
+
+
+def compute_positions(pair: Pair, configs: Sequence[PositionConfig], progress: Progress = silent
+                      ) -> list[PositionResult]:
+    """Every config's position, in order: the rollout and its top-k pass (`rollout_topk`, stored) read once per
+    (trace, source, top_k), so every position of a trace costs what one did."""
+    groups: dict[TopKKey, list[int]] = {}
+    for i, config in enumerate(configs):
+        groups.setdefault(TopKKey(config.trace, config.source, config.top_k), []).append(i)
+    results: list[PositionResult | None] = [None] * len(configs)
+    for done, (key, indices) in enumerate(groups.items()):
+        r = rollout_of(pair, key.trace, key.source, 0)
+        for i in indices:  # each position checked before the pass (rollout_of says why one is out of range)
+            if not 0 <= configs[i].position < r.length:
+                rollout_of(pair, key.trace, key.source, configs[i].position)
+        top = rollout_topk(pair, key, scaled(progress, done / len(groups), (done + 1) / len(groups))).value
+        tokens = list(r.token_ids)
+        for i in indices:
+            at = configs[i].position
+            results[i] = PositionResult(
+                source=key.source, position=at, length=r.length,
+                prefix=pair.base.tokenizer.decode(tokens[:at], skip_special_tokens=True), token=r.tokens[at],
+                token_id=tokens[at], base_top=_top(pair.base, top.base_ids[at], top.base_logp[at]),
+                reasoning_top=_top(pair.reasoning, top.reason_ids[at], top.reason_logp[at]),
+                signals={k: float(v[at]) for k, v in top.signals.items()}, logp_base=float(top.logp_base[at]),
+                logp_reason=float(top.logp_reason[at]), differs=bool(top.base_ids[at, 0] != top.reason_ids[at, 0]))
+    progress(1.0, "position done" if len(configs) == 1 else f"{len(configs)} positions done")
+    return results
 
 
 position: Verb[PositionConfig, PositionResult] = pair_verb(
     "position", PositionConfig, compute_position, "both models' top-k and every divergence at one position of a "
     "traced rollout", reads=_READS)
+
+
+def store_positions(pair: Pair, configs: Sequence[PositionConfig], progress: Progress = silent
+                    ) -> ComputedMany[PositionResult]:
+    """Many positions' drill-downs (every position of a drawn trace) computed together and stored, each under the
+    key its click reads; those already stored are read, not computed."""
+    return position.many(pair, list(configs), lambda missing: compute_positions(pair, missing, progress))
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ maximum (`layer_logits`), so the histogram's largest |S| is the parent's `observ
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,7 @@ from backend.models.hooks import capture
 from backend.params import Config, param
 from backend.progress import Progress, scaled, silent
 from backend.store import Computed
+from backend.store.artifacts import ComputedMany
 from backend.verbs import Verb, register
 
 
@@ -81,24 +83,53 @@ def check_head(n_layers: int, n_heads: int, layer: int, head: int) -> None:
 
 
 @torch.no_grad()
-def head_logits(handle, layer: int, head: int, n_texts: int, max_tokens: int) -> np.ndarray:
-    """The head's logits on the causal pairs its layer computes, all sample texts, flattened fp32."""
-    model, out = handle.model, []
+def heads_logits(handle, heads: Iterable[tuple[int, int]], n_texts: int, max_tokens: int
+                 ) -> dict[tuple[int, int], np.ndarray]:
+    """Each (layer, head)'s logits on the causal pairs its layer computes, all sample texts, flattened fp32: one
+    forward per text and one logit computation per layer, however many heads are asked for."""
+    model, wanted = handle.model, sorted(set(heads))
+    layers = sorted({layer for layer, _ in wanted})
+    out: dict[tuple[int, int], list[np.ndarray]] = {pair: [] for pair in wanted}
     for ids in encode_samples(model, handle.tokenizer, n_texts, max_tokens):
         residual = capture(model, ids.to(next(model.parameters()).device)).residual
-        scores = layer_logits(model, layer, residual[layer])[0, head]
-        out.append(scores[computed_pairs(model, layer, scores.shape[-1], scores.device)].float().cpu().numpy())
-    return np.concatenate(out)
+        for layer in layers:
+            scores = layer_logits(model, layer, residual[layer])[0]
+            kept = computed_pairs(model, layer, scores.shape[-1], scores.device)
+            for pair in (p for p in wanted if p[0] == layer):
+                out[pair].append(scores[pair[1]][kept].float().cpu().numpy())
+    return {pair: np.concatenate(chunks) for pair, chunks in out.items()}
 
 
 def compute_head(handle, config: HeadConfig, progress: Progress = silent) -> HeadResult:
+    return compute_heads(handle, [config], progress)[0]
+
+
+def compute_heads(handle, configs: Sequence[HeadConfig], progress: Progress = silent) -> list[HeadResult]:
+    """Every config's head drill-down, in order: the parent bounds once per distinct BoundsConfig (cached) and the
+    sample texts' forwards once for all its heads (`heads_logits`), so every head of a heatmap costs what one did."""
     info = handle.info
-    check_head(info.n_layers, info.n_heads, config.layer, config.head)
-    parent = bounds(handle, config.bounds, scaled(progress, 0.0, 0.7)).value
+    for config in configs:
+        check_head(info.n_layers, info.n_heads, config.layer, config.head)
+    groups: dict[BoundsConfig, list[int]] = {}
+    for i, config in enumerate(configs):
+        groups.setdefault(config.bounds, []).append(i)
+    results: list[HeadResult | None] = [None] * len(configs)
+    for done, (bounds_config, indices) in enumerate(groups.items()):
+        start, end = done / len(groups), (done + 1) / len(groups)
+        parent = bounds(handle, bounds_config, scaled(progress, start, start + 0.7 * (end - start))).value
+        heads = {(configs[i].layer, configs[i].head) for i in indices}
+        progress(start + 0.7 * (end - start), f"logits of {len(heads)} head(s) on the sample texts")
+        values = (heads_logits(handle, heads, bounds_config.n_texts, bounds_config.max_tokens)
+                  if bounds_config.n_texts else {})
+        for i in indices:
+            results[i] = _head_result(info, parent, configs[i], values.get((configs[i].layer, configs[i].head)))
+    progress(1.0, "head done" if len(configs) == 1 else f"{len(configs)} heads done")
+    return results
+
+
+def _head_result(info, parent, config: HeadConfig, values: np.ndarray | None) -> HeadResult:
     l, h = config.layer, config.head
-    progress(0.7, f"logits of layer {l}, head {h} on the sample texts")
-    values = (head_logits(handle, l, h, config.bounds.n_texts, config.bounds.max_tokens) if config.bounds.n_texts
-              else np.zeros(0, dtype=np.float32))
+    values = np.zeros(0, dtype=np.float32) if values is None else values
     nan = float("nan")
     if values.size:
         counts, edges = np.histogram(values, bins=config.bins)
@@ -107,7 +138,6 @@ def compute_head(handle, config: HeadConfig, progress: Progress = silent) -> Hea
                  float(values.std()), float(np.quantile(absolute, 0.99)))
     else:
         counts, edges, stats = np.zeros(0, dtype=np.int64), np.zeros(0), (nan,) * 6
-    progress(1.0, "head done")
     group = info.n_heads // info.n_kv_heads
     return HeadResult(model=parent.model, layer=l, head=h, kv_head=h // group, sigma=float(parent.sigma[l, h]),
                       bound=float(parent.bound[l, h]), bound_rank_aware=float(parent.bound_rank_aware[l, h]),
@@ -127,3 +157,11 @@ def head(handle, config: HeadConfig, progress: Progress = silent) -> Computed[He
     """Cached: one head's bounds and the histogram of its observed logits (the FP8 page's drill-down)."""
     check_head(handle.info.n_layers, handle.info.n_heads, config.layer, config.head)  # before any lookup
     return head_verb(handle, config, progress)
+
+
+def store_heads(handle, configs: Sequence[HeadConfig], progress: Progress = silent) -> ComputedMany[HeadResult]:
+    """Many heads' drill-downs (every head of a heatmap) computed in one pass and stored, each under the key its
+    click reads; those already stored are read, not computed."""
+    for config in configs:
+        check_head(handle.info.n_layers, handle.info.n_heads, config.layer, config.head)
+    return head_verb.many(handle, list(configs), lambda missing: compute_heads(handle, missing, progress))

@@ -18,3 +18,8 @@ from backend.internals.graph_config import GraphConfig, GridConfig, HeadScoresCo
 from backend.internals.verbs import graph, grid, head_scores, node  # noqa: E402
 
 __all__ += ["GraphConfig", "GridConfig", "HeadScoresConfig", "NodeConfig", "graph", "grid", "head_scores", "node"]
+
+from backend.internals.drilldowns import (Drilldowns, dla_drilldowns, drilldowns_stored,  # noqa: E402
+                                          graph_drilldowns, store_drilldowns)
+
+__all__ += ["Drilldowns", "dla_drilldowns", "drilldowns_stored", "graph_drilldowns", "store_drilldowns"]

@@ -1,9 +1,11 @@
 """Attention patterns of one head (the model's own probabilities under eager attention; with grouped-query
 attention the query head's own pattern), and a head drill-down: its pattern and what it writes at one position,
 projected to the vocabulary through its W_O slice, the final norm (scale of the full final residual) and the
-unembedding, i.e. the head's direct effect on every logit, the same numbers DLA sums."""
+unembedding, i.e. the head's direct effect on every logit, the same numbers DLA sums. Many heads of one prompt (every
+head a map shows) come from one forward (`compute_heads`) and one matrix product onto the vocabulary per 64 heads."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,29 +70,61 @@ def compute_attention(model, tokenizer, config: AttentionConfig, progress: Progr
     return AttentionResult(tokens=encoded.tokens, layer=layer, head=head, pattern=_pattern(traced, layer, head))
 
 
-@torch.no_grad()
-def head_logit_effects(model, traced, final: torch.Tensor, layer: int, head: int, position: int
-                       ) -> tuple[torch.Tensor, float]:
-    """(`[vocab]` the head's write at `position` through the final norm's linear part and W_U, |write|)."""
-    parts = decompose(model, traced, final, position)
-    w_u, _ = unembedding(model)
-    return w_u @ parts.through_final_norm(parts.heads[layer, head]), float(parts.heads[layer, head].norm())
+CHUNK = 64  # heads projected onto the vocabulary at once: [64, vocab] fp32 stays under ~64 MB at 256k tokens
+
+
+def _chunks(indices: list[int]) -> list[list[int]]:
+    return [indices[start:start + CHUNK] for start in range(0, len(indices), CHUNK)]
+
+
+def _listed(tokenizer, ids: torch.Tensor, values: torch.Tensor) -> tuple[TokenEffect, ...]:
+    return tuple(TokenEffect(token_text(tokenizer, int(i)), int(i), float(v)) for i, v in zip(ids.tolist(),
+                                                                                             values.tolist()))
 
 
 @torch.no_grad()
 def compute_head(model, tokenizer, config: HeadConfig, progress: Progress = silent) -> HeadResult:
-    encoded = encode(model, tokenizer, config.prompt, pattern_layers=1)
-    layer, head = check_layer(model, config.layer), check_head(model, config.head)
-    position = position_index(config.position, encoded.length)
-    progress(0.1, "forward pass reading heads and patterns")
-    traced, final = run(model, encoded.ids, pattern_layers=(layer,))
-    progress(0.7, "projecting the head's write to the vocabulary")
-    effects, norm = head_logit_effects(model, traced, final, layer, head, position)
-    k = min(config.top_k, effects.shape[0])
-    top, bottom = effects.topk(k), (-effects).topk(k)
-    listed = lambda ids, values: tuple(TokenEffect(token_text(tokenizer, int(i)), int(i), float(v))  # noqa: E731
-                                       for i, v in zip(ids.tolist(), values.tolist()))
-    progress(1.0, "head drill-down done")
-    return HeadResult(tokens=encoded.tokens, layer=layer, head=head, position=position,
-                      pattern=_pattern(traced, layer, head), promoted=listed(top.indices, top.values),
-                      suppressed=listed(bottom.indices, -bottom.values), write_norm=norm)
+    return compute_heads(model, tokenizer, [config], progress)[0]
+
+
+@torch.no_grad()
+def compute_heads(model, tokenizer, configs: Sequence[HeadConfig], progress: Progress = silent) -> list[HeadResult]:
+    """Every config's head drill-down, in order: one traced forward per distinct prompt (every layer asked for keeps
+    its pattern) and one decomposition per distinct position, so the heads a map shows cost one forward, not one
+    each. A single head is the batch of one: the same forward (eager attention either way) and the same arithmetic,
+    to the float rounding of a matrix product's width."""
+    results: list[HeadResult | None] = [None] * len(configs)
+    prompts: dict[str, list[int]] = {}
+    for i, config in enumerate(configs):
+        prompts.setdefault(config.prompt, []).append(i)
+    finished = 0  # heads done: each chunk reports progress, so a Stop (or a rerun) waits for one chunk at most
+    for prompt, indices in prompts.items():
+        encoded = encode(model, tokenizer, prompt, pattern_layers=len({configs[i].layer for i in indices}))
+        for i in indices:
+            check_layer(model, configs[i].layer)
+            check_head(model, configs[i].head)
+        positions = {i: position_index(configs[i].position, encoded.length) for i in indices}
+        progress(0.1 + 0.9 * finished / len(configs), "forward pass reading heads and patterns")
+        layers = tuple(sorted({configs[i].layer for i in indices}))
+        traced, final = run(model, encoded.ids, pattern_layers=layers)
+        w_u, _ = unembedding(model)
+        parts = {p: decompose(model, traced, final, p) for p in sorted(set(positions.values()))}
+        for chunk in _chunks(indices):  # the writes of many heads onto the vocabulary in one matrix product
+            writes = torch.stack([parts[positions[i]].heads[configs[i].layer, configs[i].head] for i in chunk])
+            scaled_writes = torch.stack([parts[positions[i]].through_final_norm(w) for i, w in zip(chunk, writes)])
+            effects = scaled_writes @ w_u.T  # [heads, vocab]
+            k = min(max(configs[i].top_k for i in chunk), effects.shape[-1])
+            top, bottom = effects.topk(k), (-effects).topk(k)
+            for row, i in enumerate(chunk):
+                config, kept = configs[i], min(configs[i].top_k, k)
+                results[i] = HeadResult(
+                    tokens=encoded.tokens, layer=config.layer, head=config.head, position=positions[i],
+                    pattern=_pattern(traced, config.layer, config.head),
+                    promoted=_listed(tokenizer, top.indices[row, :kept], top.values[row, :kept]),
+                    suppressed=_listed(tokenizer, bottom.indices[row, :kept], -bottom.values[row, :kept]),
+                    write_norm=float(writes[row].norm()))
+            finished += len(chunk)
+            progress(0.1 + 0.9 * finished / len(configs), f"{finished} of {len(configs)} heads' writes projected to "
+                     "the vocabulary")
+    progress(1.0, "head drill-down done" if len(configs) == 1 else f"{len(configs)} head drill-downs done")
+    return results

@@ -2,9 +2,11 @@
 part that wrote it last (the attention for a "mid" state, the MLP for a "post" one) promoted and suppressed.
 
 The write's effect is read like DLA reads a head: the write through the final norm's linear part with the scale
-of the state itself, onto the unembedding (its direct share of the lens's logits at this state)."""
+of the state itself, onto the unembedding (its direct share of the lens's logits at this state). Every state a graph
+shows comes from one forward of the prompt and one read-out per 64 states (`compute_nodes`)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -40,37 +42,77 @@ class NodeResult:
                 "write_norm": self.write_norm}
 
 
-@torch.no_grad()
-def compute_node(model, tokenizer, config: NodeConfig, progress: Progress = silent) -> NodeResult:
-    encoded = encode(model, tokenizer, config.prompt)
-    n_layers = arch_info(model).n_layers
-    if config.layer > n_layers:
-        raise UserError(f"Layer {config.layer} does not exist: the residual states are 0..{n_layers} "
-                        "(0: the embeddings).")
-    position = position_index(config.position, encoded.length)
-    progress(0.1, "forward pass reading the residual states")
-    states, middle, _ = residual_states(model, encoded.ids[:, :position + 1], internals=False)
+CHUNK = 64  # states read out at once: [64, vocab] fp32 stays under ~64 MB at 256k tokens
+
+
+def _chunks(indices: list[int]) -> list[list[int]]:
+    return [indices[start:start + CHUNK] for start in range(0, len(indices), CHUNK)]
+
+
+def _state_and_write(states, middle, config: NodeConfig, position: int
+                     ) -> tuple[torch.Tensor, torch.Tensor | None, str | None]:
+    """(the state `[d]`, what the block part before it wrote `[d]` (None for the embeddings), that writer)."""
     layer = config.layer
     if config.stage == "mid":
-        state, write, writer = middle[layer - 1][position], middle[layer - 1][position] - states[layer - 1][position], \
-            "attention"
-    else:
-        state = states[layer][position]
-        write, writer = (None, None) if layer == 0 else (state - middle[layer - 1][position], "MLP")
-    listed = lambda ids, values: tuple(TokenEffect(token_text(tokenizer, int(i)), int(i), float(v))  # noqa: E731
-                                       for i, v in zip(ids.tolist(), values.tolist()))
-    progress(0.6, "reading the state out")
-    probs = torch.softmax(readout_logits(model, state), dim=-1)
-    k = min(config.top_k, probs.shape[-1])
-    top = probs.topk(k)
-    promoted = suppressed = ()
-    if write is not None:
-        parts = norm_parts(final_norm(model))
-        w_u, _ = unembedding(model)
-        effects = w_u @ parts.linear(write, parts.scale(state))
-        up, down = effects.topk(k), (-effects).topk(k)
-        promoted, suppressed = listed(up.indices, up.values), listed(down.indices, -down.values)
-    progress(1.0, "state read")
-    return NodeResult(tokens=encoded.tokens, layer=layer, position=position, stage=config.stage, writer=writer,
-                      lens=listed(top.indices, top.values), promoted=promoted, suppressed=suppressed,
-                      write_norm=0.0 if write is None else float(write.norm()))
+        state = middle[layer - 1][position]
+        return state, state - states[layer - 1][position], "attention"
+    state = states[layer][position]
+    return (state, None, None) if layer == 0 else (state, state - middle[layer - 1][position], "MLP")
+
+
+def _listed(tokenizer, ids: torch.Tensor, values: torch.Tensor) -> tuple[TokenEffect, ...]:
+    return tuple(TokenEffect(token_text(tokenizer, int(i)), int(i), float(v)) for i, v in zip(ids.tolist(),
+                                                                                             values.tolist()))
+
+
+@torch.no_grad()
+def compute_node(model, tokenizer, config: NodeConfig, progress: Progress = silent) -> NodeResult:
+    return compute_nodes(model, tokenizer, [config], progress)[0]
+
+
+@torch.no_grad()
+def compute_nodes(model, tokenizer, configs: Sequence[NodeConfig], progress: Progress = silent) -> list[NodeResult]:
+    """Every config's state drill-down, in order, from one forward per distinct prompt (the whole prompt: a state
+    at position i depends on tokens 0..i only), so every state a graph shows costs one forward."""
+    results: list[NodeResult | None] = [None] * len(configs)
+    prompts: dict[str, list[int]] = {}
+    for i, config in enumerate(configs):
+        prompts.setdefault(config.prompt, []).append(i)
+    n_layers = arch_info(model).n_layers
+    parts = norm_parts(final_norm(model))
+    w_u, _ = unembedding(model)
+    finished = 0  # states done: each chunk reports progress, so a Stop (or a rerun) waits for one chunk at most
+    for prompt, indices in prompts.items():
+        encoded = encode(model, tokenizer, prompt)
+        for i in indices:
+            if configs[i].layer > n_layers:
+                raise UserError(f"Layer {configs[i].layer} does not exist: the residual states are 0..{n_layers} "
+                                "(0: the embeddings).")
+        positions = {i: position_index(configs[i].position, encoded.length) for i in indices}
+        progress(0.1 + 0.9 * finished / len(configs), "forward pass reading the residual states")
+        states, middle, _ = residual_states(model, encoded.ids, internals=False)
+        for chunk in _chunks(indices):  # many states read out (and their writes projected) in one matrix product
+            read = [_state_and_write(states, middle, configs[i], positions[i]) for i in chunk]
+            state = torch.stack([r[0] for r in read])
+            probs = torch.softmax(readout_logits(model, state), dim=-1)  # [states, vocab]
+            k = min(max(configs[i].top_k for i in chunk), probs.shape[-1])
+            top = probs.topk(k)
+            written = torch.stack([r[1] if r[1] is not None else torch.zeros_like(r[0]) for r in read])
+            effects = parts.linear(written, parts.scale(state)) @ w_u.T
+            up, down = effects.topk(k), (-effects).topk(k)
+            for row, i in enumerate(chunk):
+                config, (_, write, writer) = configs[i], read[row]
+                kept = min(config.top_k, k)
+                promoted = suppressed = ()
+                if write is not None:
+                    promoted = _listed(tokenizer, up.indices[row, :kept], up.values[row, :kept])
+                    suppressed = _listed(tokenizer, down.indices[row, :kept], -down.values[row, :kept])
+                results[i] = NodeResult(tokens=encoded.tokens, layer=config.layer, position=positions[i],
+                                        stage=config.stage, writer=writer,
+                                        lens=_listed(tokenizer, top.indices[row, :kept], top.values[row, :kept]),
+                                        promoted=promoted, suppressed=suppressed,
+                                        write_norm=0.0 if write is None else float(write.norm()))
+            finished += len(chunk)
+            progress(0.1 + 0.9 * finished / len(configs), f"{finished} of {len(configs)} states read out")
+    progress(1.0, "state read" if len(configs) == 1 else f"{len(configs)} states read")
+    return results

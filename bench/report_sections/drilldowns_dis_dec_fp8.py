@@ -15,12 +15,14 @@ def drilldowns(ctx: Ctx) -> Body:
              f"Targets: cached ≤ {t['cached_s']:g} s, computed ≤ {t['computed_s']:g} s on 2 cores. The first click on "
              "a Disagreement rollout computes both models' top-k at every position of it (one forward per model), so "
              "later clicks on that rollout only read; the gate needs its calibration rollouts once per pair and "
-             "setting (minutes; the page asks before computing them).", ""]
+             "setting (minutes; the page asks before computing them). A first click marked \"read: shipped\" is a "
+             "first-view object whose drill-down the reference set carries (data/reference/*_drilldowns.jsonl.gz).",
+             ""]
     rows = []
     for d in r["drilldowns"]:
         for x in d["rows"]:
-            rows.append([d["drilldown"], x["selection"], sec(x["computed_s"], 2), sec(x["computed_cpu_s"], 1),
-                         sec(x["cached_s"], 3)])
+            first = sec(x["computed_s"], 2) + (" (read: shipped)" if x.get("first_was_cached") else "")
+            rows.append([d["drilldown"], x["selection"], first, sec(x["computed_cpu_s"], 1), sec(x["cached_s"], 3)])
     lines += table(["drill-down", "selection", "computed (wall)", "computed (CPU)", "cached"], rows)
     lines += [f"Parents: " + "; ".join(f"{d['drilldown']}: {d['parent']}" for d in r["drilldowns"]) + ".", "",
               f"All cached within target: **{'yes' if r['all_cached_within_target'] else 'no'}**; all computed "

@@ -90,3 +90,20 @@ def test_position_cli(capsys, pair):
     assert main([*args[:-1], "--position", "99", "--no-gate", "--json"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: Position 99 is out of range") and err.count("\n") == 1
+
+
+def test_every_position_of_a_batch_is_the_single_positions_result_and_is_stored(pair, fresh_store):
+    from backend.disagreement.position import compute_position, compute_positions, store_positions
+
+    traced = trace(pair, TRACE).value
+    configs = [PositionConfig(TRACE, i, source, top_k=k) for source, k in (("base", 10), ("reasoning", 10), ("base", 3))
+               for i in (0, 4, (traced.base if source == "base" else traced.reasoning).length - 1)]
+    batch = compute_positions(pair, configs)
+    for config, result in zip(configs, batch):
+        assert result == compute_position(pair, config), config
+    assert len(batch[-1].base_top) == 3 and batch[3].source == "reasoning"
+    done = store_positions(pair, configs)
+    assert (done.hits, done.computed) == (0, len(configs))
+    assert all(position(pair, config).cached for config in configs), "a stored position's click computes nothing"
+    with pytest.raises(UserError, match="out of range"):
+        compute_positions(pair, [configs[0], PositionConfig(TRACE, 999, "base")])

@@ -49,3 +49,23 @@ def test_head_cli(capsys, fresh_store):
     assert main(["fp8", "head", "--model", "tiny-llama", "--layer", "1", "--head", "9", "--json"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: Head 9 is out of range") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("model", ["tiny-llama", "tiny-gpt2"])
+def test_every_head_of_a_batch_is_the_single_heads_result_and_is_stored(model, fresh_store):
+    from backend.fp8.head import compute_head, compute_heads, store_heads
+    from backend.store.codec import to_jsonable
+
+    handle = load(model)
+    configs = [HeadConfig(layer=1, head=3, bounds=SMALL, bins=20), HeadConfig(layer=0, head=0, bounds=SMALL),
+               HeadConfig(layer=1, head=0, bounds=SMALL), HeadConfig(layer=0, head=2, bounds=BoundsConfig(n_texts=1,
+                                                                                                      max_tokens=8))]
+    batch = compute_heads(handle, configs)
+    for config, result in zip(configs, batch):
+        assert to_jsonable(result) == to_jsonable(compute_head(handle, config)), config  # bit for bit
+    assert len(batch[0].edges) == 21 and batch[3].n_logits < batch[1].n_logits
+    done = store_heads(handle, configs)
+    assert (done.hits, done.computed) == (0, len(configs))
+    assert all(head(handle, config).cached for config in configs), "a stored head's click computes nothing"
+    with pytest.raises(UserError, match="Head 9 is out of range"):
+        store_heads(handle, [HeadConfig(layer=0, head=9, bounds=SMALL)])
