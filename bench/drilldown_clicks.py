@@ -302,7 +302,7 @@ def _write(out: Path, result: dict) -> None:
                    + "\n")
 
 
-def _interrupt(signum, frame):
+def _interrupt(*_signal) -> None:
     raise KeyboardInterrupt  # `timeout`'s SIGTERM: close the browser and stop the server on the way out
 
 
