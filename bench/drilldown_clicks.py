@@ -142,7 +142,7 @@ def _setup_new_text(page, deadline: Deadline) -> None:
     """Watermark: the shown text with a sentence added (judged on this store, not the shipped example's)."""
     from app.server import rerun_after
 
-    area = page.locator('[data-testid="stTextArea"] textarea').first
+    area = page.get_by_role("textbox", name="Paste text to check")
     area.fill(area.input_value() + " The bench added this sentence so that nothing stored has judged the text.")
     rerun_after(page, lambda: area.press("Control+Enter"), deadline.left(600))
 
