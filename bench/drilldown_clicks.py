@@ -41,7 +41,7 @@ from bench.drilldown_targets import TARGETS, Target, in_bench_order  # noqa: E40
 OUT = ROOT / "bench" / "results" / "drilldown_clicks.json"
 TARGET_S = 2.0  # issue 54: a first-view click, to script idle
 COMPUTED_TARGET_S = 5.0  # ... a computed view's, where its drill-down data are too large to store
-CLICK_TIMEOUT_S = 240.0
+CLICK_TIMEOUT_S = 300.0
 VIEWPORT = {"width": 1400, "height": 1600}
 
 # Every clickable point of kind `kind` in the chart with Streamlit key `key`: its trace, index and customdata.
@@ -76,12 +76,15 @@ PICKED_UNDER = """([x, y]) => {
   const plot = document.elementFromPoint(x, y)?.closest('.js-plotly-plot');
   return Boolean(plot && plot._hoverdata && plot._hoverdata.length);
 }"""
-# The drill-down of the clicked object is on screen: the rerun the click caused has ended and its texts are shown
-# (in the page's text or a chart's title).
+# Armed just before the click: the page's text then (a rerun that reads from the store can start and end between
+# two of React's commits, leaving no trace for the rerun watch; the page's text changing is the trace then).
+ARM = "() => { window.__ddBefore = document.body.innerText; }"
+# The drill-down of the clicked object is on screen: the rerun the click caused has ended (seen starting, or the
+# page's text changed) and its texts are shown (in the page's text or a chart's title).
 OPENED = """([texts]) => {
   const done = %s;
-  if (!done || !window.__dashRerunStarted) return false;
   const body = document.body.innerText;
+  if (!done || !(window.__dashRerunStarted || body !== window.__ddBefore)) return false;
   const titles = [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(e => e.textContent).join('\\n');
   return texts.every(t => body.includes(t) || titles.includes(t));
 }""" % RERUN_DONE
@@ -179,6 +182,7 @@ def _click(page, target: Target, point: dict, deadline: Deadline) -> dict:
             piece = page.locator(target.chart).nth(point["index"])
             piece.scroll_into_view_if_needed(timeout=deadline.left() * 1000)
             page.evaluate(WATCH_FOR_RERUN)
+            page.evaluate(ARM)
             start = time.perf_counter()
             piece.click(timeout=deadline.left() * 1000)
         else:
@@ -188,6 +192,7 @@ def _click(page, target: Target, point: dict, deadline: Deadline) -> dict:
             page.mouse.move(x, y)
             page.wait_for_function(PICKED_UNDER, arg=[x, y], timeout=deadline.left(30) * 1000, polling=50)
             page.evaluate(WATCH_FOR_RERUN)
+            page.evaluate(ARM)
             start = time.perf_counter()
             page.mouse.click(x, y)
         page.wait_for_function(OPENED, arg=[texts], timeout=deadline.left() * 1000, polling=50)
