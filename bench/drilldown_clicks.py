@@ -34,8 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.server import (CHROMIUM, CHROMIUM_FLAGS, RERUN_DONE, WATCH_FOR_RERUN, running_app,  # noqa: E402
-                        wait_for_charts, wait_until_rendered)
+from app.server import (CHROMIUM, CHROMIUM_FLAGS, RERUN_DONE, WATCH_FOR_RERUN, rerun_after,  # noqa: E402
+                        running_app, wait_for_charts, wait_until_rendered)
 from bench.drilldown_targets import TARGETS, Target, in_bench_order  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "drilldown_clicks.json"
@@ -72,6 +72,12 @@ PIXEL = """([key, trace, index]) => {
   } else { [x, y] = [xa.c2p(p.x), ya.c2p(p.y)]; }
   return [box.left + xa._offset + x, box.top + ya._offset + y];
 }"""
+# Whether a point is selected now: a click on it would deselect it (a chart of several subplots keeps one selected
+# point in each, so a point clicked before on another subplot still is).
+SELECTED = """([key, trace, index]) => {
+  const d = document.querySelector(`.st-key-${key} .js-plotly-plot`)._fullData[trace];
+  return Array.isArray(d.selectedpoints) && d.selectedpoints.includes(index);
+}"""
 PICKED_UNDER = """([x, y]) => {
   const plot = document.elementFromPoint(x, y)?.closest('.js-plotly-plot');
   return Boolean(plot && plot._hoverdata && plot._hoverdata.length);
@@ -105,8 +111,6 @@ class Deadline:
 
 
 def _open_tab(page, name: str, deadline: Deadline) -> None:
-    from app.server import rerun_after
-
     tab = page.get_by_role("tab", name=name)
     tab.wait_for(timeout=deadline.left() * 1000)
     if tab.get_attribute("aria-selected") != "true":
@@ -115,8 +119,6 @@ def _open_tab(page, name: str, deadline: Deadline) -> None:
 
 def _setup_kgw(page, deadline: Deadline) -> None:
     """Watermark: details of KGW, a token-level method (its text's tokens open)."""
-    from app.server import rerun_after
-
     box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Details of")
     box.click()
     option = page.get_by_role("option", name=re.compile(r"^KGW \(token level"))
@@ -125,8 +127,6 @@ def _setup_kgw(page, deadline: Deadline) -> None:
 
 def _setup_new_prompt(page, deadline: Deadline) -> None:
     """Inspect: a prompt no shipped artifact has (its maps are computed on this store)."""
-    from app.server import rerun_after
-
     area = page.get_by_role("textbox", name="Prompt")
     area.fill(f"The bench typed this prompt at {time.time():.0f}, so nothing stored has it, and the")
     rerun_after(page, lambda: area.press("Control+Enter"), deadline.left(600))
@@ -134,8 +134,6 @@ def _setup_new_prompt(page, deadline: Deadline) -> None:
 
 def _setup_fewest_tokens(page, deadline: Deadline) -> None:
     """Disagreement: the fewest new tokens (a rollout no shipped artifact has)."""
-    from app.server import rerun_after
-
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="Max new tokens").get_by_role("slider")
     slider.focus()
     rerun_after(page, lambda: page.keyboard.press("Home"), deadline.left(600))
@@ -143,8 +141,6 @@ def _setup_fewest_tokens(page, deadline: Deadline) -> None:
 
 def _setup_new_text(page, deadline: Deadline) -> None:
     """Watermark: the shown text with a sentence added (judged on this store, not the shipped example's)."""
-    from app.server import rerun_after
-
     area = page.get_by_role("textbox", name="Paste text to check")
     area.fill(area.input_value() + " The bench added this sentence so that nothing stored has judged the text.")
     rerun_after(page, lambda: area.press("Control+Enter"), deadline.left(600))
@@ -191,6 +187,12 @@ def _click(page, target: Target, point: dict, deadline: Deadline) -> dict:
             x, y = page.evaluate(PIXEL, [target.chart, point["trace"], point["index"]])
             page.mouse.move(x, y)
             page.wait_for_function(PICKED_UNDER, arg=[x, y], timeout=deadline.left(30) * 1000, polling=50)
+            if page.evaluate(SELECTED, [target.chart, point["trace"], point["index"]]):
+                rerun_after(page, lambda: page.mouse.click(x, y), deadline.left())  # deselect it first (untimed)
+                row["deselected_first"] = True
+                x, y = page.evaluate(PIXEL, [target.chart, point["trace"], point["index"]])
+                page.mouse.move(x, y)
+                page.wait_for_function(PICKED_UNDER, arg=[x, y], timeout=deadline.left(30) * 1000, polling=50)
             page.evaluate(WATCH_FOR_RERUN)
             page.evaluate(ARM)
             start = time.perf_counter()

@@ -85,7 +85,8 @@ class Drilldown:
 
         The point the click added is read first: a chart of several subplots (MT heads' two maps) keeps one
         selected point in each, so after a click on each map "the last point" was always the second map's, and a
-        click back on the first map opened nothing new."""
+        click back on the first map opened nothing new. A click on a point still selected deselects it (Plotly):
+        nothing is added, and the drill-down stays on what it shows."""
         state, chosen = st.session_state, None
         for clicked in charts:
             signature, seen = tuple(repr(dict(p)) for p in clicked.points), self.seen_key(clicked.chart)
@@ -94,7 +95,7 @@ class Drilldown:
                 continue
             state[seen] = signature
             added = tuple(p for p, s in zip(clicked.points, signature) if s not in set(before or ()))
-            picked = self.read(Clicked(clicked.chart, added), fits) or self.read(clicked, fits)
+            picked = self.read(Clicked(clicked.chart, added), fits)  # none added: a point deselected, no pick
             if picked is not None:
                 chosen = state[self.key] = replace(picked, context=context)
         return chosen

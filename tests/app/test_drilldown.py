@@ -105,6 +105,8 @@ def test_a_click_on_another_subplot_opens_the_point_it_added(state):
     assert heads.pick(chart("mt-heat", left, right)) == HEAD.of(17, 3)
     assert heads.pick(chart("mt-heat", ["head", 2, 1], right)) == HEAD.of(2, 1)
     assert heads.pick(chart("mt-heat", ["head", 2, 1], right)) == HEAD.of(2, 1)  # a rerun keeps it
+    assert heads.new_pick(chart("mt-heat", ["head", 2, 1])) is None, "a deselected point picks nothing"
+    assert heads.pick() == HEAD.of(2, 1)
 
 
 def test_drilldowns_remember_their_own_picks(state):
