@@ -32,7 +32,8 @@ def test_every_pages_first_drilldown_comes_before_any_second_and_computed_views_
 
 def _result() -> dict:
     clicks = [{"object": [0, 1], "click": "first", "idle_s": 0.8, "drawn_s": 1.1, "served": "stored"},
-              {"object": [3, 2], "click": "first", "idle_s": 9.0, "drawn_s": 9.4, "served": "computed"},
+              {"object": [3, 2], "click": "first", "idle_s": 9.0, "drawn_s": 9.4, "served": "computed",
+               "provenance": ["cached · run 1", "computed in 0.1 s", "computed in 8.7 s · run 2"]},
               {"object": [5, 5], "click": "first", "failed": "not drawn: waited for ['Layer 5, head 5']"},
               {"object": [0, 1], "click": "again", "idle_s": 0.5, "drawn_s": 0.7, "served": "stored"}]
     return {"command": "python bench/drilldown_clicks.py --view all", "chromium": "1", "prepare_s": 6.0,
@@ -52,7 +53,7 @@ def test_the_section_says_each_clicks_time_and_verdict_and_why_one_failed(tmp_pa
     section = text.split("## Drill-downs: every first click, in the browser", 1)[1].split("\n## ", 1)[0]
     assert "1 of 3 first clicks within 2 s" in section
     assert re.search(r"\| 0, 1 \| 1\.10 s \| 0\.70 s \| stored \| 0\.80 s \| yes \|", section)
-    assert re.search(r"\| 3, 2 \| 9\.40 s \| – \| computed \| 9\.00 s \| \*\*no\*\* \|", section)
+    assert re.search(r"\| 3, 2 \| 9\.40 s \| – \| computed \(8\.7 s\) \| 9\.00 s \| \*\*no\*\* \|", section)
     assert "failed: not drawn" in section
     assert "Not measured: map not shown: Timeout." in section
     assert ".venv/bin/python bench/drilldown_clicks.py --view all" in section
