@@ -44,7 +44,8 @@ COMPUTED_TARGET_S = 5.0  # ... a computed view's, where its drill-down data are 
 CLICK_TIMEOUT_S = 300.0
 VIEWPORT = {"width": 1400, "height": 1600}
 
-# Every clickable point of kind `kind` in the chart with Streamlit key `key`: its trace, index and customdata.
+# Every clickable point of kind `kind` in the chart with Streamlit key `key`: its trace, index and customdata (a
+# bar of height 0, e.g. a sentence too short to count, has no area a user could click).
 POINTS = """([key, kind]) => {
   const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
   if (!gd || !gd._fullData) return null;
@@ -53,7 +54,8 @@ POINTS = """([key, kind]) => {
     if (d.visible !== true || !d.customdata) return;
     for (let i = 0; i < d.customdata.length; i++) {
       const cd = d.customdata[i];
-      if (Array.isArray(cd) && cd[0] === kind) out.push({trace: t, index: i, customdata: cd});
+      const flat = d.type === 'bar' && !(gd.calcdata[t][i] || {}).s;  // a bar of height 0: nothing to click on
+      if (Array.isArray(cd) && cd[0] === kind && !flat) out.push({trace: t, index: i, customdata: cd});
     }
   });
   return out;
