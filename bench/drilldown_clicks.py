@@ -94,7 +94,7 @@ OPENED = """([texts]) => {
   const body = document.body.innerText;
   if (!done || !(window.__dashRerunStarted || body !== window.__ddBefore)) return false;
   const titles = [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(e => e.textContent).join('\\n');
-  return texts.every(t => body.includes(t) || titles.includes(t));
+  return texts.every(t => t.split(' || ').some(a => body.includes(a) || titles.includes(a)));
 }""" % RERUN_DONE
 # The results' provenance lines under what the page shows (app/ui/guarded.py show_provenance).
 PROVENANCE = """() => [...document.querySelectorAll('[data-testid="stCaptionContainer"]')].map(e => e.innerText)

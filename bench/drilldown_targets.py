@@ -25,7 +25,7 @@ class Target:
     drilldown: str  # the app's Drilldown name (an f-string name: its constant prefix)
     chart: str  # Streamlit key of the clickable chart, or a CSS selector of clickable text when `text` is set
     kind: str  # the Pickable kind clicked (customdata[0]); for text: a label only
-    says: Says  # texts only this object's drill-down writes (all must be on screen)
+    says: Says  # texts only this object's drill-down writes (all must be on screen; "a || b": either)
     setup: str = ""  # a named step (bench/drilldown_clicks.py SETUPS) before the map is read: a method, a new input
     view: str = "first"
     text: bool = False  # `chart` selects clickable text pieces (not a Plotly chart)
@@ -63,7 +63,9 @@ def _particle(cd: list) -> tuple[str, ...]:
 
 TARGETS: tuple[Target, ...] = (
     Target("inspect", "Graph", "inspect-graph", "inspect-graph-map", "node", _state),
-    Target("inspect", "Graph", "inspect-graph", "inspect-graph-map", "edge", lambda cd: ("Head L",)),
+    # an attention edge opens its head; an MLP or residual edge says what it is
+    Target("inspect", "Graph", "inspect-graph", "inspect-graph-map", "edge",
+           lambda cd: ("Head L || edge at position",)),
     Target("inspect", "Direct logit attribution", "inspect-head", "inspect-dla-map", "head", _head_inspect),
     Target("inspect", "All heads", "inspect-heads-map", "inspect-heads-map", "head",
            lambda cd: (f"Head L{cd[1]}H{cd[2]}",)),
