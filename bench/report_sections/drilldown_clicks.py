@@ -45,6 +45,8 @@ def _heading(target: dict) -> str:
     where = target["page"] + (f" › {target['tab']}" if target.get("tab") else "")
     setup = f", after: {target['setup']}" if target.get("setup") else ""
     objects = f", {target['objects']} objects" if "objects" in target else ""
+    if "chart" not in target:  # a row the overall deadline left unreached names its target by its label
+        return f"**{target['label']}**"
     return f"**{where}** · `{target['drilldown']}` from `{target['chart']}` ({target['kind']}{objects}{setup})"
 
 

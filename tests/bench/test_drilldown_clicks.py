@@ -43,7 +43,10 @@ def _result() -> dict:
                          "kind": "head", "view": "first", "setup": "", "objects": 12, "clicks": clicks},
                         {"page": "nag", "tab": "Graph", "drilldown": "nag-drill-neuron", "chart": "nag-graph",
                          "kind": "neuron", "view": "first", "setup": "", "clicks": [],
-                         "failed": "map not shown: Timeout"}]}
+                         "failed": "map not shown: Timeout"},
+                        {"label": "decoding › Genealogy · dec-particle via dec-genealogy (particle)",
+                         "page": "decoding", "drilldown": "dec-particle", "view": "first", "clicks": [],
+                         "failed": "not reached: overall deadline"}]}
 
 
 def test_the_section_says_each_clicks_time_and_verdict_and_why_one_failed(tmp_path):
@@ -56,4 +59,5 @@ def test_the_section_says_each_clicks_time_and_verdict_and_why_one_failed(tmp_pa
     assert re.search(r"\| 3, 2 \| 9\.40 s \| – \| computed \(8\.7 s\) \| 9\.00 s \| \*\*no\*\* \|", section)
     assert "failed: not drawn" in section
     assert "Not measured: map not shown: Timeout." in section
+    assert "**decoding › Genealogy · dec-particle via dec-genealogy (particle)**\n\nNot measured: not reached" in section
     assert ".venv/bin/python bench/drilldown_clicks.py --view all" in section
