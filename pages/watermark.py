@@ -203,8 +203,7 @@ def detect_tab() -> None:
                            "decided one level at a time: the model over the registered models only, then its user "
                            "over that model's users only, so more users never weaken a model verdict.")
                 clicked = clickable_chart(figs.sentence_contributions(found.units), key="wm-sentences")
-                sentence_drilldown(found.units, clicked, getattr(settings.get(method.name), "n_bits",
-                                                                 IPMarkConfig().n_bits), text)
+                sentence_drilldown(found.units, clicked, found.report, text)
             if found.units:
                 table = sentence_table(found.units)
                 st.dataframe(table, hide_index=True, width="stretch")

@@ -81,14 +81,21 @@ class Drilldown:
     def new_pick(self, *charts: Clicked, context: Hashable = None,
                  fits: Callable[[Picked], bool] = anything) -> Picked | None:
         """Remember the pick of a chart whose selection changed since its last run and return it (None when no
-        chart has a new pick). `context`: what the pick is only valid with (e.g. the prompt)."""
+        chart has a new pick). `context`: what the pick is only valid with (e.g. the prompt).
+
+        The point the click added is read first: a chart of several subplots (MT heads' two maps) keeps one
+        selected point in each, so after a click on each map "the last point" was always the second map's, and a
+        click back on the first map opened nothing new. A click on a point still selected deselects it (Plotly):
+        nothing is added, and the drill-down stays on what it shows."""
         state, chosen = st.session_state, None
         for clicked in charts:
-            signature, seen = repr([dict(p) for p in clicked.points]), self.seen_key(clicked.chart)
-            if state.get(seen) == signature:
+            signature, seen = tuple(repr(dict(p)) for p in clicked.points), self.seen_key(clicked.chart)
+            before = state.get(seen)
+            if before == signature:
                 continue
             state[seen] = signature
-            picked = self.read(clicked, fits)
+            added = tuple(p for p, s in zip(clicked.points, signature) if s not in set(before or ()))
+            picked = self.read(Clicked(clicked.chart, added), fits)  # none added: a point deselected, no pick
             if picked is not None:
                 chosen = state[self.key] = replace(picked, context=context)
         return chosen

@@ -8,7 +8,6 @@ import streamlit as st
 
 from app.figures.watermark import MARK_WORDS, SENTENCE, TOKEN
 from app.ui.drilldown import Clicked, Drilldown, within
-from app.ui.guarded import guarded
 from app.ui.text import literal
 
 WM_SENTENCE = Drilldown("wm-sentence", (SENTENCE,))  # from the per-sentence chart or the text
@@ -32,18 +31,21 @@ def generated_candidates(text: str, index: int, generation) -> tuple[str, ...]:
     return generation.sentences[index].candidates
 
 
-def signature_lines(text: str, n_bits: int) -> list[str]:
-    """Its signature, as detection reads it: the semantic bits (signs of its embedding on the public hyperplanes),
-    the function-word skeleton and how close the nearest hyperplane is."""
-    from backend.watermark.signatures import sign_text
+def signature_line(report, index: int) -> str | None:
+    """Sentence `index`'s signature as detection read it (kept on its report: a click computes nothing): the
+    semantic bits (signs of its embedding on the public hyperplanes), the function-word skeleton and how close the
+    nearest hyperplane is. None for a report without signatures or an unusable sentence."""
+    signatures = getattr(report, "signatures", ())
+    if not 0 <= index < len(signatures) or not signatures[index].usable:
+        return None
+    sig = signatures[index]
+    return f"Signature: semantic {sig.semantic} (margin {sig.margin:.3f}) · skeleton “{sig.syntactic}”"
 
-    return [f"Signature: semantic {sig.semantic} (margin {sig.margin:.3f}) · skeleton “{sig.syntactic}”"
-            for sig in sign_text(text, n_bits) if sig.usable]
 
-
-def sentence_drilldown(units, chart: Clicked, n_bits: int, text: str) -> None:
+def sentence_drilldown(units, chart: Clicked, report, text: str) -> None:
     """A sentence chosen on the per-sentence chart or in the text (WM_SENTENCE): its bits, what it counted for,
-    its signature and, for a sentence generated here, the candidates it was chosen among."""
+    its signature (from the detection's `report`) and, for a sentence generated here, the candidates it was chosen
+    among."""
     chosen = WM_SENTENCE.pick_or_hint(chart, fits=within(len(units)),
                                       hint="Click a sentence in the text or its bar to open its evidence.")
     if chosen is None:
@@ -63,7 +65,8 @@ def sentence_drilldown(units, chart: Clicked, n_bits: int, text: str) -> None:
                                                                "messages were already counted at this level.")
         if row.repeated:
             st.caption("Its messages repeat an earlier sentence's at this level: counted once, there.")
-        for line in guarded(lambda: signature_lines(row.text, n_bits)) or ():
+        line = signature_line(report, row.index)
+        if line is not None:
             st.caption(literal(line))
         generation = st.session_state.get(GENERATED)
         candidates = generated_candidates(text, row.index, generation)

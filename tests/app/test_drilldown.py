@@ -96,6 +96,19 @@ def test_each_chart_of_a_drilldown_has_its_own_seen_selection(state):
     assert neurons.new_pick(graph, chart("nag-heatmap", ["head", 1, 4])) is None
 
 
+def test_a_click_on_another_subplot_opens_the_point_it_added(state):
+    """A chart of two maps keeps a selected point on each: the click's own point opens, not the last listed (a
+    click back on the first map after one on the second had opened the second map's head again)."""
+    heads = Drilldown("mt-drill-head", (HEAD,))
+    left, right = ["head", 0, 0], ["head", 17, 3]
+    assert heads.pick(chart("mt-heat", left)) == HEAD.of(0, 0)
+    assert heads.pick(chart("mt-heat", left, right)) == HEAD.of(17, 3)
+    assert heads.pick(chart("mt-heat", ["head", 2, 1], right)) == HEAD.of(2, 1)
+    assert heads.pick(chart("mt-heat", ["head", 2, 1], right)) == HEAD.of(2, 1)  # a rerun keeps it
+    assert heads.new_pick(chart("mt-heat", ["head", 2, 1])) is None, "a deselected point picks nothing"
+    assert heads.pick() == HEAD.of(2, 1)
+
+
 def test_drilldowns_remember_their_own_picks(state):
     a, b = Drilldown("a", (HEAD,)), Drilldown("b", (HEAD,))
     a.pick(chart("shared", ["head", 1, 1]))

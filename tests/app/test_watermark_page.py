@@ -158,6 +158,29 @@ def test_a_clicked_sentence_opens_its_evidence_and_numbers_agree(one_identity):
         assert any(html.unescape(c.value).startswith("Signature: semantic ") for c in at.caption)
 
 
+def test_a_clicked_sentence_shows_its_signature_without_embedding_again(one_identity, monkeypatch):
+    """The click reads the signature detection computed (kept on its report): with the sentence embedder gone after
+    the page's detection, the drill-down still shows it and no error (it had signed the sentence again on the
+    click, loading the embedding model in a process whose detection came from elsewhere)."""
+    from app.figures.watermark import SENTENCE
+    from app.ui.watermark_sentence import WM_SENTENCE
+    import backend.watermark.signatures as signatures
+
+    at = run_page("watermark.py")
+    table = next(df.value for df in at.dataframe if "sentence" in df.value.columns)
+    usable = int(table.index[table["usable"]][0])
+
+    def no_model():
+        raise AssertionError("a sentence drill-down embedded text on the click")
+
+    monkeypatch.setattr(signatures, "get_embedder", no_model)
+    at.session_state[WM_SENTENCE.key] = SENTENCE.of(usable)
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(m.label == "Semantic bit" for m in at.metric)
+    assert any(html.unescape(c.value).startswith("Signature: semantic ") for c in at.caption)
+
+
 def test_a_clicked_token_of_a_token_level_method_opens_its_evidence(one_identity):
     """KGW-type methods: a click on a token of the text (kept under wm-token-pick) opens the token, its mark in
     words, its green-list membership, its share of z and the tokens that seed it."""

@@ -46,6 +46,7 @@ class IPMarkReport:
     p_decision: float  # the family-wise p the verdict is taken on: the model level's (1.0 without a candidate)
     signature_seconds: float
     retrieval_seconds: float
+    signatures: tuple[Signature, ...] = ()  # each sentence's, as detection read it: its drill-down shows it as is
 
     @property
     def detection_score(self) -> float:
@@ -112,7 +113,8 @@ def _report(verdict: str, best: Match | None, found: Retrieval | None, sigs, n_u
         total=best.total if best else None, n_sentences=len(sigs), n_usable=n_usable, sentences=tuple(rows),
         top_models=top, retrieval=found.method if found else "", keys_evaluated=found.keys_evaluated if found else 0,
         p_decision=best.p_decision if best else 1.0,
-        signature_seconds=signature_seconds, retrieval_seconds=found.seconds if found else 0.0)
+        signature_seconds=signature_seconds, retrieval_seconds=found.seconds if found else 0.0,
+        signatures=tuple(sigs))
 
 
 def _label(best: Match) -> str:
