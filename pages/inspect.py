@@ -11,7 +11,7 @@ from app.ui.inspect_graph import graph_tab, heads_tab
 from app.ui.inspect_link import PROMPT_KEY, take_incoming_prompt
 from app.ui.inspect_patch import DLA_HEAD, ablate_head_button, ablate_tab, patch_tab, steer_tab
 from app.ui.model_picker import current_model
-from app.ui.prepare import prepare_drilldowns
+from app.ui.prepared_drilldowns import prepare_drilldowns
 from app.ui.run import ASK, run_verb
 from app.ui.tabs import lazy_tabs
 from app.ui.text import literal
@@ -101,8 +101,9 @@ def dla_tab() -> None:
     else:
         st.info("Click a head on the map to open its attention pattern and the tokens it promotes and suppresses.")
     wanted = dla_drilldowns(prompt, position, info.n_layers, info.n_heads)
-    prepare_drilldowns(lambda: drilldowns_stored(handle, wanted),
-                       lambda progress: store_drilldowns(handle, wanted, progress))
+    prepare_drilldowns(f"inspect-dla-prepare-{handle.fingerprint}-{hash(wanted)}", f"the {len(wanted.heads)} heads",
+                       lambda progress: store_drilldowns(handle, wanted, progress),
+                       stored=lambda: drilldowns_stored(handle, wanted))
 
 
 def attention_tab() -> None:

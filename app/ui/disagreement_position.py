@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.figures.disagreement import POSITION, SIGNAL_LABELS, distributions_figure
 from app.ui.drilldown import Clicked, Drilldown, within
-from app.ui.prepare import prepare_drilldowns
+from app.ui.prepared_drilldowns import prepare_drilldowns
 from app.ui.run import NOW, STORED_FIRST, STORED_ONLY, AfterClick, run_verb
 from app.ui.text import literal
 from backend.disagreement import CalibrationConfig, GateConfig, InterveneConfig, ProblemSet, TraceConfig
@@ -35,8 +35,9 @@ def position_drilldown(pair, trace_config: TraceConfig, rollout, trace: Clicked)
     stored per position) so the next click is a store read."""
     _open(pair, trace_config, rollout, trace)
     every = [PositionConfig(trace_config, i, rollout.source, top_k=10) for i in range(rollout.length)]
-    prepare_drilldowns(lambda: position.all_stored(pair, every),
-                       lambda progress: store_positions(pair, every, progress))
+    prepare_drilldowns(f"dis-position-prepare-{pair.ref.fingerprint}-{hash(tuple(every))}", f"the {len(every)} positions",
+                       lambda progress: store_positions(pair, every, progress),
+                       stored=lambda: position.all_stored(pair, every))
 
 
 def _open(pair, trace_config: TraceConfig, rollout, trace: Clicked) -> None:

@@ -6,7 +6,7 @@ import streamlit as st
 from app.figures.clickable import HEAD
 from app.figures.fp8 import head_histogram
 from app.ui.drilldown import Clicked, Drilldown, within
-from app.ui.prepare import prepare_drilldowns
+from app.ui.prepared_drilldowns import prepare_drilldowns
 from app.ui.run import run_verb
 from backend.fp8 import BoundsConfig
 from backend.fp8.head import HeadConfig, head, head_verb, store_heads
@@ -20,8 +20,9 @@ def head_drilldown(handle, config: BoundsConfig, result, charts: tuple[Clicked, 
     _open(handle, config, result, charts)
     layers, heads = result.bound.shape
     every = [HeadConfig(layer, h, config) for layer in range(layers) for h in range(heads)]
-    prepare_drilldowns(lambda: head_verb.all_stored(handle, every),
-                       lambda progress: store_heads(handle, every, progress))
+    prepare_drilldowns(f"fp8-head-prepare-{handle.fingerprint}-{hash(config)}", f"the {len(every)} heads",
+                       lambda progress: store_heads(handle, every, progress),
+                       stored=lambda: head_verb.all_stored(handle, every))
 
 
 def _open(handle, config: BoundsConfig, result, charts: tuple[Clicked, ...]) -> None:

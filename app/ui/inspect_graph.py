@@ -11,7 +11,7 @@ from app.figures.clickable import HEAD
 from app.figures.inspect_graph import EDGE, NODE, graph_figure, grid_figure, scores_figure
 from app.ui.drilldown import Drilldown, clickable_chart, within
 from app.ui.params import checkbox_for, number_for, select_for, slider_for
-from app.ui.prepare import prepare_drilldowns
+from app.ui.prepared_drilldowns import prepare_drilldowns
 from app.ui.run import ASK, run_verb
 from app.ui.text import literal
 from backend.internals import (GraphConfig, GridConfig, HeadScoresConfig, NodeConfig, drilldowns_stored, graph, grid,
@@ -93,8 +93,10 @@ def graph_tab(handle, prompt: str, position: int, open_head: Callable[[int, int,
     else:
         edge_drilldown(result, *pick.values, open_head)
     wanted = graph_drilldowns(prompt, result, handle.info.n_heads)
-    prepare_drilldowns(lambda: drilldowns_stored(handle, wanted),
-                       lambda progress: store_drilldowns(handle, wanted, progress))
+    prepare_drilldowns(f"inspect-graph-prepare-{handle.fingerprint}-{hash(wanted)}",
+                       f"the graph's {len(wanted.nodes)} states and {len(wanted.heads)} heads",
+                       lambda progress: store_drilldowns(handle, wanted, progress),
+                       stored=lambda: drilldowns_stored(handle, wanted))
 
 
 def heads_tab(handle, prompt: str, n_layers: int, n_heads: int) -> None:

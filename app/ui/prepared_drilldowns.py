@@ -2,8 +2,9 @@
 
 Once a view is on screen, `prepare_drilldowns` makes sure the drill-downs of every object it shows are stored:
 already stored (the shipped reference set, or an earlier visit) is one store read and nothing else; otherwise they
-are computed together, in one pass (e.g. `backend.mt.head_detail.map_head_details`), in a background thread of this
-browser session (`app.ui.run.start_in_background`) with a line saying so and a Stop. A click reads its object's
+are computed together, in one pass (e.g. `backend.mt.head_detail.map_head_details`, Inspect's
+`backend.internals.store_drilldowns`), in a background thread of this browser session
+(`app.ui.run.start_in_background`) with a line saying so and a Stop; the view stays usable meanwhile. A click reads its object's
 drill-down from the store; a click that comes while the preparation still runs waits for it
 (`after_preparation`) instead of starting the same forwards a second time.
 """
@@ -13,8 +14,11 @@ import streamlit as st
 
 from app.ui.priority import background_priority
 from app.ui.run import BackgroundRun, Call, background_run, start_in_background
+from collections.abc import Callable
+
 from backend.progress import Progress, silent
 from backend.store import NotStored, stored_only
+from backend.store.db import StoreUnavailable
 
 KEPT_ON_STOP = "nothing was stored; a click computes its own drill-down"
 WAIT_STEP_S = 0.2  # how often a waiting click reports progress (and so sees its own Stop)
@@ -32,13 +36,18 @@ def _all_stored(call: Call) -> bool:
         return True
 
 
-def prepare_drilldowns(key: str, what: str, call: Call) -> BackgroundRun | None:
+def prepare_drilldowns(key: str, what: str, call: Call,
+                       stored: Callable[[], bool] | None = None) -> BackgroundRun | None:
     """After a view is shown: `call(progress)` stores the drill-downs of its objects (`what`, e.g. "the 72 heads");
-    started in the background when the store lacks any, once per session and `key`. The running preparation, or
-    None when there was nothing to do."""
+    started in the background when the store lacks any, once per session and `key`. `stored()`, when given, says
+    whether all are stored by reading their keys only (else `call` is run store-only). The running preparation, or
+    None when there was nothing to do (or a store that cannot be read could not keep them)."""
     run = background_run(key)
     if run is None:
-        if _all_stored(call):
+        try:
+            if stored() if stored is not None else _all_stored(call):
+                return None
+        except StoreUnavailable:
             return None
 
         def quietly(progress: Progress):
