@@ -24,9 +24,12 @@ from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
 from backend.models.incremental import IncrementalDecoder
 from backend.models.reduced import reduced_copy, supported
 
-LOOKAHEAD = 4  # most draft guesses per check; of 3, 4, 6 and 8 tried on SmolLM2, 4 and 6 were fastest (within noise)
-REPEAT_LOOKAHEAD = 4  # most guesses per check from repeated text (free to make: only the check's width grows)
-DRAFT_CONFIDENCE = 0.0  # the draft stops guessing after a guess it gives less probability than this
+# Counted on SmolLM2 (7 chat prompts x 96 tokens, identical tokens throughout), against 4 / 4 / none:
+# 6 / 8 / 0.3 took 1.4 % fewer checking forwards and 8 % fewer draft forwards; a 0.6 threshold cut draft
+# forwards by 25 % but needed 47 % more checks.
+LOOKAHEAD = 6  # most draft guesses per check
+REPEAT_LOOKAHEAD = 8  # most guesses per check from repeated text (free to make: only the check's width grows)
+DRAFT_CONFIDENCE = 0.3  # the draft stops guessing after a guess it gives less probability than this
 MIN_NEW_TOKENS = 32  # a shorter run would not earn back the draft's prefill (and, the first time, its build)
 
 
@@ -67,7 +70,7 @@ def _can_roll_back(layer, longest: int) -> bool:
 def eligible(decoder: IncrementalDecoder, max_new_tokens: int) -> bool:
     """Whether `decoder` can be decoded greedily in checked chunks for max_new_tokens (see the module docstring)."""
     layers = getattr(decoder.cache, "layers", None)
-    longest = decoder.length + max_new_tokens + LOOKAHEAD
+    longest = decoder.length + max_new_tokens + max(LOOKAHEAD, REPEAT_LOOKAHEAD)
     return (max_new_tokens >= MIN_NEW_TOKENS and decoder.batch_size == 1 and decoder.attention_mask is None
             and decoder.resample == "reorder"
             and supported(decoder.model) and not _hooked(decoder.model)
