@@ -3,9 +3,13 @@
 
 Per torch thread count, interleaved (every rep runs each contestant once, in turn, on the same prompts):
 - greedy, batch 1, up to --tokens new tokens per prompt, stopping at the model's stop ids: `model.generate`
-  (dynamic cache), `model.generate(cache_implementation="static")`, the kernel step by step, the kernel in
-  checked chunks (backend/models/speculative.py), and the kernel on the int8 / bf16 copies (opt-in, reduced
-  precision). Tokens per second over all prompts; the fp32 rows must write generate's tokens exactly.
+  (dynamic cache), `model.generate(cache_implementation="static")`, transformers' own speculative peers
+  (`prompt_lookup_num_tokens=3`, and assisted generation with the project's int8 copy as `assistant_model`), the
+  kernel step by step, the kernel in checked chunks (backend/models/speculative.py, with its acceptance rate), and
+  the kernel on the int8 / bf16 copies (opt-in, reduced precision, each prompt's first divergence from generate).
+  Tokens per second over all prompts (every rep's figure kept: the report gives a range where reps move > 15 %),
+  and each contestant's share of its bandwidth bound (bench/bandwidth.py: measured bandwidth / weight bytes a step
+  reads); the fp32 rows must write generate's tokens exactly.
 - sampling, 8 sequences of exactly --tokens tokens from softmax(logits) (temperature 1, no top-k/top-p):
   `generate(num_return_sequences=8)` against the kernel (prefill once, 8 rows), fp32 and int8, and the kernel's
   speculative sampling (backend/models/speculative_sampling.py: int8 draft, exact rejection, so fp32's
@@ -29,17 +33,21 @@ TEMPLATES = ("Explain {} in two sentences.", "Write a short story about {}.", "L
 PROMPTS = [t.format(s) for s in SUBJECTS for t in TEMPLATES]  # 50, written here
 
 
+PEERS = ("generate prompt lookup", "generate assisted by int8")  # transformers' own speculative decoding
+READS = {"kernel int8": "int8", "kernel bf16": "bf16"}  # contestant -> the weights its step reads (else fp32)
+
+
 def _contestants(handle, stops: list[int], tokens: int) -> dict[str, Callable]:
     from backend.models import kernel
+    from backend.models.reduced import reduced_copy
 
     model = handle.model
     pad = min(stops)
 
-    def gen(cache_implementation=None):
+    def gen(**options):
         def run(ids):
-            kw = {"cache_implementation": cache_implementation} if cache_implementation else {}
             out = model.generate(ids, do_sample=False, max_new_tokens=tokens, eos_token_id=stops, pad_token_id=pad,
-                                 top_k=None, top_p=None, temperature=None, **kw)
+                                 top_k=None, top_p=None, temperature=None, **options)
             return out[0, ids.shape[1]:].tolist()
         return run
 
@@ -49,12 +57,14 @@ def _contestants(handle, stops: list[int], tokens: int) -> dict[str, Callable]:
             return kernel.decode(decoder, kernel.greedy_policy, tokens, stops, speculate=speculate).row(0)
         return run
 
-    return {"generate": gen(), "generate static cache": gen("static"), "kernel": ours(),
+    draft = reduced_copy(model, "int8", round_head=True)  # the checked chunks' own draft
+    return {"generate": gen(), "generate static cache": gen(cache_implementation="static"),
+            PEERS[0]: gen(prompt_lookup_num_tokens=3), PEERS[1]: gen(assistant_model=draft), "kernel": ours(),
             "kernel checked chunks": ours(speculate=True), "kernel int8": ours("int8"), "kernel bf16": ours("bf16")}
 
 
-def _race(runs: dict[str, Callable], reps: int) -> tuple[dict[str, float], dict]:
-    """Median wall seconds of each contestant over reps interleaved rounds (after one untimed warm-up round, where
+def _race(runs: dict[str, Callable], reps: int) -> tuple[dict[str, list[float]], dict]:
+    """Wall seconds of each contestant in each of reps interleaved rounds (after one untimed warm-up round, where
     the reduced copies are built), and what each returned in the last round."""
     import torch
 
@@ -68,7 +78,7 @@ def _race(runs: dict[str, Callable], reps: int) -> tuple[dict[str, float], dict]
                 start = time.perf_counter()
                 returned[name] = run()
                 seconds[name].append(time.perf_counter() - start)
-    return {name: statistics.median(s) for name, s in seconds.items()}, returned
+    return seconds, returned
 
 
 def _against_generate(contestants: dict[str, dict]) -> dict[str, dict]:
@@ -78,15 +88,62 @@ def _against_generate(contestants: dict[str, dict]) -> dict[str, dict]:
     return contestants
 
 
+def first_divergence(own: list[int], reference: list[int]) -> int | None:
+    """The first position where `own` leaves `reference` (the shorter one's length if one stops early); None when
+    they are the same."""
+    if own == reference:
+        return None
+    return next((i for i, (a, b) in enumerate(zip(own, reference)) if a != b), min(len(own), len(reference)))
+
+
+def chunk_acceptance(handle, prompts, stops, tokens: int) -> dict:
+    """The checked chunks' guesses over `prompts` (untimed: the run is deterministic): how many each source
+    proposed, the share the reference model kept, and tokens written per checking forward."""
+    from backend.models import kernel, speculative
+
+    total = speculative.Checks()
+    written = 0
+    for ids in prompts:
+        decoder = kernel.start(handle.model, ids, 1, tokens)
+        out, _, checks = speculative.greedy_in_chunks(decoder, tokens, stops)
+        written += len(out)
+        total.forwards += checks.forwards
+        for source in total.guessed:
+            total.guessed[source] += checks.guessed[source]
+            total.kept[source] += checks.kept[source]
+    return {"acceptance": total.acceptance(), "by_source": {
+        s: {"guessed": total.guessed[s], "kept": total.kept[s], "acceptance": total.acceptance(s)}
+        for s in total.guessed}, "checking_forwards": total.forwards, "tokens_per_forward": written / max(1, total.forwards)}
+
+
 def greedy_batch1(handle, prompts, stops, tokens: int, reps: int) -> dict:
+    from backend.models.reduced import reduced_copy
+    from bench.bandwidth import bytes_per_token, measured_bandwidth
+
     runs = {name: (lambda run=run: [run(ids) for ids in prompts])
             for name, run in _contestants(handle, stops, tokens).items()}
-    wall, written = _race(runs, reps)
+    bandwidth = measured_bandwidth()
+    seconds, written = _race(runs, reps)
+    bandwidth = max(bandwidth, measured_bandwidth())  # before and after the race: other load only lowers it
     reference = written["generate"]
-    contestants = {name: {"wall_s": wall[name], "tokens_per_s": sum(len(r) for r in written[name]) / wall[name],
-                          "prompts_identical_to_generate": sum(a == b for a, b in zip(written[name], reference))}
-                   for name in runs}
-    return {"new_tokens": sum(len(r) for r in reference), "prompts": len(prompts),
+    reads = {"fp32": bytes_per_token(handle.model),
+             **{p: bytes_per_token(reduced_copy(handle.model, p)) for p in set(READS.values())}}
+    contestants = {}
+    for name in runs:
+        n = sum(len(r) for r in written[name])
+        bound = bandwidth / reads[READS.get(name, "fp32")]
+        contestants[name] = {
+            "wall_s": statistics.median(seconds[name]), "tokens_per_s": n / statistics.median(seconds[name]),
+            "tokens_per_s_reps": [n / s for s in seconds[name]], "bandwidth_bound_tokens_per_s": bound,
+            "prompts_identical_to_generate": sum(a == b for a, b in zip(written[name], reference)),
+            "first_divergence": [first_divergence(own, ref) for own, ref in zip(written[name], reference)]}
+        contestants[name]["share_of_bandwidth_bound"] = contestants[name]["tokens_per_s"] / bound
+    best_peer = max(PEERS, key=lambda p: contestants[p]["tokens_per_s"])
+    contestants["kernel checked chunks"] |= chunk_acceptance(handle, prompts, stops, tokens)
+    for row in contestants.values():
+        row["speed_vs_best_peer"] = row["tokens_per_s"] / contestants[best_peer]["tokens_per_s"]
+    return {"new_tokens": sum(len(r) for r in reference), "prompts": len(prompts), "best_peer": best_peer,
+            "bandwidth_bytes_per_s": bandwidth, "weight_bytes_per_token": reads,
             "contestants": _against_generate(contestants)}
 
 
@@ -117,8 +174,9 @@ def sampling_x8(handle, prompt, tokens: int, reps: int, rows: int = 8) -> dict:
     runs = {"generate": gen, "kernel": ours(), "kernel int8": ours("int8")}
     if eligible(kernel.start(model, prompt, rows, tokens)):  # not a sliding-window model (Gemma 3)
         runs["kernel speculative (int8 draft)"] = speculative
-    wall, returned = _race(runs, reps)
-    contestants = {name: {"wall_s": w, "tokens_per_s": rows * tokens / w} for name, w in wall.items()}
+    seconds, returned = _race(runs, reps)
+    contestants = {name: {"wall_s": statistics.median(s), "tokens_per_s": rows * tokens / statistics.median(s),
+                          "tokens_per_s_reps": [rows * tokens / x for x in s]} for name, s in seconds.items()}
     if "kernel speculative (int8 draft)" in returned:
         contestants["kernel speculative (int8 draft)"]["acceptance_rate"] = \
             returned["kernel speculative (int8 draft)"].acceptance_rate
@@ -133,7 +191,8 @@ def drift(handle, prompts, stops, tokens: int) -> dict:
 
     model = handle.model
     runs = _contestants(handle, stops, tokens)
-    stats = {p: {"agree": 0, "positions": 0, "max_logit_diff": 0.0, "free_run_prefix": [], "identical": 0}
+    stats = {p: {"agree": 0, "positions": 0, "max_logit_diff": 0.0, "free_run_prefix": [], "identical": 0,
+                "first_divergence": []}
              for p in ("int8", "bf16")}
     chunks_same = 0
     with torch.no_grad():
@@ -150,16 +209,16 @@ def drift(handle, prompts, stops, tokens: int) -> dict:
                 s["positions"] += fp32.shape[0]
                 s["max_logit_diff"] = max(s["max_logit_diff"], float((low - fp32).abs().max()))
                 own = runs[f"kernel {precision}"](ids)
-                prefix = next((i for i, (a, b) in enumerate(zip(own, reference)) if a != b), min(len(own),
-                                                                                                  len(reference)))
-                s["free_run_prefix"].append(prefix)
+                diverged = first_divergence(own, reference)
+                s["first_divergence"].append(diverged)
+                s["free_run_prefix"].append(min(len(own), len(reference)) if diverged is None else diverged)
                 s["identical"] += own == reference
     out = {"prompts": len(prompts), "new_tokens": tokens, "checked_chunks_identical_prompts": chunks_same}
     for precision, s in stats.items():
         out[precision] = {"teacher_forced_top1_agreement": s["agree"] / max(1, s["positions"]),
                           "positions": s["positions"], "max_abs_logit_diff": s["max_logit_diff"],
                           "median_identical_prefix_tokens": statistics.median(s["free_run_prefix"]),
-                          "prompts_fully_identical": s["identical"]}
+                          "prompts_fully_identical": s["identical"], "first_divergence": s["first_divergence"]}
     return out
 
 
@@ -177,7 +236,8 @@ def run(model_name: str, threads: list[int], tokens: int, reps: int, timing_prom
     stops = sorted(stop_ids(handle))
     encoded = [encode_prompt(handle, p) for p in PROMPTS]
     timing = encoded[::max(1, len(encoded) // timing_prompts)][:timing_prompts]
-    result = {"model": model_name, "dtype": str(handle.model.dtype), "tokens": tokens, "reps": reps, "by_threads": {}}
+    result = {"model": model_name, "dtype": str(handle.model.dtype), "tokens": tokens, "reps": reps, "by_threads": {},
+              "load_average_start": list(os.getloadavg())}
     for n in threads:
         torch.set_num_threads(n)
         result["by_threads"][str(n)] = {
@@ -187,4 +247,5 @@ def run(model_name: str, threads: list[int], tokens: int, reps: int, timing_prom
     torch.set_num_threads(max(threads))
     result["drift"] = drift(handle, encoded[:agreement_prompts], stops, agreement_tokens)
     result["drift"]["torch_threads"] = max(threads)
+    result["load_average_end"] = list(os.getloadavg())
     return result

@@ -47,6 +47,7 @@ def test_fewer_checking_forwards_when_the_draft_agrees(tiny_handle, monkeypatch)
         pytest.skip("the tiny Gemma's 6-token sliding window cannot hold the text: no checked chunks to count")
     monkeypatch.setattr(speculative, "reduced_copy", lambda model, precision, round_head=False: model)
     monkeypatch.setattr(speculative, "repeated", lambda history, k: [])  # every guess from the draft
+    monkeypatch.setattr(speculative, "DRAFT_CONFIDENCE", 0.0)  # a tiny model is rarely sure: guess the full chunk
     fast = _greedy(tiny_handle, 21, (), True, 4, monkeypatch)
     assert torch.equal(fast.tokens, _greedy(tiny_handle, 21).tokens)
     assert fast.forward_passes == 1 + 4  # prefill, then 4 checks of x + 4 guesses = 20 tokens, and the 21st
@@ -92,3 +93,28 @@ def test_a_short_run_takes_the_step_by_step_loop(tiny_handle, monkeypatch):
     monkeypatch.setattr(speculative, "MIN_NEW_TOKENS", 32)
     decoder = kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 8)
     assert not speculative.eligible(decoder, 8)
+
+
+def test_checks_count_the_guesses_kept(tiny_handle, monkeypatch):
+    if not speculative.eligible(kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 1), 24):
+        pytest.skip("the tiny Gemma's 6-token sliding window cannot hold the text: no checked chunks to count")
+    monkeypatch.setattr(speculative, "reduced_copy", lambda model, precision, round_head=False: model)
+    monkeypatch.setattr(speculative, "repeated", lambda history, k: [])
+    monkeypatch.setattr(speculative, "DRAFT_CONFIDENCE", 0.0)
+    decoder = kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 21)
+    out, _, checks = speculative.greedy_in_chunks(decoder, 21, (), lookahead=4)
+    assert len(out) == 21 and checks.forwards == 4
+    assert checks.guessed == checks.kept == {"repeated": 0, "draft": 16} and checks.acceptance() == 1.0
+    assert checks.acceptance("repeated") is None
+
+
+def test_an_unsure_draft_stops_guessing_and_the_tokens_stay(tiny_handle, monkeypatch):
+    plain = _greedy(tiny_handle, 24)
+    monkeypatch.setattr(speculative, "repeated", lambda history, k: [])
+    monkeypatch.setattr(speculative, "DRAFT_CONFIDENCE", 1.01)  # no guess is sure enough: one guess per check
+    decoder = kernel.start(tiny_handle.model, _prompt(tiny_handle), 1, 24)
+    if not speculative.eligible(decoder, 24):
+        pytest.skip("the tiny Gemma's 6-token sliding window cannot hold the text")
+    out, _, checks = speculative.greedy_in_chunks(decoder, 24, (), lookahead=6)
+    assert out == plain.row(0)
+    assert checks.guessed["draft"] == checks.forwards  # each check carried exactly one draft guess
