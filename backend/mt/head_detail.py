@@ -8,8 +8,8 @@ by the map's mean clean value, minus the unpatched corrupted run; their mean is 
 patching comes out of one batched run per prompt over every head and the trace captures every layer, so the
 drill-downs of all the heads of a map cost about what one costs: `map_head_details` computes them together, right
 after the map, and stores each under the key a click on that head reads. A lone click (a map not prepared yet)
-patches its own head only (`head_patching`, two forwards per prompt): the batched run over every head costs a
-click ~10x more (issue 54 §1).
+patches its own head only (`head_patching`, one forward per prompt), not waiting for the batched run over every
+head (issue 54 §1).
 
 What it writes: the head's output as it enters o_proj, times its W_O slice (its o_proj contribution). Gemma 3
 normalises the whole attention output (`post_attention_layernorm`) before the residual add: the head's piece goes
@@ -185,8 +185,8 @@ def compute_head_details(handle: ModelHandle, configs: Sequence[HeadDetailConfig
     return details
 
 
-PER_HEAD_UP_TO = 4  # heads patched one by one (2 forwards per prompt each); more share the batched run over every
-# head (on Gemma 3 270M's 72 heads that run costs about what 10 heads patched alone cost)
+PER_HEAD_UP_TO = 4  # heads patched one by one (a forward per prompt each); more share the batched run over every
+# head (a traced forward, then per 63 heads a prefill and a 64-row step with logits over the vocabulary)
 _HEAD_PATCHED: dict[tuple, tuple[float, ...]] = {}  # (model, map, layer, head) -> per-prompt patching of one head
 
 
@@ -221,13 +221,8 @@ def _corrupted_prefix(handle: ModelHandle, heads: HeadsConfig, head_map, pairs: 
 def _head_patching(handle: ModelHandle, heads: HeadsConfig, head_map, pairs: list[PromptPair], layer: int,
                    head: int, progress: Progress) -> tuple[float, ...]:
     """One head's per-prompt patching (`patch_head`): what `_prompt_patching` gives it, to float rounding."""
-    value = torch.from_numpy(head_map.mean_clean[layer, head])
-    scores = []
-    for i in range(len(pairs)):
-        prefix, target = _corrupted_prefix(handle, heads, head_map, pairs, i)
-        scores.append(float(patch_head(handle.model, prefix, target, layer, head, value)))
-        progress((i + 1) / len(pairs), f"patching L{layer}.H{head} on prompt {i + 1}/{len(pairs)}")
-    return tuple(scores)
+    prefixes = [_corrupted_prefix(handle, heads, head_map, pairs, i) for i in range(len(pairs))]
+    return patch_head(handle.model, head_map, prefixes, layer, head, progress)
 
 
 _PATCHED: dict[tuple, tuple[np.ndarray, ...]] = {}  # (model, map) -> per-prompt patching: a click on another
