@@ -53,7 +53,7 @@ def drilldowns(ctx: Ctx) -> Body:
               "object it shows in one pass, in the background (a line with Stop says so): the MT patching of every "
               "head is one batched run per prompt (the map's own) and the trace captures every layer; the NAG "
               "neurons share one forward per batch of documents. A click after it is a store read. An MT click "
-              "before it is stored patches its own head alone (two forwards per prompt, "
+              "before it is stored patches its own head alone (one forward per prompt, "
               "`backend/mt/head_patching.py`), at once, its forwards taking turns with the preparation's; a NAG "
               "click during it waits for it (≤ the preparation's time).", ""]
     lines += table(["drill-down", "step", "wall", "CPU s / threads"],
