@@ -1,6 +1,7 @@
 """MT heads page: the drill-down under the head maps. A click on either map (or the scatter) chooses a head; the
 section reads it with `backend.mt.head_detail` and offers to steer with it. The drill-downs of every head of the
-map shown are prepared right after it (`app.ui.prepared_drilldowns`), so a click reads the store."""
+map shown are prepared right after it (`app.ui.prepared_drilldowns`), so a click reads the store; a click before
+they are stored computes its own head at once (patched alone, seconds) instead of waiting for the preparation."""
 from __future__ import annotations
 
 import pandas as pd
@@ -9,7 +10,7 @@ import streamlit as st
 from app.figures.mt_head import attention_row, patching_per_prompt, vocab_effects
 from app.figures.clickable import HEAD
 from app.ui.drilldown import Clicked, Drilldown, within
-from app.ui.prepared_drilldowns import after_preparation, prepare_drilldowns
+from app.ui.prepared_drilldowns import prepare_drilldowns
 from app.ui.run import run_verb
 from backend.mt.head_detail import HeadDetailConfig, head_detail, map_head_details
 from backend.mt.selection import MAX_PERCENT, head_count, top_heads
@@ -60,8 +61,9 @@ def head_drilldown(handle, head_map, data, chart: Clicked) -> None:
                    "heads down to it) and its vectors to this head type." if share is not None else
               f"This head ranks beyond the top {MAX_PERCENT:g}% the steering section selects from.")
     config = HeadDetailConfig(heads=head_map.config, layer=layer, head=head, example=int(example))
-    out = run_verb(after_preparation(prepared, lambda p: head_detail(handle, config, data, p)),
-                   label=f"Opening head L{layer}.H{head}")
+    # not behind the preparation (~48 s idle for 72 heads): one head alone costs a few forwards per prompt, its
+    # forwards take turns with the preparation's under the model lock, and the preparation keeps running beside it
+    out = run_verb(lambda p: head_detail(handle, config, data, p), label=f"Opening head L{layer}.H{head}")
     if out is None:
         return
     detail = out.value

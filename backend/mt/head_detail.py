@@ -4,10 +4,12 @@ It reads the stored head map (the page shows it; the CLI computes it first when 
 map's prompts. On one of them, at the answer position the map scored (the position that predicts the answer token
 chosen by max KL), the head's attention row over the clean prompt and what it writes to the vocabulary there; on
 every prompt, its patching effect: the map's own per-prompt score (log p(target) with the head's output replaced
-by the map's mean clean value, minus the unpatched corrupted run; their mean is the map's score). The patching of
-every head comes out of one batched run per prompt and the trace captures every layer, so the drill-downs of all
-the heads of a map cost about what one costs: `map_head_details` computes them together, right after the map, and
-stores each under the key a click on that head reads.
+by the map's mean clean value, minus the unpatched corrupted run; their mean is the map's score). For many heads the
+patching comes out of one batched run per prompt over every head and the trace captures every layer, so the
+drill-downs of all the heads of a map cost about what one costs: `map_head_details` computes them together, right
+after the map, and stores each under the key a click on that head reads. A lone click (a map not prepared yet)
+patches its own head only (`head_patching`, one forward per prompt), not waiting for the batched run over every
+head (issue 54 §1).
 
 What it writes: the head's output as it enters o_proj, times its W_O slice (its o_proj contribution). Gemma 3
 normalises the whole attention output (`post_attention_layernorm`) before the residual add: the head's piece goes
@@ -32,6 +34,8 @@ from backend.models.loading import ModelHandle
 from backend.models.readout import capture_final_residual, norm_parts, out_proj, unembedding
 from backend.mt.data import ParallelSet, builtin
 from backend.mt.examples import encode, encode_answer
+from backend.mt import head_patching
+from backend.mt.head_patching import patch_head
 from backend.mt.heads import HEADS_READS, HeadsConfig, find_heads, head_pairs
 from backend.mt.patching import patch_scores
 from backend.mt.prompts import PromptPair
@@ -149,7 +153,8 @@ def compute_head_details(handle: ModelHandle, configs: Sequence[HeadDetailConfig
         check_example(config, data)
     head_map = find_heads(handle, heads, data, scaled(progress, 0.0, 0.3)).value  # the page's map: stored
     pairs, _ = head_pairs(heads, data)
-    per_prompt = _prompt_patching(handle, heads, head_map, pairs, scaled(progress, 0.3, 0.9))
+    wanted = sorted({(c.layer, c.head) for c in configs})
+    patching = _patching(handle, heads, head_map, pairs, wanted, scaled(progress, 0.3, 0.9))
     tgt_ids, src_ids = _language_ids(handle, data, heads.tgt), _language_ids(handle, data, heads.src)
     traces = {e: _trace_example(handle, pairs[e], head_map.answer_offsets[e], heads.max_answer_tokens)
               for e in sorted({c.example for c in configs})}
@@ -175,9 +180,49 @@ def compute_head_details(handle: ModelHandle, configs: Sequence[HeadDetailConfig
             pattern=pattern, promoted=promoted, suppressed=listed(effects, (-effects).topk(k).indices),
             target_share=sum(e.language == "target" for e in promoted) / k, write_norm=float(raw.norm()),
             rows=head_map.rows, targets=head_map.target_tokens,
-            patching=tuple(float(scores[layer, head]) for scores in per_prompt)))
+            patching=patching[layer, head]))
     progress(1.0, "head drill-downs done")
     return details
+
+
+PER_HEAD_UP_TO = 4  # heads patched one by one (a forward per prompt each); more share the batched run over every
+# head (a traced forward, then per 63 heads a prefill and a 64-row step with logits over the vocabulary)
+_HEAD_PATCHED: dict[tuple, tuple[float, ...]] = {}  # (model, map, layer, head) -> per-prompt patching of one head
+
+
+def _patching(handle: ModelHandle, heads: HeadsConfig, head_map, pairs: list[PromptPair],
+              wanted: list[tuple[int, int]], progress: Progress) -> dict[tuple[int, int], tuple[float, ...]]:
+    """Per (layer, head) asked for, its patching effect on each prompt: read off the batched run over every head
+    when there are many (or it is already done here), else each head patched on its own."""
+    if (handle.fingerprint, heads) in _PATCHED or len(wanted) > PER_HEAD_UP_TO:
+        per_prompt = _prompt_patching(handle, heads, head_map, pairs, progress)
+        return {(layer, head): tuple(float(scores[layer, head]) for scores in per_prompt) for layer, head in wanted}
+    out = {}
+    for n, (layer, head) in enumerate(wanted):
+        key = (handle.fingerprint, heads, layer, head)
+        if key not in _HEAD_PATCHED:
+            _HEAD_PATCHED[key] = _head_patching(handle, heads, head_map, pairs, layer, head,
+                                                scaled(progress, n / len(wanted), (n + 1) / len(wanted)))
+        out[layer, head] = _HEAD_PATCHED[key]
+    if len(_HEAD_PATCHED) >= 256:
+        _HEAD_PATCHED.clear()
+    return out
+
+
+def _corrupted_prefix(handle: ModelHandle, heads: HeadsConfig, head_map, pairs: list[PromptPair],
+                      i: int) -> tuple[tuple[int, ...], int]:
+    """(prompt i's corrupted prompt up to the map's answer position, the answer token predicted there)"""
+    pair = pairs[i]
+    answer = encode_answer(handle, pair.answer)[:heads.max_answer_tokens]
+    corrupt, j = encode(handle, pair.corrupt), head_map.answer_offsets[i]
+    return tuple((corrupt + answer)[:len(corrupt) + j]), answer[j]
+
+
+def _head_patching(handle: ModelHandle, heads: HeadsConfig, head_map, pairs: list[PromptPair], layer: int,
+                   head: int, progress: Progress) -> tuple[float, ...]:
+    """One head's per-prompt patching (`patch_head`): what `_prompt_patching` gives it, to float rounding."""
+    prefixes = [_corrupted_prefix(handle, heads, head_map, pairs, i) for i in range(len(pairs))]
+    return patch_head(handle.model, head_map, prefixes, layer, head, progress)
 
 
 _PATCHED: dict[tuple, tuple[np.ndarray, ...]] = {}  # (model, map) -> per-prompt patching: a click on another
@@ -194,13 +239,11 @@ def _prompt_patching(handle: ModelHandle, heads: HeadsConfig, head_map, pairs: l
         model, n_layers = handle.model, handle.info.n_layers
         mean_clean = torch.from_numpy(head_map.mean_clean)  # the value the map patches in
         scores = []
-        for i, pair in enumerate(pairs):
-            answer = encode_answer(handle, pair.answer)[:heads.max_answer_tokens]
-            corrupt, j = encode(handle, pair.corrupt), head_map.answer_offsets[i]
-            prefix = tuple((corrupt + answer)[:len(corrupt) + j])
+        for i in range(len(pairs)):
+            prefix, target = _corrupted_prefix(handle, heads, head_map, pairs, i)
             traced = capture(model, torch.tensor([prefix], device=handle.device), heads=range(n_layers))
             corrupted = torch.stack([traced.head_outputs[layer][0, -1] for layer in range(n_layers)]).float().cpu()
-            scores.append(patch_scores(model, prefix, answer[j], mean_clean - corrupted, heads.rows_per_batch))
+            scores.append(patch_scores(model, prefix, target, mean_clean - corrupted, heads.rows_per_batch))
             progress((i + 1) / len(pairs), f"patching prompt {i + 1}/{len(pairs)}")
         if len(_PATCHED) >= 32:
             _PATCHED.clear()
@@ -256,7 +299,7 @@ def _head_detail_on(subject: OnData, config: HeadDetailConfig, progress: Progres
 # One head replayed on its map's own prompts, beside the stored map: it reads the map's code too.
 head_verb = register(Verb("mt", "head", HeadDetailConfig, _head_detail_on, "one head of a map: attention row, "
                           "what it writes to the vocabulary, its patching effect per prompt",
-                          reads=(sys.modules[__name__], *HEADS_READS), ref=model_of))
+                          reads=(sys.modules[__name__], head_patching, *HEADS_READS), ref=model_of))
 
 
 def head_detail(handle: ModelHandle, config: HeadDetailConfig, data: ParallelSet | None = None,

@@ -117,3 +117,34 @@ def test_a_graph_tab_prepares_its_neurons_and_a_click_reads_them():
     layer, neuron = picked.values
     opened = f"Opening neuron L{layer}.N{neuron}: cached"
     assert opened in [box.label for box in at.status], [box.label for box in at.status]
+
+
+def test_a_click_during_the_preparation_answers_before_it_ends(fresh_store, monkeypatch):
+    """A click while the page still prepares every head is not stuck behind it: its own head is computed at once
+    (here the preparation is held until the click has answered)."""
+    import threading
+
+    import app.ui.mt_drilldown as page
+
+    release, prepare = threading.Event(), page.map_head_details
+
+    def held(*args, **kwargs):
+        if threading.current_thread().name.startswith("background-"):  # the preparation, not the store check
+            release.wait(300)
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(page, "map_head_details", held)
+    try:
+        at = run_page("mt_heads.py", timeout=300)
+        (run,) = _preparations(at).values()
+        assert run.running
+        at.session_state[MT_HEAD.key] = HEAD.of(1, 2)
+        at.run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        assert any("Head L1.H2" in m.value for m in at.markdown)
+        assert sum(k.endswith("mt-drill-patching") for k in _keys(at)) == 1
+        assert run.running  # answered while the preparation was still held
+    finally:
+        release.set()
+    wait_until(lambda: not run.running, 300, "the preparation to end")
+    assert not run.error and run.result.computed == 7  # the clicked head was already stored

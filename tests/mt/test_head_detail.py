@@ -120,8 +120,39 @@ def test_cli_head_json_and_exit_2(tmp_path, capsys):
 
 
 def _same(a, b) -> None:
-    assert a.to_json() == b.to_json()
-    assert np.array_equal(a.pattern, b.pattern) and a.patching == b.patching
+    """Equal, the patching to float rounding (a lone head is patched on its own, the map's heads in one batch)."""
+    ja, jb = a.to_json(), b.to_json()
+    for j in (ja, jb):
+        del j["patching"], j["mean_patching"]
+    assert ja == jb and np.array_equal(a.pattern, b.pattern)
+    assert a.patching == pytest.approx(b.patching, abs=1e-5)
+
+
+def test_one_head_patched_alone_equals_the_batched_run_over_every_head(handle, tiny_data):
+    """`_head_patching` (a lone click) gives each head what the map's batched run gives it, to float rounding."""
+    import backend.mt.head_detail as head_detail_module
+    from backend.mt.head_detail import _head_patching, _prompt_patching
+
+    heads = dataclasses.replace(HEADS, dataset=tiny_data.digest)
+    head_map = find_heads(handle, heads, tiny_data).value
+    pairs = head_detail_module.head_pairs(heads, tiny_data)[0]
+    head_detail_module._PATCHED.clear()
+    batched = np.stack(_prompt_patching(handle, heads, head_map, pairs, lambda *a: None))  # [prompts, L, H]
+    alone = np.array([[_head_patching(handle, heads, head_map, pairs, layer, head, lambda *a: None)
+                       for head in range(handle.info.n_heads)] for layer in range(handle.info.n_layers)])
+    assert np.abs(batched).max() > 1e-3  # the comparison says something: heads move log p(target)
+    np.testing.assert_allclose(alone.transpose(2, 0, 1), batched, atol=1e-5)
+
+
+def test_a_lone_click_does_not_run_the_batched_patching(handle, tiny_data, monkeypatch):
+    import backend.mt.head_detail as head_detail_module
+
+    head_detail_module._PATCHED.clear()
+    monkeypatch.setattr(head_detail_module, "patch_scores", lambda *a, **k: pytest.fail("patched every head"))
+    config = HeadDetailConfig(heads=HEADS, layer=1, head=3, top_k=4)
+    detail = head_detail(handle, config, tiny_data).value
+    head_map = find_heads(handle, HEADS, tiny_data).value
+    assert detail.mean_patching == pytest.approx(float(head_map.patching[1, 3]), abs=1e-4)
 
 
 def test_every_head_of_a_map_at_once_equals_each_click(handle, tiny_data):
@@ -151,5 +182,6 @@ def test_another_prompt_of_a_patched_map_reuses_its_patching(handle, tiny_data, 
 
     first = head_detail(handle, HeadDetailConfig(heads=HEADS, layer=0, head=1, example=0, top_k=7), tiny_data).value
     monkeypatch.setattr(head_detail_module, "patch_scores", lambda *a, **k: pytest.fail("patched again"))
+    monkeypatch.setattr(head_detail_module, "patch_head", lambda *a, **k: pytest.fail("patched again"))
     other = head_detail(handle, HeadDetailConfig(heads=HEADS, layer=0, head=1, example=1, top_k=7), tiny_data).value
     assert other.patching == first.patching and other.tokens != first.tokens
