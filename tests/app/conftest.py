@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.app.helpers import stop_background_runs
+
 
 @pytest.fixture(autouse=True)
 def never_ask_unless_marked(request, monkeypatch):
@@ -29,3 +31,13 @@ def exposed():
     config.set_option("server.address", "0.0.0.0")
     yield
     config.set_option("server.address", before)
+
+
+
+@pytest.fixture(autouse=True)
+def background_runs_end_with_the_test():
+    """A page's background work (a map's drill-downs prepared after it) belongs to its browser session, which ends
+    with the test: stopped here, so it neither competes for the CPU with the next tests nor writes to a store the
+    next test reads."""
+    yield
+    stop_background_runs()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import threading
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -52,3 +53,19 @@ def plotly_charts(at: AppTest) -> list:
 def error_texts(at: AppTest) -> list[str]:
     """The error boxes' text as the user reads it (the app encodes punctuation so nothing renders as markup)."""
     return [html.unescape(e.value) for e in at.error]
+
+
+def _background_runs() -> list:
+    """The BackgroundRuns (app/ui/run.py) whose threads still work in this process."""
+    from app.ui.run import BackgroundRun
+
+    owners = (getattr(getattr(t, "_target", None), "__self__", None) for t in threading.enumerate())
+    return [run for run in owners if isinstance(run, BackgroundRun)]
+
+
+def stop_background_runs(timeout_s: float = 120) -> None:
+    """Stop every background run of this process (as its session's end would) and wait until each has ended."""
+    for run in _background_runs():
+        run.stop.set()
+    for run in _background_runs():
+        run.ended.wait(timeout_s)

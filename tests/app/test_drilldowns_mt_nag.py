@@ -86,10 +86,11 @@ def _preparations(at) -> dict:
     return {key: run for key, run in runs.items() if "prepare" in key}
 
 
-def test_a_click_after_the_map_is_shown_reads_the_store(mt_page):
+def test_a_click_after_the_map_is_shown_reads_the_store(fresh_store):
     """The page prepared every head's drill-down right after the map (one pass, in the background): once it has
-    ended, a click on a head nobody opened is a store read, no forward."""
-    at = mt_page
+    ended, a click on a head nobody opened is a store read, no forward. (A store of its own: on a store where an
+    earlier session prepared this map there is nothing left to prepare.)"""
+    at = run_page("mt_heads.py", timeout=300)
     (run,) = _preparations(at).values()
     assert run.label == "Preparing the drill-downs of the 8 heads"
     wait_until(lambda: not run.running, 300, "the preparation to end")

@@ -103,7 +103,7 @@ def test_the_enumeration_finds_the_known_writers():
     verbs = page_verbs()
     assert {"backend.watermark.identities.add_model", "backend.watermark.identities.bulk_add_users",
             "backend.watermark.demo.ensure_demo", "backend.watermark.demo.remove_demo",
-            "backend.watermark.evaluate", "backend.watermark.make_request"} <= verbs["watermark.py"]
+            "backend.watermark.evaluate_verb", "backend.watermark.make_request"} <= verbs["watermark.py"]
     assert ("backend.watermark.keys", "_create_file") in registry_writers()
 
 

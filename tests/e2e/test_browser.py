@@ -45,6 +45,7 @@ def outline_file(view) -> Path:
 def test_page_renders_without_exception(tab, view):
     tab.show("" if view is HOME else view.url_path)
     page = tab.page
+    wait_until_idle(page)  # the outline below is the finished page's
     server.wait_for_charts(page, 60)  # plotly draws after the script has finished
     assert page.locator('[data-testid="stException"]').count() == 0, page.inner_text("body")[:2000]
     assert view.title.split()[0].lower() in page.inner_text("h1").lower() or view is HOME
