@@ -61,7 +61,7 @@ def head_drilldown(handle, head_map, data, chart: Clicked) -> None:
                    "heads down to it) and its vectors to this head type." if share is not None else
               f"This head ranks beyond the top {MAX_PERCENT:g}% the steering section selects from.")
     config = HeadDetailConfig(heads=head_map.config, layer=layer, head=head, example=int(example))
-    # not behind the preparation (~48 s idle for 72 heads): one head alone costs a few forwards per prompt, its
+    # not behind the preparation (tens of seconds for 72 heads): one head alone costs a few forwards per prompt, its
     # forwards take turns with the preparation's under the model lock, and the preparation keeps running beside it
     out = run_verb(lambda p: head_detail(handle, config, data, p), label=f"Opening head L{layer}.H{head}")
     if out is None:

@@ -4,18 +4,18 @@ Once a view is on screen, `prepare_drilldowns` makes sure the drill-downs of eve
 already stored (the shipped reference set, or an earlier visit) is one store read and nothing else; otherwise they
 are computed together, in one pass (e.g. `backend.mt.head_detail.map_head_details`, Inspect's
 `backend.internals.store_drilldowns`), in a background thread of this browser session
-(`app.ui.run.start_in_background`) with a line saying so and a Stop; the view stays usable meanwhile. A click reads its object's
-drill-down from the store; a click that comes while the preparation still runs waits for it
-(`after_preparation`) instead of starting the same forwards a second time.
+(`app.ui.run.start_in_background`) with a line saying so and a Stop; the view stays usable meanwhile. A click reads
+its object's drill-down from the store; where one object alone costs about what the whole pass does (NAG), a click
+that comes while the preparation still runs waits for it (`after_preparation`) instead of repeating its forwards.
 """
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import streamlit as st
 
 from app.ui.priority import background_priority
 from app.ui.run import BackgroundRun, Call, background_run, start_in_background
-from collections.abc import Callable
-
 from backend.progress import Progress, silent
 from backend.store import NotStored, stored_only
 from backend.store.db import StoreUnavailable
