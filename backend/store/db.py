@@ -224,12 +224,15 @@ def _wanted(path: Path) -> bool:
 
 
 def _drop(path: Path) -> None:
-    held = _held.pop(path, None)
-    if held is not None:
-        try:
-            held.con.close()
-        except duckdb.Error:
-            pass
+    held = _held.get(path)
+    if held is None:
+        return
+    try:
+        held.con.close()
+    except duckdb.Error:
+        pass
+    finally:  # forgotten only once closed: whoever sees it gone from _held may open the file with other settings
+        _held.pop(path, None)
 
 
 def release(path: Path | None = None) -> None:

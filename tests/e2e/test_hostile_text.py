@@ -174,6 +174,8 @@ def test_uploaded_problems_on_the_decoding_page(guarded):
     assert MD_IMAGE in g.body() and HTML_IMG in g.body()
     # a bad line: the message quotes the value, as text
     g.upload("JSON lines", "bad.jsonl", _jsonl([{"question": "Two plus two?", "answer": MD_IMAGE}]))
+    # replacing the file may take two reruns (the old file removed, then the new one read)
+    g.wait_for_text("Line 1")
     g.assert_clean()
     assert "Line 1" in g.body() and MD_IMAGE in g.body()
 
