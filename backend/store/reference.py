@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 from backend.errors import UserError
 from backend.store.artifacts import artifact_key
 from backend.store.db import StoreUnavailable, connect, store_path
@@ -76,13 +78,19 @@ def import_artifacts(directory: Path, origin: str = IMPORTED, store: Path | None
     own files: `imported`, which deleting runs never removes)."""
     files = reference_files(directory)
     rows = [row for path in files for row in read_reference(path)]
-    genuine = [row for row in rows if _genuine(row)]
-    columns = (*COLUMNS, "origin")
+    genuine = list({row["key"]: row for row in reversed(rows) if _genuine(row)}.values())  # a key once: the first
+    incoming = pa.table({c: [row[c] for row in genuine] for c in COLUMNS},
+                        schema=pa.schema([(c, pa.float64() if c == "compute_seconds" else pa.string())
+                                          for c in COLUMNS]))
+    # one INSERT ... SELECT over the whole set: a statement per row took ~7 ms each (12 s for the shipped set)
     with connect(store) as con:
-        before = con.execute("SELECT count(*) FROM artifacts").fetchone()[0]
-        for row in genuine:
-            con.execute(f"INSERT INTO artifacts ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
-                        "ON CONFLICT (key) DO NOTHING", [*(row[c] for c in COLUMNS), origin])
+        before = con.execute("SELECT count(*) FROM artifacts").fetchall()[0][0]
+        con.register("incoming", incoming)
+        try:
+            con.execute(f"INSERT INTO artifacts ({', '.join(COLUMNS)}, origin) SELECT {', '.join(COLUMNS)}, ? "
+                        "FROM incoming ON CONFLICT (key) DO NOTHING", [origin])
+        finally:
+            con.unregister("incoming")
         after = con.execute("SELECT count(*) FROM artifacts").fetchone()[0]
     return ReferenceImport(files=len(files), offered=len(rows), imported=after - before,
                            refused=len(rows) - len(genuine))

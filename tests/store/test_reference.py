@@ -47,6 +47,20 @@ def test_import_never_replaces_a_computed_artifact(tmp_path, monkeypatch):
     assert cached("demo", "run", MODEL, Config(3), lambda: None).value == {"values": "computed here"}
 
 
+def test_an_artifact_shipped_in_two_files_is_imported_once_from_the_first(tmp_path, monkeypatch):
+    _compute_in(tmp_path / "a.duckdb", monkeypatch, MODEL, 3)
+    first = tmp_path / "ref" / "a.jsonl.gz"
+    export_reference([MODEL.fingerprint], first)
+    row = read_reference(first)[0]
+    with gzip.open(tmp_path / "ref" / "b.jsonl.gz", "wt") as f:  # the same key, another payload (an older copy)
+        f.write(json.dumps({**row, "payload": row["payload"].replace("3", "9")}) + "\n")
+    monkeypatch.setenv("DASH_STORE", str(tmp_path / "b.duckdb"))
+    done = import_reference(first.parent)
+    assert (done.files, done.offered, done.imported) == (2, 2, 1)
+    served = cached("demo", "run", MODEL, Config(3), lambda: (_ for _ in ()).throw(AssertionError("computed")))
+    np.testing.assert_array_equal(served.value["values"], np.arange(3.0))
+
+
 def test_a_row_whose_key_does_not_match_its_request_is_refused(tmp_path, monkeypatch):
     _compute_in(tmp_path / "a.duckdb", monkeypatch, MODEL, 3)
     out = tmp_path / "ref" / "x.jsonl.gz"
