@@ -166,6 +166,16 @@ def register(verb: Verb) -> Verb:
     return verb
 
 
+def settle_code_versions() -> None:
+    """Derive the code version of every verb registered so far, in the calling thread. Call it before starting a
+    thread that runs verbs: deriving one parses source, and CPython 3.11's parser state is shared between threads
+    (two parses at once raise SystemError "AST constructor recursion depth mismatch"), so a background thread must
+    not parse while the page's thread does (Streamlit parses each page script it runs)."""
+    while pending := [verb for verb in _VERBS.values() if "code_version" not in vars(verb)]:
+        for verb in pending:  # a verb with variants imports every feature first: more verbs may register
+            verb.code_version  # noqa: B018 - a cached_property: derived once, kept
+
+
 def all_verbs() -> tuple[Verb, ...]:
     """Every feature's verbs, in feature order (imports each feature's declared verb modules first)."""
     from backend.features import FEATURES

@@ -70,3 +70,34 @@ def test_the_same_verb_declared_twice_is_refused():
 @pytest.mark.parametrize("verb", all_verbs(), ids=lambda v: f"{v.feature} {v.name}")
 def test_every_verb_has_help_and_a_config_type(verb):
     assert verb.help and isinstance(verb.config, type) and len(verb.code_version) == 12
+
+
+def test_a_background_run_starts_with_every_code_version_derived(monkeypatch):
+    """A verb's first call derives its version by parsing source; in a background thread that parse could meet the
+    page's own (CPython 3.11 shares the parser's state between threads): app.ui.run derives them all first."""
+    import threading
+
+    from streamlit.testing.v1 import AppTest
+
+    from backend import verbs
+
+    monkeypatch.setattr(verbs, "_VERBS", dict(verbs._VERBS))
+    for verb in all_verbs():
+        vars(verb).pop("code_version", None)  # as in a fresh process
+    derived_at_start = []
+    real_start = threading.Thread.start
+
+    def start(thread):
+        if thread.name.startswith("background-"):
+            derived_at_start.append(all("code_version" in vars(v) for v in verbs._VERBS.values()))
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+
+    def page():
+        from app.ui.run import start_in_background
+
+        start_in_background("versions", "nothing", lambda progress: None, kept="nothing")
+
+    AppTest.from_function(page).run()
+    assert derived_at_start == [True]

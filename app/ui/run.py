@@ -25,7 +25,7 @@ from backend.estimates import Estimate, estimate, from_history
 from backend.estimates.load import thread_nice
 from backend.progress import Progress, Stopped, silent
 from backend.store import Computed, NotStored, stored_only, while_waiting
-from backend.verbs import Verb
+from backend.verbs import Verb, settle_code_versions
 
 ASK_OVER_S = 10.0  # a page's first view should be on screen within this: longer work is asked for
 NEVER_ASK = math.inf
@@ -426,6 +426,7 @@ def start_in_background(key: str, label: str, call: Call, *, kept: str) -> Backg
     keeps (e.g. the shards already finished)."""
     run = BackgroundRun(label, kept)
     st.session_state.setdefault(_BACKGROUND, {})[key] = run
+    settle_code_versions()  # the thread must not parse source beside this one (see settle_code_versions)
     threading.Thread(target=run.work, args=(call,), name=f"background-{label}", daemon=True).start()
     return run
 

@@ -36,7 +36,9 @@ def test_identity_based_methods_join_with_identities(writer_handle):
     assert "not proof of human writing" in MEANINGS[CLEAN]
 
 
-def test_a_kgw_marked_text_is_flagged_in_the_table_and_a_human_one_is_not(writer_handle):
+def test_a_kgw_marked_text_is_flagged_in_the_table_and_a_human_one_is_not(writer_handle, monkeypatch):
+    # a fixed secret: under a new random one per run, the human text is a false positive at the test's own rate
+    monkeypatch.setenv("DASH_WATERMARK_SECRET", "verdict table test secret, fixed")
     model = identities.add_model("table-model")
     sampling = SamplingConfig(max_sentences=6, max_sentence_tokens=48, temperature=1.0, seed=1)
     marked = run_generation(writer_handle, make_request("Write about the sea.", "kgw", model.address, 0, sampling)).text
