@@ -1,42 +1,59 @@
-"""The CPU conditions a computation runs under, and how much slower they make it than on an idle machine.
+"""The CPU conditions a computation runs under, how many torch threads it should use under them, and how much
+slower they make it than on an idle machine.
 
-Counting the other runnable processes does not say it: whether Linux shares the CPU between sessions first
-(autogroups), between containers (cgroups) or between threads, and how much a raised nice value (a page's long work
-runs at one: app.ui.priority) costs beside them, differ from machine to machine. On this project's shared 2-core
-machine at load ~35, a spinning thread got 0.16 of a core at nice 0, 0.067 at nice 10 and 0.021 at nice 19, where a
-fair share of threads would give 0.057, 0.006 and 0.002. So the conditions are measured: `share` is the share of a
-core that one thread spinning at the computation's nice value gets over SPIN_S (1: an idle core), measured in a
-thread of its own and kept for FRESH_S. A computation of `threads` torch threads on C cores then has
+Counting the other runnable processes does not say how fast a thread runs: whether Linux shares the CPU between
+sessions first (autogroups), between containers (cgroups) or between threads, and how much a raised nice value (a
+page's long work runs at one: app.ui.priority) costs beside them, differ from machine to machine. On this project's
+shared 2-core machine at load ~35, a spinning thread got 0.16 of a core at nice 0, 0.067 at nice 10 and 0.021 at
+nice 19, where a fair share of threads would give 0.057, 0.006 and 0.002. So the conditions are measured: `share`
+is the share of a core that one thread spinning at the computation's nice value gets over SPIN_S (1: an idle core),
+measured in a thread of its own and kept for FRESH_S; `others` is how many other threads were runnable meanwhile
+(the kernel's count, /proc/loadavg), which says whether the cores beside the spinner's are free.
 
-    crowding = min(threads, C) / min(threads, C, threads * share)
+Threads: torch's intra-op threads wait for each other at every operation, so on cores that other work also wants
+they mostly wait. bench/threads_under_load.py (a page's priority, SmolLM2-135M, 2 cores shared with other work,
+load 4-14): a 16-token forward took 5-10x longer with 2 threads than with 1, a greedy decode of 8 tokens 15-20x.
+So a computation uses torch's threads only where the cores are free (`threads_for`), else one thread, whose speed
+follows its share of a core: slowdown = thread_cost * crowding, with
 
-and slowdown = crowding ** (1 if threads == 1 else OVERSUBSCRIBED_EXPONENT): torch's threads wait for each other at
-every operation, so with more than one a crowded CPU can cost more than its share; bench/estimates.py fits the
-exponent on this machine.
+    crowding = min(threads, C) / min(threads, C, threads * share)      (C: the cores this process may use)
+
+and thread_cost what fewer threads than the cores cost on an idle machine (ONE_THREAD_COST for one thread).
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
 SPIN_S = 0.2  # long enough for a few scheduler slices at a share of a few percent
+SAMPLE_S = 0.02  # how often the spinner reads the kernel's count of runnable threads
 FRESH_S = 5.0  # a measured share is reused this long (pages ask for estimates at every rerun)
-OVERSUBSCRIBED_EXPONENT = 1.0  # bench/estimates.py fits it ("fitted_oversubscribed_exponent")
+FREE_SHARE = 0.9  # a spinner getting less than this is crowded: one torch thread
+# 1 torch thread against 2 on an idle 2-core machine (bench/threads_under_load.py, the fastest of its turns at
+# busy loops 0: the 16-token probe forward and an 8-token greedy decode)
+ONE_THREAD_COST = 1.3
+DEFAULT_THREADS = torch.get_num_threads()  # the process's own, before any computation chose fewer
+_LOADAVG = Path("/proc/loadavg")
 
 
 @dataclass(frozen=True)
 class CpuLoad:
     """share: of a core, that one thread at `nice` gets now (1: idle); threads: torch's intra-op threads; cores: this
-    process may use; nice: of the computing thread."""
+    process may use; nice: of the computing thread; others: the other threads runnable beside it (0: unknown)."""
 
     share: float
     threads: int
     cores: int
     nice: int = 0
+    others: float = 0.0
 
 
 def cores() -> int:
@@ -46,6 +63,15 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def threads_for(share: float, others: float, available: int, default: int = DEFAULT_THREADS) -> int:
+    """The torch threads a computation should use: the default on free cores; where other threads want the cores,
+    no more than the cores left free by them; one where even a single thread does not get its core."""
+    if share < FREE_SHARE:
+        return 1
+    free = math.floor(available - others + 0.5)
+    return max(1, min(default, free))
+
+
 def crowding(cpu: CpuLoad) -> float:
     """The fair-share part of the slowdown (see the module docstring), >= 1."""
     threads, n = max(cpu.threads, 1), max(cpu.cores, 1)
@@ -53,9 +79,17 @@ def crowding(cpu: CpuLoad) -> float:
     return max(1.0, min(threads, n) / min(threads, n, threads * share))
 
 
+def thread_cost(threads: int, available: int) -> float:
+    """What `threads` torch threads cost against as many as the cores on an idle machine (>= 1)."""
+    full = max(min(available, DEFAULT_THREADS), 1)
+    if threads >= full or full == 1:
+        return 1.0
+    return (full / max(threads, 1)) ** math.log2(ONE_THREAD_COST)
+
+
 def slowdown(cpu: CpuLoad) -> float:
-    """How many times longer than on an idle machine a computation takes under `cpu` (>= 1)."""
-    return crowding(cpu) ** (1.0 if max(cpu.threads, 1) == 1 else OVERSUBSCRIBED_EXPONENT)
+    """How many times longer than on an idle machine with all its threads a computation takes under `cpu`."""
+    return thread_cost(cpu.threads, cpu.cores) * crowding(cpu)
 
 
 def thread_nice() -> int:
@@ -66,37 +100,78 @@ def thread_nice() -> int:
         return 0
 
 
-def _spin(nice: int, out: list[float]) -> None:
+def _runnable() -> int | None:
+    """The kernel's count of runnable threads now, the reader included (None: not Linux)."""
+    try:
+        return int(_LOADAVG.read_text().split()[3].split("/")[0])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _spin(nice: int, out: list[tuple[float, float]]) -> None:
     try:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
     except (AttributeError, OSError):
         pass  # not Linux, or a nice this process may not take: measured at the thread's own
     wall, cpu = time.perf_counter(), time.thread_time()
-    while time.perf_counter() - wall < SPIN_S:
-        pass
-    out.append((time.thread_time() - cpu) / (time.perf_counter() - wall))
+    counts: list[int] = []
+    next_sample = wall
+    while (now := time.perf_counter()) - wall < SPIN_S:
+        if now >= next_sample:
+            found = _runnable()
+            if found is not None:
+                counts.append(found - 1)  # the spinner itself is running
+            next_sample = now + SAMPLE_S
+    others = sum(counts) / len(counts) if counts else 0.0
+    out.append(((time.thread_time() - cpu) / (time.perf_counter() - wall), max(others, 0.0)))
 
 
-def measure_share(nice: int) -> float:
-    """The share of a core one thread at `nice` gets right now, measured over SPIN_S in a thread of its own."""
-    out: list[float] = []
+def measure(nice: int) -> tuple[float, float]:
+    """(the share of a core one thread at `nice` gets right now, the other threads runnable meanwhile), measured
+    over SPIN_S in a thread of its own."""
+    out: list[tuple[float, float]] = []
     spinner = threading.Thread(target=_spin, args=(nice, out), name="cpu-share", daemon=True)
     spinner.start()
     spinner.join()
-    return min(out[0], 1.0) if out else 1.0
+    return (min(out[0][0], 1.0), out[0][1]) if out else (1.0, 0.0)
 
 
-_measured: dict[int, tuple[float, float]] = {}  # nice -> (time.monotonic() measured, share)
+def measure_share(nice: int) -> float:
+    """The share of a core one thread at `nice` gets right now."""
+    return measure(nice)[0]
+
+
+_measured: dict[int, tuple[float, float, float]] = {}  # nice -> (time.monotonic() measured, share, others)
 _measured_lock = threading.Lock()
 
 
 def current_load(nice: int | None = None) -> CpuLoad:
-    """The conditions a computation started now at `nice` (default: the calling thread's) would run under."""
+    """The conditions a computation started now at `nice` (default: the calling thread's) would run under, with
+    the torch threads it would use (`threads_for`)."""
     nice = thread_nice() if nice is None else nice
     with _measured_lock:
         kept = _measured.get(nice)
     if kept is None or time.monotonic() - kept[0] > FRESH_S:
-        kept = (time.monotonic(), measure_share(nice))
+        kept = (time.monotonic(), *measure(nice))
         with _measured_lock:
             _measured[nice] = kept
-    return CpuLoad(kept[1], torch.get_num_threads(), cores(), nice)
+    _, share, others = kept
+    n = cores()
+    return CpuLoad(share, threads_for(share, others, n), n, nice, others)
+
+
+@contextmanager
+def computing_threads(cpu: CpuLoad) -> Iterator[int]:
+    """Run the body with `cpu.threads` torch threads (yields the count used), then the calling thread's own again.
+    Torch keeps the count per OS thread (OpenMP's, set when the thread first computes, from the process-wide
+    value that torch.set_num_threads also sets), so a computation in one thread does not change another's already
+    running; a thread the caller pinned to fewer threads (a bench) keeps its count."""
+    before = torch.get_num_threads()
+    used = min(before, max(cpu.threads, 1))
+    if used != before:
+        torch.set_num_threads(used)
+    try:
+        yield used
+    finally:
+        if used != before:
+            torch.set_num_threads(before)
