@@ -13,8 +13,8 @@ measured in a thread of its own and kept for FRESH_S; `others` is how many other
 Threads: torch's intra-op threads wait for each other at every operation, so on cores that other work also wants
 they mostly wait. bench/threads_under_load.py (a page's priority, SmolLM2-135M, 2 cores shared with other work,
 load 4-14): a 16-token forward took 5-10x longer with 2 threads than with 1, a greedy decode of 8 tokens 15-20x.
-So a computation uses torch's threads only where the cores are free (`threads_for`), else one thread, whose speed
-follows its share of a core: slowdown = thread_cost * crowding, with
+So a computation uses torch's threads only on cores that are free and stay free (`threads_for`: one core kept
+spare), else one thread, whose speed follows its share of a core: slowdown = thread_cost * crowding, with
 
     crowding = min(threads, C) / min(threads, C, threads * share)      (C: the cores this process may use)
 
@@ -37,9 +37,15 @@ SPIN_S = 0.2  # long enough for a few scheduler slices at a share of a few perce
 SAMPLE_S = 0.02  # how often the spinner reads the kernel's count of runnable threads
 FRESH_S = 5.0  # a measured share is reused this long (pages ask for estimates at every rerun)
 FREE_SHARE = 0.9  # a spinner getting less than this is crowded: one torch thread
-# 1 torch thread against 2 on an idle 2-core machine (bench/threads_under_load.py, the fastest of its turns at
-# busy loops 0: the 16-token probe forward and an 8-token greedy decode)
-ONE_THREAD_COST = 1.3
+# 1 torch thread against 2 on free cores of this 2-core machine: the fastest of 15 turns each (load falling from 8.7
+# to 5.8 as other work ended), the 16-token probe forward 0.123 s against 0.078 s (1.58x), a greedy decode of 8
+# tokens 0.606 s against 0.362 s (1.67x)
+ONE_THREAD_COST = 1.6
+# Cores left to whatever starts during a run (another session's rerun, this app's own server threads): a torch
+# thread that loses its core mid-run makes the others wait at every operation. bench/fit_probes.py on free cores
+# chose 2 threads, then other work started: a greedy decode of 32 tokens took 34.7 s against 2.5-2.7 s with 1
+# thread, an MT head map 35.7 s against 6.3-7.9 s; one thread on free cores costs only ONE_THREAD_COST.
+SPARE_CORES = 1
 DEFAULT_THREADS = torch.get_num_threads()  # the process's own, before any computation chose fewer
 _LOADAVG = Path("/proc/loadavg")
 
@@ -64,11 +70,11 @@ def cores() -> int:
 
 
 def threads_for(share: float, others: float, available: int, default: int = DEFAULT_THREADS) -> int:
-    """The torch threads a computation should use: the default on free cores; where other threads want the cores,
-    no more than the cores left free by them; one where even a single thread does not get its core."""
+    """The torch threads a computation should use: one where even a single thread does not get its core; else the
+    cores the other threads leave free, less SPARE_CORES, at most the default."""
     if share < FREE_SHARE:
         return 1
-    free = math.floor(available - others + 0.5)
+    free = math.floor(available - others + 0.5) - SPARE_CORES
     return max(1, min(default, free))
 
 

@@ -1,6 +1,8 @@
 """Estimates that hold: the time the app states before a run against the time it takes, at several loads."""
 from __future__ import annotations
 
+import statistics
+
 from bench.report import PY, Body, Ctx, Section, sec, table
 
 
@@ -37,4 +39,23 @@ def estimates(ctx: Ctx) -> Body:
     return Body(lines + table(header, rows), [f"{PY} bench/estimates.py"])
 
 
-SECTIONS = [Section("Estimates against actual times", ("estimates.json",), estimates)]
+def threads_under_load(ctx: Ctx) -> Body:
+    r = ctx.load("threads_under_load.json")
+    rows = []
+    for level in r["levels"]:
+        for run in level["runs"]:
+            one, two = statistics.median(run["seconds_1_thread"]), statistics.median(run["seconds_2_threads"])
+            rows.append([level["busy_loops"], f"{level['loadavg'][0]:.1f}–{level['loadavg'][1]:.1f}",
+                         "–".join(f"{s:.2f}" for s in level["share"]), run["work"], sec(one, 2), sec(two, 2),
+                         f"{run['two_over_one']:.1f}"])
+    lines = [f"{r['model']}, {r['cores']} cores, each level's busy loops on top of whatever else ran (the machine is "
+             "shared). Each piece of work ran in a thread at the page's background priority with 1 and with 2 torch "
+             "threads, in turns; the medians. Where other work wants the cores, torch's threads mostly wait for each "
+             "other: so a verb computes with one thread there (backend/estimates/load.py `threads_for`), and the "
+             "estimates model the threads it uses.", ""]
+    header = ["busy loops", "load average", "share of a core", "work", "1 thread", "2 threads", "2 / 1"]
+    return Body(lines + table(header, rows), [f"{PY} bench/threads_under_load.py"])
+
+
+SECTIONS = [Section("Estimates against actual times", ("estimates.json",), estimates),
+            Section("Torch threads on crowded cores", ("threads_under_load.json",), threads_under_load)]

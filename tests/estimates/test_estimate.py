@@ -123,3 +123,13 @@ def test_a_verb_computes_with_one_torch_thread_on_crowded_cores_and_records_it(f
     [timing] = wait_until(lambda: recent_timings("estimates-demo", "threads", handle.fingerprint), 60,
                           "the finished run's timing")
     assert timing.threads == 1
+
+
+def test_a_run_on_free_cores_with_two_threads_predicts_one_thread_on_crowded_ones(fresh_store, handle, monkeypatch):
+    from backend.estimates import load as load_module
+
+    monkeypatch.setattr(load_module, "DEFAULT_THREADS", 2)
+    record_timing(Timing("estimates-demo", "count", handle.fingerprint, 10, 5.0, 1.0, 2, 2, 0))  # idle, 2 threads
+    monkeypatch.setattr(estimate_module, "current_load", lambda nice=None: CpuLoad(0.25, 1, 2, 0, 3.0))
+    crowded = estimate(COUNT, handle, Count(10))
+    assert crowded.seconds == pytest.approx(5.0 * load_module.ONE_THREAD_COST * 4)  # one thread, a quarter core
