@@ -134,12 +134,13 @@ def _measure(case: Case, handle, config, size: str) -> dict:
 
 
 def _level(busy: int, handle, cases: list[Case]) -> dict:
-    from backend.estimates.load import current_load
+    from backend.estimates.load import current_load, forget_load
     from backend.store.timings import PROBE, recent_timings
 
     loops = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP], start_new_session=True) for _ in range(busy)]
     try:
         time.sleep(SETTLE_S if busy else 0)
+        forget_load()  # each level starts as a fresh app does: no memory of the previous level's load
         os.environ["DASH_STORE"] = str(Path(tempfile.mkdtemp(prefix="estimates-")) / "store.duckdb")
         share = current_load(nice=_page_nice()).share
         print(f"busy loops {busy}: share of a core {share:.2f} (loadavg {os.getloadavg()[0]:.1f})", flush=True)

@@ -3,8 +3,9 @@ calibration probes (backend/estimates/calibrate.py: the fastest of two 16-token 
 
 For each case of bench/estimates.py (a small and a larger request of a verb on the embedded model) it times, in a
 thread of its own at the page's background priority as a page computes, a probe then the verb's computation (the
-store bypassed), side by side and in turns, so that whatever load the machine has falls on both and cancels in
-their ratio: (run seconds / request units) / probe seconds. Each case runs once untimed first (a verb's first run
+store bypassed), side by side and in turns: (run seconds / request units) / probe seconds. With one torch thread (what a
+crowded machine gets, backend/estimates/load.py) it takes their threads' CPU times instead of their wall times,
+which the machine's other work does not lengthen. Each case runs once untimed first (a verb's first run
 in a process pays one-off costs: tokenizer, data set). The fit is the median of the ratios of both requests; their
 rates apart say whether the work units scale right (large / small close to 1). Prints the constants to commit and
 writes bench/results/fit_probes.json.
@@ -31,13 +32,13 @@ from bench.output import write_result  # noqa: E402
 OUT = ROOT / "bench" / "results" / "fit_probes.json"
 
 
-def _probe_seconds(handle) -> float:
+def _probe(handle):
     from backend.estimates.calibrate import probe
 
     timing = probe(handle.model, handle.fingerprint, _page_nice())
     if timing is None:
         raise RuntimeError("the model was busy: no probe")
-    return timing.seconds
+    return timing
 
 
 def _fit(case: Case, handle, turns: int) -> dict:
@@ -45,23 +46,29 @@ def _fit(case: Case, handle, turns: int) -> dict:
     from backend.progress import silent
 
     subject, work = case.subject(handle), work_of(case.verb.feature, case.verb.name)
-    def computed(config) -> None:  # with the torch threads a verb's run would use (backend/verbs.py)
+    def computed(config) -> tuple[float, int]:  # the torch threads a verb's run would use (backend/verbs.py)
         from backend.estimates.load import computing_threads, current_load
 
-        with computing_threads(current_load()):
+        with computing_threads(current_load()) as threads:
+            cpu = time.thread_time()
             case.verb.compute(subject, config, silent)
+            return time.thread_time() - cpu, threads
 
     _in_page_thread(lambda: computed(case.small))  # one-off costs paid here
     rows = []
     for _ in range(turns):
         for size, config in (("small", case.small), ("large", case.large)):
-            probe_s = _probe_seconds(handle)
+            probe = _probe(handle)
             began = time.perf_counter()
-            _in_page_thread(lambda: computed(config))
+            cpu, threads = _in_page_thread(lambda: computed(config))
             seconds = time.perf_counter() - began
             units = work.units(subject, config)
-            rows.append({"size": size, "units": units, "seconds": round(seconds, 3), "probe_s": round(probe_s, 4),
-                         "probes_per_unit": round(seconds / units / probe_s, 3)})
+            # one thread: CPU times, which the load does not lengthen; else wall times side by side
+            ratio = (cpu / (probe.seconds * probe.share) if threads == 1 and probe.threads == 1
+                     else seconds / probe.seconds)
+            rows.append({"size": size, "units": units, "seconds": round(seconds, 3), "cpu_s": round(cpu, 3),
+                         "threads": threads, "probe_s": round(probe.seconds, 4), "probe_share": round(probe.share, 3),
+                         "probes_per_unit": round(ratio / units, 3)})
     by_size = {size: statistics.median(r["probes_per_unit"] for r in rows if r["size"] == size)
                for size in ("small", "large")}
     fitted = statistics.median(r["probes_per_unit"] for r in rows)

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from backend.estimates.load import CpuLoad, computing_threads, current_load
+from backend.estimates.load import CpuLoad, computing_threads, current_load, own_share
 from backend.models.locks import model_lock
 from backend.store.timings import PROBE, Timing, record_timing
 
@@ -37,20 +37,23 @@ def probe(model: nn.Module, fingerprint: str, nice: int = 0) -> Timing | None:
     thread and from other threads: a forward of SmolLM2-135M at load 16 took 7 s in the main thread, 0.2-0.3 s in a
     new one."""
     cpu = current_load(nice)
-    timed: list[float] = []
+    timed: list[tuple[float, float]] = []  # (wall, the probe thread's CPU) seconds of each forward
     used: list[int] = []
     worker = threading.Thread(target=_forwards, args=(model, cpu, timed, used), name="estimate-probe", daemon=True)
     worker.start()
     worker.join()
     if not timed:  # the model was busy, or its forward failed: nothing to calibrate with
         return None
-    timing = Timing("", PROBE, fingerprint, 1.0, min(timed), cpu.share, used[0], cpu.cores, cpu.nice)
+    wall, cpu_seconds = min(timed)
+    share = own_share(cpu_seconds, wall, used[0])  # what the forward itself got: one snapshot before it is not it
+    timing = Timing("", PROBE, fingerprint, 1.0, wall, cpu.share if share is None else share, used[0], cpu.cores,
+                    cpu.nice)
     record_timing(timing)
     return timing
 
 
 @torch.no_grad()
-def _forwards(model: nn.Module, cpu: CpuLoad, timed: list[float], used: list[int]) -> None:
+def _forwards(model: nn.Module, cpu: CpuLoad, timed: list[tuple[float, float]], used: list[int]) -> None:
     try:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), cpu.nice)
     except (AttributeError, OSError):
@@ -64,8 +67,8 @@ def _forwards(model: nn.Module, cpu: CpuLoad, timed: list[float], used: list[int
             device = next(model.parameters()).device
             ids = torch.arange(100, 100 + PROBE_TOKENS, dtype=torch.long, device=device).unsqueeze(0)
             for _ in range(PROBE_REPEATS):
-                begin = time.perf_counter()
+                begin, begin_cpu = time.perf_counter(), time.thread_time()
                 model(input_ids=ids)
-                timed.append(time.perf_counter() - begin)
+                timed.append((time.perf_counter() - begin, time.thread_time() - begin_cpu))
     finally:
         lock.release()

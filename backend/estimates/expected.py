@@ -93,17 +93,20 @@ def from_history(feature: str, action: str, fingerprint: str, nice: int | None =
                     "model here", now, len(runs))
 
 
-def record_finished(verb, subject: Any, config: Any, seconds: float, nice: int, threads: int) -> None:
-    """A finished computed run of `verb` at `nice` with `threads` torch threads: its timing, with the CPU share
-    measured now (the conditions it ended in, without its own work), for the next estimates. Recorded in a thread
-    of its own, so the run's result does not wait for the measurement; best effort: the result is what matters."""
+def record_finished(verb, subject: Any, config: Any, seconds: float, nice: int, threads: int,
+                    share: float | None = None) -> None:
+    """A finished computed run of `verb` at `nice` with `threads` torch threads: its timing, with the share of a
+    core it got (`share`, measured by the run itself: `backend.estimates.load.own_share`) or else the share measured
+    now (the conditions it ended in, without its own work), for the next estimates. Recorded in a thread of its
+    own, so the run's result does not wait for the measurement; best effort: the result is what matters."""
     units = float(work_of(verb.feature, verb.name).units(subject, config))
     fingerprint, path = verb.ref(subject).fingerprint, store_path()
 
     def record() -> None:
         cpu = current_load(nice)
         try:
-            record_timing(Timing(verb.feature, verb.name, fingerprint, units, seconds, cpu.share, threads,
+            record_timing(Timing(verb.feature, verb.name, fingerprint, units, seconds,
+                                 cpu.share if share is None else share, threads,
                                  cpu.cores, cpu.nice), path)
         except StoreUnavailable:
             pass

@@ -7,8 +7,10 @@ page's long work runs at one: app.ui.priority) costs beside them, differ from ma
 shared 2-core machine at load ~35, a spinning thread got 0.16 of a core at nice 0, 0.067 at nice 10 and 0.021 at
 nice 19, where a fair share of threads would give 0.057, 0.006 and 0.002. So the conditions are measured: `share`
 is the share of a core that one thread spinning at the computation's nice value gets over SPIN_S (1: an idle core),
-measured in a thread of its own and kept for FRESH_S; `others` is how many other threads were runnable meanwhile
-(the kernel's count, /proc/loadavg), which says whether the cores beside the spinner's are free.
+measured in a thread of its own at most every FRESH_S and averaged over the last minute (`recent`); `others` is how
+many other threads were runnable meanwhile (the kernel's count, /proc/loadavg), which says whether the cores beside
+the spinner's are free. A computation of one torch thread measures the share it got itself (`own_share`: its
+thread's CPU time over its wall time), so what it is recorded with is exact, not a snapshot.
 
 Threads: torch's intra-op threads wait for each other at every operation, so on cores that other work also wants
 they mostly wait. bench/threads_under_load.py (a page's priority, SmolLM2-135M, 2 cores shared with other work,
@@ -36,6 +38,8 @@ import torch
 SPIN_S = 0.2  # long enough for a few scheduler slices at a share of a few percent
 SAMPLE_S = 0.02  # how often the spinner reads the kernel's count of runnable threads
 FRESH_S = 5.0  # a measured share is reused this long (pages ask for estimates at every rerun)
+WINDOW_S = 60.0  # the measurements an expected share is averaged over (`recent`)...
+HALF_LIFE_S = 15.0  # ... each weighing half as much as one this much newer
 FREE_SHARE = 0.9  # a spinner getting less than this is crowded: one torch thread
 # 1 torch thread against 2 on free cores of this 2-core machine: the fastest of 15 turns each (load falling from 8.7
 # to 5.8 as other work ended), the 16-token probe forward 0.123 s against 0.078 s (1.58x), a greedy decode of 8
@@ -98,6 +102,14 @@ def slowdown(cpu: CpuLoad) -> float:
     return thread_cost(cpu.threads, cpu.cores) * crowding(cpu)
 
 
+def own_share(cpu_seconds: float, wall_seconds: float, threads: int) -> float | None:
+    """The share of a core a computation of `threads` torch threads got, from its thread's CPU time (time.thread_time)
+    over its wall time; None with more than one thread (the others' time is not the thread's)."""
+    if threads != 1 or wall_seconds <= 0:
+        return None
+    return min(max(cpu_seconds / wall_seconds, 1e-3), 1.0)
+
+
 def thread_nice() -> int:
     """The calling thread's nice value (Linux keeps one per thread; app.ui.priority raises it for long work)."""
     try:
@@ -147,23 +159,45 @@ def measure_share(nice: int) -> float:
     return measure(nice)[0]
 
 
-_measured: dict[int, tuple[float, float, float]] = {}  # nice -> (time.monotonic() measured, share, others)
-_measured_lock = threading.Lock()
+_history: dict[int, list[tuple[float, float, float]]] = {}  # nice -> [(time.monotonic(), share, others)], oldest first
+_history_lock = threading.Lock()
+
+
+def recent(samples: list[tuple[float, float, float]], now: float) -> tuple[float, float]:
+    """(share, others) expected over the next while: the samples of the last WINDOW_S, each weighted by its age
+    (halved every HALF_LIFE_S). A mean, not the newest alone: a run's time follows the share it gets over its whole
+    length, and one SPIN_S snapshot of a machine shared with bursty work (test suites) is not it: on this machine at
+    load ~10 the snapshots before consecutive runs swung from 0.05 to 0.9 of a core."""
+    weights = [0.5 ** ((now - t) / HALF_LIFE_S) for t, _, _ in samples]
+    total = sum(weights)
+    return (sum(w * share for w, (_, share, _) in zip(weights, samples)) / total,
+            sum(w * others for w, (_, _, others) in zip(weights, samples)) / total)
 
 
 def current_load(nice: int | None = None) -> CpuLoad:
     """The conditions a computation started now at `nice` (default: the calling thread's) would run under, with
-    the torch threads it would use (`threads_for`)."""
+    the torch threads it would use (`threads_for`): measured now unless measured in the last FRESH_S, averaged
+    with the measurements before it (`recent`)."""
     nice = thread_nice() if nice is None else nice
-    with _measured_lock:
-        kept = _measured.get(nice)
-    if kept is None or time.monotonic() - kept[0] > FRESH_S:
-        kept = (time.monotonic(), *measure(nice))
-        with _measured_lock:
-            _measured[nice] = kept
-    _, share, others = kept
+    with _history_lock:
+        samples = list(_history.get(nice, ()))
+    now = time.monotonic()
+    if not samples or now - samples[-1][0] > FRESH_S:
+        samples.append((time.monotonic(), *measure(nice)))
+        now = time.monotonic()
+        samples = [sample for sample in samples if now - sample[0] <= WINDOW_S]
+        with _history_lock:
+            _history[nice] = samples
+    share, others = recent(samples, now)
     n = cores()
     return CpuLoad(share, threads_for(share, others, n), n, nice, others)
+
+
+def forget_load() -> None:
+    """Drop every measurement kept: the next estimate starts from a measurement of its own (a bench's new load
+    level, a test)."""
+    with _history_lock:
+        _history.clear()
 
 
 @contextmanager

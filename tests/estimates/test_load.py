@@ -48,11 +48,30 @@ def test_the_share_of_a_core_is_measured_at_the_nice_asked_and_kept_a_while():
     assert 0 < share <= 1.0 and others >= 0
     now = current_load(nice=3)
     assert 0 < now.share <= 1.0 and now.threads >= 1 and now.cores >= 1 and now.nice == 3
-    assert current_load(nice=3).share == now.share  # measured once, reused while fresh
+
+
+def test_a_fresh_measurement_is_reused_and_older_ones_weigh_in_less_the_older_they_are(monkeypatch):
+    measured = []
+    monkeypatch.setattr(load_module, "_history", {})
+    monkeypatch.setattr(load_module, "measure", lambda nice: measured.append(nice) or (0.5, 0.0))
+    current_load(nice=7)
+    current_load(nice=7)
+    assert measured == [7]  # measured once, reused while fresh
+    now = 1000.0
+    assert load_module.recent([(now - 1, 0.8, 2.0)], now) == pytest.approx((0.8, 2.0))
+    half_life = load_module.HALF_LIFE_S
+    # a sample one half-life older weighs half: (0.2 * 0.5 + 0.8) / 1.5
+    assert load_module.recent([(now - half_life, 0.2, 0.0), (now, 0.8, 0.0)], now)[0] == pytest.approx(0.6)
+
+
+def test_a_one_thread_run_knows_the_share_it_got_from_its_own_cpu_time():
+    assert load_module.own_share(0.5, 2.0, threads=1) == pytest.approx(0.25)
+    assert load_module.own_share(2.1, 2.0, threads=1) == 1.0
+    assert load_module.own_share(0.5, 2.0, threads=2) is None  # the other threads' time is not the caller's
 
 
 def test_the_threads_of_the_load_are_chosen_from_what_was_measured(monkeypatch):
-    monkeypatch.setattr(load_module, "_measured", {})
+    monkeypatch.setattr(load_module, "_history", {})
     monkeypatch.setattr(load_module, "measure", lambda nice: (0.3, 4.0))
     assert current_load(nice=5).threads == 1
 
