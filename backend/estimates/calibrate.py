@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from backend.estimates.load import CpuLoad, computing_threads, current_load, own_share
+from backend.estimates.load import CpuLoad, computing_threads, current_load, own_share, remember_share
 from backend.models.locks import model_lock
 from backend.store.timings import PROBE, Timing, record_timing
 
@@ -46,6 +46,8 @@ def probe(model: nn.Module, fingerprint: str, nice: int = 0) -> Timing | None:
         return None
     wall, cpu_seconds = min(timed)
     share = own_share(cpu_seconds, wall, used[0])  # what the forward itself got: one snapshot before it is not it
+    if share is not None:
+        remember_share(cpu.nice, share)
     timing = Timing("", PROBE, fingerprint, 1.0, wall, cpu.share if share is None else share, used[0], cpu.cores,
                     cpu.nice)
     record_timing(timing)

@@ -193,6 +193,15 @@ def current_load(nice: int | None = None) -> CpuLoad:
     return CpuLoad(share, threads_for(share, others, n), n, nice, others)
 
 
+def remember_share(nice: int, share: float) -> None:
+    """A share of a core a computation at `nice` just got (measured by itself): one more sample for `recent`."""
+    now = time.monotonic()
+    with _history_lock:
+        samples = [sample for sample in _history.get(nice, ()) if now - sample[0] <= WINDOW_S]
+        samples.append((now, share, samples[-1][2] if samples else 0.0))
+        _history[nice] = samples
+
+
 def forget_load() -> None:
     """Drop every measurement kept: the next estimate starts from a measurement of its own (a bench's new load
     level, a test)."""

@@ -102,3 +102,13 @@ def test_a_thread_pinned_to_fewer_threads_keeps_them():
         return used, inside
 
     assert _in_new_thread(body) == (1, 1)
+
+
+def test_a_share_a_computation_measured_itself_counts_as_a_fresh_measurement(monkeypatch):
+    measured = []
+    monkeypatch.setattr(load_module, "_history", {})
+    monkeypatch.setattr(load_module, "measure", lambda nice: measured.append(nice) or (0.9, 2.0))
+    current_load(nice=4)
+    load_module.remember_share(4, 0.3)
+    now = current_load(nice=4)
+    assert measured == [4] and 0.3 < now.share < 0.9 and now.others == pytest.approx(2.0)
