@@ -21,13 +21,16 @@ def estimates(ctx: Ctx) -> Body:
     lines = [f"{r['model']}, {r['cores']} cores. Each load level adds that "
              "many busy-loop processes (each in a session of its own, as independent jobs are) to whatever else ran, "
              "then runs every case on a fresh "
-             "store, a small request then a larger one, as a page does (its own thread, the page's background "
-             "priority). The estimate is what the app states before the run: calibrated with a probe forward for a "
+             "store with no memory of the previous level's load, a small request then a larger one, as a page does "
+             "(its own thread, the page's background priority). The estimate is what the app states before the run: calibrated with a probe forward for a "
              "verb's first request, from the first request's rate for the second; the ratio is actual / estimate. "
              "The 1-minute load average at the level's start and end, and the share of a core a thread at the page's "
              "priority got at its start (1: idle), are in the table; \"torch threads\" is what the run was expected "
              "to use: one where other work wants the cores (backend/estimates/load.py: 2 threads there took 5-20x "
-             "longer, bench/threads_under_load.py).", "",
+             "longer, bench/threads_under_load.py). The expected share of a core is the age-weighted mean of the "
+             "last minute's measurements, the shares finished runs measured themselves included; the machine's "
+             "other work (test suites, a browser bench) comes and goes, so a run can get twice or half the share "
+             "it was expected to.", "",
              f"Cases run: {', '.join(r.get('cases', []))}.", "",
              f"Every ratio within {r['within']}x: **{within}** (worst {r['worst_ratio']:.2f}, median "
              f"{r['median_ratio']:.2f}); the bench took "
@@ -57,5 +60,20 @@ def threads_under_load(ctx: Ctx) -> Body:
     return Body(lines + table(header, rows), [f"{PY} bench/threads_under_load.py"])
 
 
+def fit_probes(ctx: Ctx) -> Body:
+    r = ctx.load("fit_probes.json")
+    rows = [[f["case"], f["declared"], f["fitted"],
+             f"{min(x['probes_per_unit'] for x in f['runs']):.2f}–{max(x['probes_per_unit'] for x in f['runs']):.2f}",
+             f"{f['large_over_small']:.2f}"] for f in r["fits"]]
+    lines = [f"{r['model']}, load average {r['loadavg'][0]:.1f}–{r['loadavg'][1]:.1f}. What one unit of a verb's "
+             "declared work costs in calibration probes (one 16-token forward): each case's small and large request "
+             f"timed {r['turns']} times beside a probe, on CPU times with one torch thread (the machine's other work "
+             "does not lengthen them). \"declared\" is the constant in backend/<feature>/work.py when the fit ran; "
+             "large / small near 1 says the work units scale right.", ""]
+    header = ["case", "declared", "fitted (median)", "range", "large / small"]
+    return Body(lines + table(header, rows), [f"{PY} bench/fit_probes.py"])
+
+
 SECTIONS = [Section("Estimates against actual times", ("estimates.json",), estimates),
+            Section("Calibration: probes per unit of work", ("fit_probes.json",), fit_probes),
             Section("Torch threads on crowded cores", ("threads_under_load.json",), threads_under_load)]
