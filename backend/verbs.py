@@ -126,7 +126,7 @@ class Verb(Generic[C, R]):
         """The computation with the torch threads the CPU's load calls for, its time recorded for the next estimates
         (`backend.estimates`)."""
         nice = thread_nice()
-        # one torch thread where other work wants the cores (backend.estimates.load: 5-20x faster there)
+        # one torch thread where other work wants the cores (backend.estimates.load: 4-20x faster there)
         with computing_threads(current_load(nice)) as threads:
             begin, cpu = time.perf_counter(), time.thread_time()
             value = self.compute(subject, config, progress)

@@ -14,7 +14,7 @@ thread's CPU time over its wall time), so what it is recorded with is exact, not
 
 Threads: torch's intra-op threads wait for each other at every operation, so on cores that other work also wants
 they mostly wait. bench/threads_under_load.py (a page's priority, SmolLM2-135M, 2 cores shared with other work,
-load 4-14): a 16-token forward took 5-10x longer with 2 threads than with 1, a greedy decode of 8 tokens 15-20x.
+load 5-16): a 16-token forward took 4-10x longer with 2 threads than with 1, a greedy decode of 8 tokens 6-20x.
 So a computation uses torch's threads only on cores that are free and stay free (`threads_for`: one core kept
 spare), else one thread, whose speed follows its share of a core: slowdown = thread_cost * crowding, with
 

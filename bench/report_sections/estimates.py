@@ -26,7 +26,7 @@ def estimates(ctx: Ctx) -> Body:
              "verb's first request, from the first request's rate for the second; the ratio is actual / estimate. "
              "The 1-minute load average at the level's start and end, and the share of a core a thread at the page's "
              "priority got at its start (1: idle), are in the table; \"torch threads\" is what the run was expected "
-             "to use: one where other work wants the cores (backend/estimates/load.py: 2 threads there took 5-20x "
+             "to use: one where other work wants the cores (backend/estimates/load.py: 2 threads there took 4-20x "
              "longer, bench/threads_under_load.py). The expected share of a core is the age-weighted mean of the "
              "last minute's measurements, the shares finished runs measured themselves included; the machine's "
              "other work (test suites, a browser bench) comes and goes, so a run can get twice or half the share "
