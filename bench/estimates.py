@@ -5,8 +5,8 @@ machine) this starts that many busy loops, each in a session of its own (as inde
 fresh store runs each case below twice, a small then a larger request, as a page does: in a thread of its own at
 the page's background priority (app.ui.priority). Before each run it records the estimate the app would state
 (`backend.estimates.estimate`: the first request of a verb is calibrated with a probe forward, the second uses the
-first's rate), then the actual compute time. The ratio actual / estimate should be within 1.5x both ways. It also
-fits this machine's OVERSUBSCRIBED_EXPONENT (backend/estimates/load.py) from the calibration probes of the levels.
+first's rate), then the actual compute time. The ratio actual / estimate should be within 1.5x both ways. Each
+run records the torch threads the estimate assumed (backend/estimates/load.py `threads_for`: one on crowded cores).
 Writes bench/results/estimates.json.
 
     .venv/bin/python bench/estimates.py                 # every level (about 5 minutes on an idle 2-core machine)
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import os
 import platform
 import signal
@@ -123,22 +122,25 @@ def _measure(case: Case, handle, config, size: str) -> dict:
     ratio = computed.seconds / stated.seconds
     row = {"case": case.name, "size": size, "units": work_of(case.verb.feature, case.verb.name).units(subject, config),
            "estimate_s": round(stated.seconds, 2), "basis": stated.basis,
-           "share_assumed": round(stated.cpu.share, 3),
+           "share_assumed": round(stated.cpu.share, 3), "others_assumed": round(stated.cpu.others, 2),
+           "threads_assumed": stated.cpu.threads,
            "actual_s": round(computed.seconds, 2), "ratio": round(ratio, 3),
            "seconds_to_estimate": round(estimate_s, 2),
            "loadavg_after": round(os.getloadavg()[0], 2)}
     print(f"  {case.name:28s} {size:5s} estimate {stated.seconds:7.1f} s  actual {computed.seconds:7.1f} s  "
-          f"ratio {ratio:5.2f}  ({stated.basis}, share of a core {stated.cpu.share:.2f})", flush=True)
+          f"ratio {ratio:5.2f}  ({stated.basis}, share of a core {stated.cpu.share:.2f}, "
+          f"{stated.cpu.threads} torch thread{'s' if stated.cpu.threads > 1 else ''})", flush=True)
     return row
 
 
 def _level(busy: int, handle, cases: list[Case]) -> dict:
-    from backend.estimates.load import current_load
+    from backend.estimates.load import current_load, forget_load
     from backend.store.timings import PROBE, recent_timings
 
     loops = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP], start_new_session=True) for _ in range(busy)]
     try:
         time.sleep(SETTLE_S if busy else 0)
+        forget_load()  # each level starts as a fresh app does: no memory of the previous level's load
         os.environ["DASH_STORE"] = str(Path(tempfile.mkdtemp(prefix="estimates-")) / "store.duckdb")
         share = current_load(nice=_page_nice()).share
         print(f"busy loops {busy}: share of a core {share:.2f} (loadavg {os.getloadavg()[0]:.1f})", flush=True)
@@ -154,25 +156,6 @@ def _level(busy: int, handle, cases: list[Case]) -> dict:
     return {"busy_loops": busy, "start": start, "end": end, "runs": rows,
             "probe": {"seconds": probe.seconds, "share": round(probe.share, 3), "threads": probe.threads,
                       "nice": probe.nice}}
-
-
-def fitted_exponent(levels: list[dict], cores: int) -> float | None:
-    """The OVERSUBSCRIBED_EXPONENT that makes the levels' calibration probes follow the load model: least squares
-    of log(time / least crowded level's time) on log(crowding / its crowding); None without two levels crowded
-    differently or with one torch thread (the exponent is not used then)."""
-    from backend.estimates.load import CpuLoad, crowding
-
-    probes = [(crowding(CpuLoad(p["share"], p["threads"], cores, p["nice"])), p)
-              for p in (level["probe"] for level in levels)]
-    probes.sort(key=lambda item: item[0])
-    if len(probes) < 2 or probes[0][1]["threads"] == 1:
-        return None
-    (c0, p0), rest = probes[0], probes[1:]
-    x = [math.log(c / c0) for c, _ in rest]
-    y = [math.log(p["seconds"] / p0["seconds"]) for _, p in rest]
-    if sum(v * v for v in x) == 0:
-        return None
-    return round(sum(a * b for a, b in zip(x, y)) / sum(v * v for v in x), 2)
 
 
 def main() -> None:
@@ -198,15 +181,13 @@ def main() -> None:
 def _write(out: Path, levels: list[dict], cases: list[Case], began: float, complete: bool) -> None:
     import torch
 
-    from backend.estimates.load import OVERSUBSCRIBED_EXPONENT, cores
+    from backend.estimates.load import cores
 
     ratios = [run["ratio"] for level in levels for run in level["runs"]]
     write_result(out, {
         "model": MODEL, "cases": [c.name for c in cases], "cores": cores(), "torch_threads": torch.get_num_threads(),
         "machine": platform.processor() or platform.machine(), "python": platform.python_version(),
-        "complete": complete, "oversubscribed_exponent": OVERSUBSCRIBED_EXPONENT,
-        "fitted_oversubscribed_exponent": fitted_exponent(levels, cores()),
-        "levels": levels, "within": WITHIN,
+        "complete": complete, "levels": levels, "within": WITHIN,
         "every_ratio_within": all(1 / WITHIN <= r <= WITHIN for r in ratios),
         "worst_ratio": max(ratios, key=lambda r: max(r, 1 / r)),
         "median_ratio": round(statistics.median(ratios), 3), "bench_seconds": round(time.perf_counter() - began, 1),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from backend.estimates.calibrate import probe, probe_model
-from backend.estimates.load import CpuLoad, current_load, slowdown
+from backend.estimates.load import CpuLoad, cores, current_load, remember_share, slowdown
 from backend.estimates.work import work_of
 from backend.store.db import StoreUnavailable, store_path
 from backend.store.timings import PROBE, Timing, recent_timings, record_timing
@@ -93,18 +93,28 @@ def from_history(feature: str, action: str, fingerprint: str, nice: int | None =
                     "model here", now, len(runs))
 
 
-def record_finished(verb, subject: Any, config: Any, seconds: float, nice: int) -> None:
-    """A finished computed run of `verb` at `nice`: its timing, with the CPU share measured now (the conditions it
-    ended in, without its own work), for the next estimates. Recorded in a thread of its own, so the run's result
-    does not wait for the measurement; best effort: the result is what matters."""
+def record_finished(verb, subject: Any, config: Any, seconds: float, nice: int, threads: int,
+                    share: float | None = None) -> None:
+    """A finished computed run of `verb` at `nice` with `threads` torch threads: its timing, for the next
+    estimates, with the share of a core it got: `share`, measured by the run itself
+    (`backend.estimates.load.own_share`), which the next estimates' expected share also takes in; or else the
+    share measured now (the conditions it ended in, without its own work). Recorded in a thread of its own, so the
+    run's result does not wait; best effort: the result is what matters."""
     units = float(work_of(verb.feature, verb.name).units(subject, config))
     fingerprint, path = verb.ref(subject).fingerprint, store_path()
+    if share is not None:
+        # No measurement of its own: a spinner started as the run ends would compete with the work that follows
+        # it in this process (the next run of a batch), and measured half the share the runs got (bench/estimates.py)
+        remember_share(nice, share)
 
     def record() -> None:
-        cpu = current_load(nice)
+        if share is None:
+            cpu = current_load(nice)
+            got, n = cpu.share, cpu.cores
+        else:
+            got, n = share, cores()
         try:
-            record_timing(Timing(verb.feature, verb.name, fingerprint, units, seconds, cpu.share, cpu.threads,
-                                 cpu.cores, cpu.nice), path)
+            record_timing(Timing(verb.feature, verb.name, fingerprint, units, seconds, got, threads, n, nice), path)
         except StoreUnavailable:
             pass
 

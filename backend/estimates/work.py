@@ -17,7 +17,7 @@ DEFAULT_PROBES_PER_UNIT = 100.0
 @dataclass(frozen=True)
 class Work:
     """units(subject, config) -> the request's size (> 0); probes_per_unit: what one unit costs in calibration
-    probes (measured with bench/estimates.py: the ratio of a run's time to a probe's at the same load)."""
+    probes (fitted with bench/fit_probes.py: a run's CPU time per unit over a probe's, side by side)."""
 
     units: Callable[[Any, Any], float]
     probes_per_unit: float

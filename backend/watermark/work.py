@@ -8,8 +8,9 @@ from backend.watermark.generation import GenerateRequest
 from backend.watermark.methods import METHODS
 
 BATCH_ROW_SHARE = 0.25  # what each extra row of a batched step adds to a one-row step (a small model on a CPU)
-# each sentence re-reads a context grown by the ones before it: 3 sentences took 4.7x one (bench/estimates.py)
-CONTEXT_SHARE = 0.3
+# each sentence re-reads a context grown by the ones before it: 3 sentences took 3.4-3.8x one with one torch thread
+# (bench/fit_probes.py, load ~2), 4.7x in an earlier bench/estimates.py run (sentence lengths vary with the sampling)
+CONTEXT_SHARE = 0.1
 
 
 def generation_units(subject, request: GenerateRequest) -> float:
@@ -19,4 +20,5 @@ def generation_units(subject, request: GenerateRequest) -> float:
     return (sentences + CONTEXT_SHARE * sentences * (sentences - 1)) * (1 + BATCH_ROW_SHARE * (rows - 1))
 
 
-declare_work("watermark", "generate", generation_units, probes_per_unit=8.0)
+# .venv/bin/python bench/fit_probes.py (CPU times, one torch thread, SmolLM2-135M, load ~8): 10.4-11.3 in 6 runs
+declare_work("watermark", "generate", generation_units, probes_per_unit=11.2)

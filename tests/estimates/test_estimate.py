@@ -42,15 +42,16 @@ def handle():
 
 @pytest.fixture
 def at_load(monkeypatch):
-    """Pretend one thread gets `share` of a core now (1: idle), one torch thread, 2 cores."""
+    """Pretend one thread gets `share` of a core now (1: idle), one torch thread on one core (so one thread costs
+    nothing beside the threads torch has)."""
     def set_share(share: float) -> None:
-        monkeypatch.setattr(estimate_module, "current_load", lambda nice=None: CpuLoad(share, 1, 2, 0))
+        monkeypatch.setattr(estimate_module, "current_load", lambda nice=None: CpuLoad(share, 1, 1, 0))
     set_share(1.0)
     return set_share
 
 
 def _earlier_run(handle, work: float, seconds: float, share: float = 1.0) -> None:
-    record_timing(Timing("estimates-demo", "count", handle.fingerprint, work, seconds, share, 1, 2, 0))
+    record_timing(Timing("estimates-demo", "count", handle.fingerprint, work, seconds, share, 1, 1, 0))
 
 
 def test_the_estimate_scales_with_the_work_of_the_request(fresh_store, handle, at_load):
@@ -101,3 +102,34 @@ def test_without_a_model_to_probe_a_never_run_verb_has_no_estimate(fresh_store, 
     from backend.store.artifacts import ModelRef
 
     assert estimate(COUNT, ModelRef("a pair of nothing", "f00d"), Count(10)) is None
+
+
+def test_a_verb_computes_with_one_torch_thread_on_crowded_cores_and_records_it(fresh_store, handle, monkeypatch):
+    import torch
+
+    from backend import verbs
+
+    seen: list[int] = []
+
+    def threads_seen(subject, config: Count, progress):
+        seen.append(torch.get_num_threads())
+        return config.n
+
+    watched = Verb("estimates-demo", "threads", Count, threads_seen, "sees its torch threads")
+    monkeypatch.setattr(verbs, "current_load", lambda nice=None: CpuLoad(0.2, 1, 2, 0, 3.0))  # crowded cores
+    before = torch.get_num_threads()
+    watched(handle, Count(7))
+    assert seen == [1] and torch.get_num_threads() == before  # the caller's own count again after
+    [timing] = wait_until(lambda: recent_timings("estimates-demo", "threads", handle.fingerprint), 60,
+                          "the finished run's timing")
+    assert timing.threads == 1
+
+
+def test_a_run_on_free_cores_with_two_threads_predicts_one_thread_on_crowded_ones(fresh_store, handle, monkeypatch):
+    from backend.estimates import load as load_module
+
+    monkeypatch.setattr(load_module, "DEFAULT_THREADS", 2)
+    record_timing(Timing("estimates-demo", "count", handle.fingerprint, 10, 5.0, 1.0, 2, 2, 0))  # idle, 2 threads
+    monkeypatch.setattr(estimate_module, "current_load", lambda nice=None: CpuLoad(0.25, 1, 2, 0, 3.0))
+    crowded = estimate(COUNT, handle, Count(10))
+    assert crowded.seconds == pytest.approx(5.0 * load_module.ONE_THREAD_COST * 4)  # one thread, a quarter core
