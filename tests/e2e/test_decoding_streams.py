@@ -28,13 +28,21 @@ def test_finished_strategies_show_before_the_last_one_ends_and_a_stop_keeps_them
     page.locator('[data-testid="stMultiSelect"]').first.click()
     rerun_after(page, page.get_by_role("option", name=MH).click)
     page.keyboard.press("Escape")
+    # the page's text read at every DOM change (a MutationObserver, not a polling clock: a starved renderer must
+    # not merge two commits into one reading): whether MH's column was there when greedy's first appeared
+    page.evaluate(f"""() => {{
+        window.__greedySeen = null;
+        new MutationObserver((_, observer) => {{
+            const text = document.body.innerText;
+            if (text.includes("Greedy · no checker")) {{
+                window.__greedySeen = {{mh: text.includes("{MH} · no checker")}};
+                observer.disconnect();
+            }}
+        }}).observe(document.body, {{childList: true, subtree: true, characterData: true}});
+    }}""")
     page.get_by_role("button", name="Run selected strategies").click()
-    # one reading of the page, the moment greedy's column appears: the last strategy (MH) has no column yet. (A free
-    # prompt has no checker: these columns are this run's; the first view's were judged correct or wrong.)
-    seen = page.wait_for_function(f"""() => {{
-        const text = document.body.innerText;
-        return text.includes("Greedy · no checker") && {{mh: text.includes("{MH} · no checker")}};
-    }}""", timeout=PAGE_TIMEOUT_S * 1000).json_value()
+    # (a free prompt has no checker: these columns are this run's; the first view's were judged correct or wrong)
+    seen = page.wait_for_function("() => window.__greedySeen", timeout=PAGE_TIMEOUT_S * 1000).json_value()
     assert seen == {"mh": False}, "greedy's column came only with the last strategy's"
     # then, whichever comes first: MH running (its Stop) with two columns on screen, or MH's own column
     first = page.wait_for_function(f"""() => {{
