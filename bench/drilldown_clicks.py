@@ -96,11 +96,19 @@ SELECTED = """([key, trace, index]) => {
   const d = document.querySelector(`.st-key-${key} .js-plotly-plot`)._fullData[trace];
   return Array.isArray(d.selectedpoints) && d.selectedpoints.includes(index);
 }"""
+# Whether a point naming `object` (customdata's kind and fields) is selected on any of the chart's traces (several
+# traces may draw one object, e.g. Disagreement's curves at one position).
+OBJECT_SELECTED = """([key, object]) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const name = JSON.stringify(object);
+  return Boolean(gd && gd._fullData.some(d => Array.isArray(d.selectedpoints) && d.selectedpoints.some(
+    i => Array.isArray(d.customdata?.[i]) && JSON.stringify(d.customdata[i].slice(0, object.length)) === name)));
+}"""
 # What Plotly's hover picks under (x, y), as [trace, index] pairs: its click selects that point (a hover that still
 # names the point the mouse was on before would select that one).
 HOVERED = """([x, y]) => {
   const plot = document.elementFromPoint(x, y)?.closest('.js-plotly-plot');
-  return (plot && plot._hoverdata || []).map(p => [p.curveNumber, p.pointNumber]);
+  return (plot && plot._hoverdata || []).map(p => [p.curveNumber, p.pointNumber, p.customdata ?? null]);
 }"""
 # Whether a click now would be a single click: Plotly counts a mousedown within doubleClickDelay of the chart's
 # last single one as a double click, and Streamlit clears the chart's selection on a double click.
@@ -116,7 +124,7 @@ ARM = "() => { window.__ddBefore = document.body.innerText; window.__ddClickAt =
 # changed) and the clicked object's texts are shown (in the page's text or a chart's title); "lost: ..." when the
 # rerun ended with the clicked point no longer selected (its selection was cleared: nothing to open), or when no
 # rerun started and the text is unchanged `undelivered` ms after the click; else false (still waiting).
-OUTCOME = """([texts, key, trace, index, undelivered]) => {
+OUTCOME = """([texts, key, object, undelivered]) => {
   const done = %s;
   const body = document.body.innerText;
   const changed = window.__dashRerunStarted || body !== window.__ddBefore;
@@ -125,10 +133,8 @@ OUTCOME = """([texts, key, trace, index, undelivered]) => {
   const titles = [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(e => e.textContent).join('\\n');
   if (texts.every(t => t.split(' || ').some(a => body.includes(a) || titles.includes(a)))) return 'opened';
   if (key === null) return false;
-  const d = document.querySelector(`.st-key-${key} .js-plotly-plot`)?._fullData?.[trace];
-  return d && !(Array.isArray(d.selectedpoints) && d.selectedpoints.includes(index))
-    ? 'lost: the rerun ended with the point not selected' : false;
-}""" % RERUN_DONE
+  return (%s)([key, object]) ? false : 'lost: the rerun ended with the object not selected';
+}""" % (RERUN_DONE, OBJECT_SELECTED)
 # The results' provenance lines under what the page shows (app/ui/guarded.py show_provenance).
 PROVENANCE = """() => [...document.querySelectorAll('[data-testid="stCaptionContainer"]')].map(e => e.innerText)
   .filter(t => /^(cached|computed in [0-9.]+ s)/.test(t))"""
@@ -208,35 +214,38 @@ class LostClick(Exception):
     """A click the app did not receive (see the module docstring): the bench clicks again."""
 
 
-def _hover(page, key: str, point: dict, deadline: Deadline) -> tuple[float, float]:
-    """The mouse on the point's pixel until Plotly's hover picks that very point; its page coordinates."""
+def _hover(page, key: str, point: dict, nfields: int, deadline: Deadline) -> tuple[float, float, list]:
+    """The mouse on the point's pixel until Plotly's hover picks a point naming the same object (this point, or
+    another trace's drawing of that object); the page coordinates and the [trace, index] it picked."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     x, y = page.evaluate(PIXEL, [key, point["trace"], point["index"]])
     page.mouse.move(x, y)
-    want = [point["trace"], point["index"]]
+    name = point["customdata"][:1 + nfields]
+    picks = (f"([x, y, name]) => ({HOVERED})([x, y]).find(p => Array.isArray(p[2]) && "
+             "JSON.stringify(p[2].slice(0, name.length)) === JSON.stringify(name))")
     try:
-        page.wait_for_function(f"([x, y]) => ({HOVERED})([x, y]).some(p => p[0] === {want[0]} && p[1] === {want[1]})",
-                               arg=[x, y], timeout=deadline.left(HOVER_S) * 1000, polling=50)
+        picked = page.wait_for_function(picks, arg=[x, y, name], timeout=deadline.left(HOVER_S) * 1000,
+                                        polling=50).json_value()
     except PlaywrightTimeout:
-        picked = page.evaluate(HOVERED, [x, y])
-        raise LostClick(f"hover at its pixel picks {picked or 'nothing'}, not {want}") from None
-    return x, y
+        hovered = [p[2] for p in page.evaluate(HOVERED, [x, y])]
+        raise LostClick(f"hover at its pixel picks {hovered or 'nothing'}, not {name}") from None
+    return x, y, picked[:2]
 
 
 def _chart_click(page, target: Target, point: dict, row: dict, deadline: Deadline) -> float:
     """Hover the point and click it as a single click (deselecting it first if a subplot keeps it selected); the
     click's time."""
-    key = target.chart
+    key, nfields = target.chart, len(target.object_of(point["customdata"]))
     plot = page.locator(f".st-key-{key} .js-plotly-plot")
     plot.evaluate("e => e.scrollIntoView({block: 'center'})")
     single = lambda: page.wait_for_function(SINGLE_CLICK, arg=[key], timeout=deadline.left(30) * 1000, polling=50)
-    x, y = _hover(page, key, point, deadline)
-    if page.evaluate(SELECTED, [key, point["trace"], point["index"]]):
+    x, y, picked = _hover(page, key, point, nfields, deadline)
+    if page.evaluate(SELECTED, [key, *picked]):
         single()
         rerun_after(page, lambda: page.mouse.click(x, y), deadline.left())  # deselect it first (untimed)
         row["deselected_first"] = True
-        x, y = _hover(page, key, point, deadline)
+        x, y, picked = _hover(page, key, point, nfields, deadline)
     single()
     page.evaluate(WATCH_FOR_RERUN)
     page.evaluate(ARM)
@@ -262,7 +271,7 @@ def _click(page, target: Target, point: dict, deadline: Deadline) -> dict:
     cd = point["customdata"]
     texts = list(target.says(cd))
     row: dict = {"object": target.object_of(cd) if not target.text else f"piece {point['index']}"}
-    watched = [None, None, None] if target.text else [target.chart, point["trace"], point["index"]]
+    watched = [None, None] if target.text else [target.chart, cd[:1 + len(target.object_of(cd))]]
     lost: list[str] = []
     try:
         for _ in range(CLICK_TRIES):
