@@ -5,21 +5,22 @@ What `make run` does: a new empty store, `python -m backend models prepare` (whi
 artifacts), the server on the embedded models; headless Debian Chromium (never a downloaded browser) drives it.
 For each row of bench/drilldown_targets.py the page is opened (its tab, its setup step), the map drawn, then its
 objects clicked A, B, C, then A, B, C again (consecutive clicks differ, so each is a new selection and a rerun).
-A click is a user's: the mouse hovers the point's pixel (from the drawn chart's own axes) until Plotly picks it,
-then clicks. Timed from the click to:
+A click is a user's: the mouse hovers the point's pixel (from the drawn chart's own axes) until Plotly's hover picks
+a point naming that object (it, or another trace's drawing of it: Disagreement's curves share positions), then
+clicks; a pixel whose hover picks another object is a failed row (a user could not click that object there).
+Timed from the click to:
 - idle_s: the script has finished its rerun and the texts only that object's drill-down writes are on screen;
 - drawn_s: ... and every chart on the page has its SVG (what the table reports).
 served: "computed" when a result on the page says "computed in" after the click (every rerun re-asks each verb,
 and the map itself is a store hit by then), else "stored".
 
-A click the app never received is clicked again, and timed from the click that registered (`lost_clicks` on the
-row counts the others, `lost` says why each was lost). Two ways a click is lost, both the bench's mouse, not the
-app's (found reproducing the 300 s waits of an earlier run):
-- a second click within Plotly's doubleClickDelay (500 ms) of the chart's last mousedown is a double click, which
-  Streamlit reads as "clear the selection": the new point is selected, then cleared, and the rerun sees no pick.
-  The bench waits out that delay before every click (untimed: a user's next click comes later than that anyway);
-- the click lands while the chart still shows another point's hover, or no rerun starts and the page text is
-  unchanged UNDELIVERED_S after it: re-hovered and clicked again, at most CLICK_TRIES times.
+The 300 s waits of an earlier run were the bench's mouse, not the app: a click within Plotly's doubleClickDelay
+(500 ms) of the chart's last mousedown is a double click, which Streamlit reads as "clear the selection" (the new
+point is selected, then cleared, and the rerun sees no pick). The bench waits that delay out before every click
+(untimed: a user's next click comes later than that anyway). A click the app still did not receive (no rerun
+started and the page text unchanged UNDELIVERED_S after it, or the rerun ended with the object not selected) is
+re-hovered and clicked again, at most CLICK_TRIES times, and timed from the click that registered (`lost_clicks` on
+the row counts the others, `lost` says why each was lost).
 A click whose drill-down is not drawn within CLICK_CAP_S is a miss (a row with its reason), as is one that fails
 otherwise (an exception on the page); nothing waits longer, so every target is reached in one run (an overall
 deadline is optional). Records the load average at start and end (of the run and of each target) and the server's
