@@ -289,7 +289,9 @@ def _click(page, target: Target, point: dict, deadline: Deadline) -> dict:
                 break
             lost.append(outcome)
         else:
-            row["failed"] = f"no click registered in {CLICK_TRIES} tries: {'; '.join(lost)}"
+            reasons = "; ".join(f"{why} (x{lost.count(why)})" if lost.count(why) > 1 else why
+                                for why in dict.fromkeys(lost))
+            row["failed"] = f"no click registered in {CLICK_TRIES} tries: {reasons}"
             return row
         row["idle_s"] = round(time.perf_counter() - start, 2)
         wait_for_charts(page, deadline.left(CLICK_CAP_S))
