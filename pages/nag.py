@@ -5,7 +5,7 @@ import streamlit as st
 
 from app.figures.findings import nag_finding
 from app.figures.nag import (deactivation_figure, distance_histogram, graph_figure, precision_figure,
-                             profile_concentration, profile_heatmap)
+                             profile_concentration, profile_heatmap, profile_neurons)
 from app.ui.corpus_jobs import corpus_jobs_panel
 from app.ui.downloads import table_downloads
 from app.ui.drilldown import clickable_chart
@@ -175,7 +175,8 @@ def profile_tab() -> None:
         which = st.selectbox("Target set", range(len(names)), format_func=lambda i: names[i], key="nag-prof-t",
                              persist_state="session")
         clicked = clickable_chart(profile_heatmap(profiles, which), key="nag-heatmap")
-        neuron_drilldown(handle, clicked, pool, pool_name, target_sets, config, key="nag-heatmap-drill")
+        shown = [(layer, int(n)) for layer, row in enumerate(profile_neurons(profiles, which)) for n in row]
+        neuron_drilldown(handle, clicked, pool, pool_name, target_sets, config, key="nag-heatmap-drill", shown=shown)
         st.plotly_chart(profile_concentration(profiles), width="stretch", key="nag-concentration")
 
 

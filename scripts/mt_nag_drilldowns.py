@@ -3,8 +3,9 @@ waits for a model), one reference file per page:
 
 - data/reference/mt_head_drilldowns.jsonl.gz: every head of the MT heads page's first map (the translator model,
   the page's default settings), read on its first prompt (the drill-down's default);
-- data/reference/nag_neuron_drilldowns.jsonl.gz: every neuron of the NAG Graph tab's first graph (the default
-  model, the first sample domain, the page's default ranking settings and `FIRST_GRAPH`).
+- data/reference/nag_neuron_drilldowns.jsonl.gz: every neuron of the NAG Graph tab's first graph and of the Profile
+  tab's first heatmap (the default model, the first sample domain, the page's default ranking settings,
+  `FIRST_GRAPH`, `PROFILE_TOP`).
 
 Each is computed the way the page prepares them (`map_head_details`, `neuron_details`: one pass for all), in a
 fresh store holding the shipped reference artifacts, whose first-view map and target features must be hits there
@@ -46,8 +47,9 @@ def mt_first_view():
 
 
 def nag_first_view(model_id: str | None = None):
-    """(handle, the first graph's neuron configs, the pool's first documents, target sets) as the NAG page opens
-    on `model_id` (default: the default model)."""
+    """(handle, the neuron configs of the first graph then of the first profile heatmap, the pool's first documents,
+    target sets) as the NAG page opens on `model_id` (default: the default model)."""
+    from app.figures.nag import profile_neurons
     from app.ui.nag_drilldown import first_graph, neuron_config
     from backend.corpus.documents import iter_documents
     from backend.models import default_model_id, load
@@ -59,8 +61,9 @@ def nag_first_view(model_id: str | None = None):
     targets = [TargetSet(d, tuple(samples.sample_targets(d))) for d in samples.domains()[:1]]
     profiles = target_profiles(handle, targets, rank_config.extract)
     graph = build_graph(profiles, 0, first_graph(handle.info.n_layers))
-    configs = [neuron_config(int(layer), int(neuron), rank_config)
-               for layer, neuron in zip(graph.layers.tolist(), graph.neurons.tolist())]
+    shown = list(zip(graph.layers.tolist(), graph.neurons.tolist()))
+    shown += [(layer, int(n)) for layer, row in enumerate(profile_neurons(profiles)) for n in row]
+    configs = [neuron_config(int(layer), int(neuron), rank_config) for layer, neuron in dict.fromkeys(shown)]
     docs = list(itertools.islice(iter_documents(samples.pool_path()), NeuronConfig().max_docs))
     return handle, configs, docs, targets
 

@@ -1,8 +1,9 @@
 """Figures of the whole-computation views: the contribution graph (positions x layers, tokens along the bottom,
 every edge and state clickable), the head-score map and the all-heads grid. Pure: backend results -> figures.
 
-Clicks: Plotly selects markers, not line segments, so each edge gets an invisible marker at its midpoint; a click
-picks a state (`NODE`) or an edge (`EDGE`, its index into result.edges)."""
+Clicks: Plotly selects markers, not line segments, so each edge gets an invisible marker on its line (its middle,
+unless another edge's marker is there: `click_points`); a click picks a state (`NODE`) or an edge (`EDGE`, its index
+into result.edges)."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,9 +15,14 @@ from app.figures.inspect import token_label
 
 COLOURS = {"attn": "#2166ac", "ffn": "#d6604d", "resid": "#9e9e9e"}
 FFN_BEND = 0.18  # an MLP edge joins the same two states as a residual edge: drawn bent to the right of it
+SELF_BEND = -0.18  # ... and so does an attention edge from a position to itself: bent to the left
 WIDTH_BINS = (0.1, 0.25, 0.5, 1.01)  # edges drawn in a few widths (a Scatter line has one width)
 NODE = Pickable("node", ("layer", "position", "stage"), text=("stage",))
 EDGE = Pickable("edge", ("edge",))
+# Where along its line an edge's click marker sits (0 = source, 1 = target): its middle, else the nearest free spot;
+# never nearer its ends (an edge between a block's two states is half a layer, 13 px, long: a marker nearer a state
+# than its radius takes that state's clicks, Plotly's hover preferring the smaller marker under the mouse)
+CLICK_SPOTS = (0.5, 0.38, 0.62, 0.26, 0.74)
 
 
 def node_y(layer: int, stage: str) -> float:
@@ -37,10 +43,38 @@ def edge_label(result, edge) -> str:
 
 
 def _path(edge) -> tuple[tuple[float, float], ...]:
-    """(start, middle, end) of an edge's line; the middle is its click point."""
+    """(start, middle, end) of an edge's line."""
     x0, y0 = edge.source.position, node_y(edge.source.layer, edge.source.stage)
     x1, y1 = edge.target.position, node_y(edge.target.layer, edge.target.stage)
-    return (x0, y0), ((x0 + x1) / 2 + (FFN_BEND if edge.kind == "ffn" else 0.0), (y0 + y1) / 2), (x1, y1)
+    bend = FFN_BEND if edge.kind == "ffn" else SELF_BEND if edge.kind == "attn" and x0 == x1 else 0.0
+    return (x0, y0), ((x0 + x1) / 2 + bend, (y0 + y1) / 2), (x1, y1)
+
+
+def _along(path: tuple[tuple[float, float], ...], t: float) -> tuple[float, float]:
+    """The point at `t` along an edge's line (start -> middle -> end, each half drawn straight)."""
+    (xa, ya), (xb, yb) = (path[0], path[1]) if t <= 0.5 else (path[1], path[2])
+    f = t / 0.5 if t <= 0.5 else (t - 0.5) / 0.5
+    return xa + f * (xb - xa), ya + f * (yb - ya)
+
+
+def click_points(edges) -> list[tuple[float, float]]:
+    """Each edge's click marker: the middle of its line, else the first of CLICK_SPOTS no other marker holds. Two
+    edges can share a middle (an attention edge from p - k to p + k and the residual at p; one line per head), and
+    of two markers at one spot Plotly's hover picks one: the other edge could not be clicked. A straight vertical
+    edge (a residual) is too short for any spot but its middle: those are placed first, then the others, strongest
+    first."""
+    paths = [_path(edge) for edge in edges]
+    fixed = [i for i, path in enumerate(paths) if path[0][0] == path[1][0] == path[2][0]]
+    taken, points = set(), {}
+    for i in fixed + [i for i in range(len(paths)) if i not in set(fixed)]:
+        spots = [_along(paths[i], t) for t in (CLICK_SPOTS[:1] if i in fixed else CLICK_SPOTS)]
+        points[i] = next((p for p in spots if _spot(p) not in taken), spots[0])
+        taken.add(_spot(points[i]))
+    return [points[i] for i in range(len(paths))]
+
+
+def _spot(point: tuple[float, float]) -> tuple[float, float]:
+    return round(point[0], 6), round(point[1], 6)
 
 
 def graph_figure(result) -> go.Figure:
@@ -60,7 +94,7 @@ def graph_figure(result) -> go.Figure:
                 fig.add_scatter(x=xs, y=ys, mode="lines", line=dict(color=colour, width=1 + 8 * low), opacity=0.8,
                                 hoverinfo="skip", showlegend=False)
             low = high
-    mids = [_path(e)[1] for e in result.edges]
+    mids = click_points(result.edges)
     if mids:
         fig.add_scatter(x=[m[0] for m in mids], y=[m[1] for m in mids], mode="markers", name="edges",
                         customdata=EDGE.rows(range(len(result.edges))),

@@ -33,12 +33,19 @@ def distance_histogram(ranking: Ranking) -> go.Figure:
 
 
 NEURON = Pickable("neuron", ("layer", "neuron"))  # what a click on the profile or the graph opens
+PROFILE_TOP = 30  # the heaviest neurons per layer the profile heatmap shows
 
 
-def profile_heatmap(profiles: TargetProfiles, target: int = 0, top: int = 30) -> go.Figure:
+def profile_neurons(profiles: TargetProfiles, target: int = 0, top: int = PROFILE_TOP) -> np.ndarray:
+    """[n_layers, top] the neuron ids the profile heatmap shows: each layer's heaviest, heaviest first (the page
+    prepares their drill-downs; the reference set ships them for the first view)."""
+    return np.argsort(-profiles.weights[target], axis=1, kind="stable")[:, :top]
+
+
+def profile_heatmap(profiles: TargetProfiles, target: int = 0, top: int = PROFILE_TOP) -> go.Figure:
     """Per layer, the weights of its `top` heaviest profile neurons (x = rank, hover = neuron id)."""
     weights = profiles.weights[target]
-    order = np.argsort(-weights, axis=1, kind="stable")[:, :top]
+    order = profile_neurons(profiles, target, top)
     z = np.take_along_axis(weights, order, axis=1)
     text = [[f"layer {l}, neuron {n}: {w:.3f}" for n, w in zip(order[l], z[l])] for l in range(len(order))]
     fig = go.Figure(go.Heatmap(z=z, x=np.arange(1, z.shape[1] + 1), y=np.arange(z.shape[0]), text=text,

@@ -99,6 +99,13 @@ def graph_tab(handle, prompt: str, position: int, open_head: Callable[[int, int,
                        stored=lambda: drilldowns_stored(handle, wanted))
 
 
+def _grids(handle, configs: tuple[GridConfig, ...], progress) -> None:
+    """Each layer's grid of heads, stored under the key a click on one of its heads reads."""
+    for i, config in enumerate(configs):
+        progress(i / len(configs), f"layer {config.layer}")
+        grid(handle, config)
+
+
 def heads_tab(handle, prompt: str, n_layers: int, n_heads: int) -> None:
     c1, c2, c3 = st.columns([2, 2, 1])
     score = select_for(HeadScoresConfig, "score", "Score", labels=SCORE_LABELS, container=c1,
@@ -120,6 +127,11 @@ def heads_tab(handle, prompt: str, n_layers: int, n_heads: int) -> None:
         if picked is not None:  # its layer's grid, that head open (once: the widgets are the user's after)
             st.session_state["inspect-grid-top"] = False
             st.session_state["inspect-grid-layer"], st.session_state["inspect-grid-head"] = picked.values
+        # what a click on any head opens, its layer's grid: every layer's prepared after the map (a forward each)
+        every = tuple(GridConfig(prompt=prompt, layer=layer, repeat=repeat) for layer in range(n_layers))
+        prepare_drilldowns(f"inspect-grids-prepare-{handle.fingerprint}-{hash(every)}", f"the {n_layers} layers' heads",
+                           lambda progress: _grids(handle, every, progress),
+                           stored=lambda: grid.all_stored(handle, every))
     c1, c2 = st.columns(2)
     top = c1.toggle("Grid of the highest-scoring heads (of every layer)", key="inspect-grid-top",
                     persist_state="session")

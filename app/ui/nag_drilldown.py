@@ -18,7 +18,7 @@ from app.ui.prepared_drilldowns import after_preparation, prepare_drilldowns
 from app.ui.run import run_verb
 from backend.corpus.documents import iter_documents
 from backend.nag.graph import GraphConfig
-from backend.nag.neuron import NeuronConfig, neuron_detail, neuron_details
+from backend.nag.neuron import NeuronConfig, ScannedDocuments, neuron_detail, neuron_details, neuron_verb
 
 NAG_NEURON = Drilldown("nag-drill-neuron", (NEURON,))  # one pick for the graph and the profile
 # The Graph tab's first view, sparser than the CLI's defaults: a readable graph at first sight (about 60 nodes), a
@@ -48,8 +48,11 @@ def neuron_drilldown(handle, chart: Clicked, pool, pool_name, target_sets, rank_
             configs = [neuron_config(int(layer), int(neuron), rank_config) for layer, neuron in shown]
             view = (tuple(configs), str(pool), pool_name, tuple((t.name, t.digest) for t in target_sets))
             prepared = f"{key}-prepare-{handle.fingerprint}-{hash(view)}"
+            # stored: their keys read (every rerun asks; decoding 900 stored drill-downs took ~2 s a rerun)
+            scanned = ScannedDocuments(handle, tuple(docs[:NeuronConfig().max_docs]), tuple(target_sets))
             prepare_drilldowns(prepared, f"the {len(configs)} neurons shown",
-                               lambda p: neuron_details(handle, configs, docs, target_sets, p))
+                               lambda p: neuron_details(handle, configs, docs, target_sets, p),
+                               stored=lambda: neuron_verb.all_stored(scanned, configs))
     chosen = NAG_NEURON.pick_or_hint(chart, fits=within(handle.info.n_layers, handle.info.intermediate_size),
                                      hint="Click a neuron to open it: its top-activating contexts in the pool, its "
                                           "activation histogram, the tokens its output promotes and the targets "

@@ -57,11 +57,12 @@ def pin_running_status() -> None:
     st.html(PINNED_STATUS_CSS)
 
 
-def stated_estimate(verb: Verb, subject: Any, config: Any = None) -> Estimate | None:
+def stated_estimate(verb: Verb, subject: Any, config: Any = None, calibrate: bool = True) -> Estimate | None:
     """How long `verb(subject, config)` would take if it were computed now, in this page's status box (at the
     background priority `_run` computes at): this machine's measured rate for the verb and model, the request's
-    size and the current load (`backend.estimates`). None when nothing can be said (no store)."""
-    return estimate(verb, subject, config, nice=run_nice())
+    size and the current load (`backend.estimates`). None when nothing can be said (no store; with calibrate=False,
+    a verb never measured on a model never probed here)."""
+    return estimate(verb, subject, config, nice=run_nice(), calibrate=calibrate)
 
 
 def run_nice() -> int:
@@ -208,8 +209,11 @@ def run_verb(verb: Verb | Call, subject: Any = None, config: Any = None, *, labe
         if found is not None:
             show_provenance(found)
         return found
-    stated = _estimate_of_miss(found, verb, subject, config)
     over_s = ASK_OVER_S if when.over_s is None else when.over_s
+    # work that never asks (a click's drill-down, STORED_FIRST) does not probe the model for its status box's
+    # estimate: the probe is two forwards at background priority, paid by a fresh store's first such click (7 s
+    # at load 5-12 before a 0.1 s Decoding particle); its estimate comes from earlier runs here, if any
+    stated = _estimate_of_miss(found, verb, subject, config, calibrate=math.isfinite(over_s))
     # only a time measured here asks first: a first view never waits for a button on a calibration alone
     if stated is not None and stated.runs and stated.seconds >= over_s:
         st.info(f"{label}: not computed yet for these settings. On this machine it takes "
@@ -220,11 +224,12 @@ def run_verb(verb: Verb | Call, subject: Any = None, config: Any = None, *, labe
     return _run(label, call, lambda: stated)
 
 
-def _estimate_of_miss(miss: NotStored, verb: Verb | Call, subject: Any, config: Any) -> Estimate | None:
-    """The stated time of a request found missing: a verb's calibrated estimate, or for a plain call the earlier
-    runs of the verb it missed (its size unknown)."""
+def _estimate_of_miss(miss: NotStored, verb: Verb | Call, subject: Any, config: Any,
+                      calibrate: bool = True) -> Estimate | None:
+    """The stated time of a request found missing: a verb's calibrated estimate (calibrate=False: from what the
+    store has only), or for a plain call the earlier runs of the verb it missed (its size unknown)."""
     if isinstance(verb, Verb):
-        return stated_estimate(verb, subject, config)
+        return stated_estimate(verb, subject, config, calibrate)
     return from_history(miss.feature, miss.action, miss.fingerprint, nice=run_nice())
 
 

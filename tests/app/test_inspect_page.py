@@ -129,3 +129,21 @@ def test_the_chosen_tab_survives_a_visit_to_another_page():
     at.switch_page("../pages/inspect.py").run()
     assert not at.exception and at.session_state["inspect-tabs"] == DLA
     assert any("logit =" in c.value for c in at.caption)
+
+
+def test_all_heads_prepares_every_layers_grid_after_the_map(fresh_store):
+    """A click on any head of the score map opens its layer's grid: every layer's is prepared after the map (in the
+    background), so the click reads the store."""
+    from backend.internals import GridConfig, grid
+    from tests.support.waiting import wait_until
+
+    at = run_page("inspect.py")
+    open_tab(at, "inspect-tabs", "All heads")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    runs = at.session_state["background-runs"] if "background-runs" in at.session_state else {}
+    (run,) = [r for key, r in runs.items() if key.startswith("inspect-grids-prepare")]
+    wait_until(lambda: not run.running, 300, "the grids' preparation to end")
+    assert not run.error and not run.stopped
+    handle = load("tiny-llama")
+    every = [GridConfig(prompt=EXAMPLE_PROMPT, layer=layer) for layer in range(handle.info.n_layers)]
+    assert grid.all_stored(handle, every)

@@ -1,6 +1,7 @@
 """The shipped drill-downs of the MT heads and NAG first views (scripts/mt_nag_drilldowns.py): on a fresh install
 (the reference set imported into an empty store) a click on any head of the MT heads page's first map and on any
-neuron of the NAG Graph tab's first graph is served from the store, with no model forward."""
+neuron of the NAG Graph tab's first graph or of its Profile tab's first heatmap is served from the store, with no
+model forward."""
 import pytest
 
 from backend.models import embedded
@@ -33,13 +34,15 @@ def test_every_head_of_the_first_map_is_read_from_the_store(fresh_store, monkeyp
 
 @pytest.mark.skipif(not embedded.is_prepared(FRESH_INSTALL_MODEL), reason="run `python -m backend models prepare` "
                                                                          "first")
-def test_every_neuron_of_the_first_graph_is_read_from_the_store(fresh_store, monkeypatch):
+def test_every_neuron_of_the_first_graph_and_profile_is_read_from_the_store(fresh_store, monkeypatch):
     import backend.nag.neuron as neuron_module
+    from app.figures.nag import PROFILE_TOP
     from backend.nag.neuron import neuron_detail
 
     import_reference()
     handle, configs, docs, targets = nag_first_view(FRESH_INSTALL_MODEL)
-    assert len(configs) >= 30  # the first graph's nodes (about 60)
+    # the first graph's nodes (about 60), then the profile heatmap's cells (PROFILE_TOP per layer)
+    assert len(configs) >= handle.info.n_layers * PROFILE_TOP
     monkeypatch.setattr(neuron_module, "compute_neurons", _no_forward)
     for config in configs:
         clicked = neuron_detail(handle, config, docs, targets)
