@@ -54,8 +54,11 @@ def test_clicking_a_head_cell_opens_its_drilldown(tab):
     page = tab.page
     _, layer, head = _click_point(page, "mt-heat", 6)  # the patching map, cell 6 (tiny-llama: L1.H2)
     _sees(page, f"Head L{layer}.H{head}")
-    # prepared with every head right after the map (a click during the preparation waits for it): a store read
-    _sees(page, f"Opening head L{layer}.H{head}: cached")
+    # prepared with every head right after the map: a store read, or, while the preparation still runs, this head
+    # patched alone (backend/mt/head_patching.py)
+    _sees(page, f"Opening head L{layer}.H{head}: ")
+    served = page.get_by_text(f"Opening head L{layer}.H{head}: ").first.inner_text()
+    assert served.split(": ", 1)[1].startswith(("cached", "computed")), served
     assert page.locator(".st-key-mt-drill-attention .js-plotly-plot").count() == 1
     assert page.locator(".st-key-mt-drill-vocab .js-plotly-plot").count() == 1
 
