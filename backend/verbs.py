@@ -35,7 +35,6 @@ from typing import Any, Generic, TypeVar
 
 from backend.estimates import record_finished
 from backend.estimates.load import computing_threads, current_load, own_share, thread_nice
-from backend.parse_lock import serialise_ast_parse
 from backend.progress import Progress, silent
 from backend.store import artifacts
 from backend.store.artifacts import Computed, ComputedMany, ModelRef, Stored, artifact_key
@@ -45,7 +44,6 @@ C = TypeVar("C")
 R = TypeVar("R")
 
 _VERBS: dict[tuple[str, str], "Verb"] = {}
-serialise_ast_parse()  # code versions are derived in any thread, beside Streamlit parsing its page scripts
 
 
 def source_digest(parts: Sequence[Any]) -> str:
