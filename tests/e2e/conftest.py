@@ -106,8 +106,13 @@ def open_tab(page, name: str, timeout_s: float = PAGE_TIMEOUT_S) -> None:
 def click_stop(page) -> bool:
     """Click the running work's Stop through the DOM, if it is shown; whether it was. (The running box redraws its
     Stop with every progress report, so Playwright's wait for a stable element can outlast the run.)"""
+    # the page's running work first (app.ui.run's Stop, key "stop-<label>"): a drill-down preparation running in the
+    # background beside it has a Stop of its own, which may come first on the page
     return page.evaluate("""() => {
-        const stop = [...document.querySelectorAll("button")].find(b => b.innerText.trim() === "Stop");
+        const stops = [...document.querySelectorAll("button")].filter(b => b.innerText.trim() === "Stop");
+        const work = stops.find(b => [...(b.closest('[class*="st-key-stop-"]')?.classList || [])]
+            .some(c => c.startsWith("st-key-stop-")));
+        const stop = work || stops[0];
         if (stop) stop.click();
         return Boolean(stop);
     }""")
