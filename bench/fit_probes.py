@@ -5,9 +5,10 @@ For each case of bench/estimates.py (a small and a larger request of a verb on t
 thread of its own at the page's background priority as a page computes, a probe then the verb's computation (the
 store bypassed), side by side and in turns: (run seconds / request units) / probe seconds. With one torch thread (what a
 crowded machine gets, backend/estimates/load.py) it takes their threads' CPU times instead of their wall times,
-which the machine's other work does not lengthen. Each case runs once untimed first (a verb's first run
-in a process pays one-off costs: tokenizer, data set). The fit is the median of the ratios of both requests; their
-rates apart say whether the work units scale right (large / small close to 1). Prints the constants to commit and
+which the machine's other work does not lengthen. Each case runs once first, apart (a verb's first run
+in a process pays one-off costs: tokenizer, data set, lazy imports, kernels set up for new shapes). The fit is the median of the ratios of both requests; their
+rates apart say whether the work units scale right (large / small close to 1); the first run's CPU time
+beyond a warm one's, in units, is the verb's first_run_units. Prints the constants to commit and
 writes bench/results/fit_probes.json.
 
     .venv/bin/python bench/fit_probes.py                  # every case, 3 turns
@@ -54,7 +55,7 @@ def _fit(case: Case, handle, turns: int) -> dict:
             case.verb.compute(subject, config, silent)
             return time.thread_time() - cpu, threads
 
-    _in_page_thread(lambda: computed(case.small))  # one-off costs paid here
+    first_cpu, _ = _in_page_thread(lambda: computed(case.small))  # one-off costs paid here, and measured
     rows = []
     for _ in range(turns):
         for size, config in (("small", case.small), ("large", case.large)):
@@ -72,11 +73,18 @@ def _fit(case: Case, handle, turns: int) -> dict:
     by_size = {size: statistics.median(r["probes_per_unit"] for r in rows if r["size"] == size)
                for size in ("small", "large")}
     fitted = statistics.median(r["probes_per_unit"] for r in rows)
+    # the first run's one-off costs in the verb's units: its CPU time beyond a warm small run's, over a unit's
+    warm = [r for r in rows if r["size"] == "small"]
+    warm_cpu, small_units = statistics.median(r["cpu_s"] for r in warm), warm[0]["units"]
+    first_run_units = max(0.0, (first_cpu - warm_cpu) / (warm_cpu / small_units))
     print(f"{case.name:28s} probes_per_unit {fitted:6.2f} (declared {work.probes_per_unit}); small {by_size['small']:.2f}"
-          f", large {by_size['large']:.2f}: large / small {by_size['large'] / by_size['small']:.2f}", flush=True)
+          f", large {by_size['large']:.2f}: large / small {by_size['large'] / by_size['small']:.2f}; first run "
+          f"{first_run_units:.2f} units more (declared {work.first_run_units})", flush=True)
     return {"case": case.name, "feature": case.verb.feature, "verb": case.verb.name,
             "declared": work.probes_per_unit, "fitted": round(fitted, 2),
-            "large_over_small": round(by_size["large"] / by_size["small"], 2), "runs": rows}
+            "large_over_small": round(by_size["large"] / by_size["small"], 2),
+            "first_run_cpu_s": round(first_cpu, 3), "first_run_units": round(first_run_units, 2),
+            "first_run_units_declared": work.first_run_units, "runs": rows}
 
 
 def main() -> None:

@@ -22,6 +22,18 @@ from backend.store.timings import PROBE, Timing, recent_timings, record_timing
 
 RECENT_RUNS = 5  # the newest runs the rate is the median of: a machine's speed drifts (updates, other software)
 
+# (feature, verb, model fingerprint) that finished a computed run in this process: their next runs are warm, with
+# none of a first run's one-off costs (`Work.first_run_units`)
+_WARM: set[tuple[str, str, str]] = set()
+
+
+def request_units(verb, subject: Any, config: Any, fingerprint: str) -> float:
+    """The request's work in the verb's units, with the one-off costs of the verb's first run in this process
+    when it has not run here yet (a first MT head map also imports captum and scipy and sets up its kernels)."""
+    work = work_of(verb.feature, verb.name)
+    first = (verb.feature, verb.name, fingerprint) not in _WARM
+    return float(work.units(subject, config)) + (work.first_run_units if first else 0.0)
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -62,6 +74,7 @@ def estimate(verb, subject: Any, config: Any, nice: int | None = None, calibrate
     now = current_load(nice)
     fingerprint = verb.ref(subject).fingerprint
     work = work_of(verb.feature, verb.name)
+    units = request_units(verb, subject, config, fingerprint)
     try:
         runs = recent_timings(verb.feature, verb.name, fingerprint, limit=RECENT_RUNS)
         if runs:
@@ -75,7 +88,7 @@ def estimate(verb, subject: Any, config: Any, nice: int | None = None, calibrate
             basis = "calibrated: a short forward of this model timed here"
     except StoreUnavailable:
         return None
-    return Estimate(rate * work.units(subject, config) * slowdown(now), basis, now, len(runs))
+    return Estimate(rate * units * slowdown(now), basis, now, len(runs))
 
 
 def from_history(feature: str, action: str, fingerprint: str, nice: int | None = None) -> Estimate | None:
@@ -100,8 +113,9 @@ def record_finished(verb, subject: Any, config: Any, seconds: float, nice: int, 
     (`backend.estimates.load.own_share`), which the next estimates' expected share also takes in; or else the
     share measured now (the conditions it ended in, without its own work). Recorded in a thread of its own, so the
     run's result does not wait; best effort: the result is what matters."""
-    units = float(work_of(verb.feature, verb.name).units(subject, config))
     fingerprint, path = verb.ref(subject).fingerprint, store_path()
+    units = request_units(verb, subject, config, fingerprint)  # a first run's rate counts its one-off costs
+    _WARM.add((verb.feature, verb.name, fingerprint))
     if share is not None:
         # No measurement of its own: a spinner started as the run ends would compete with the work that follows
         # it in this process (the next run of a batch), and measured half the share the runs got (bench/estimates.py)

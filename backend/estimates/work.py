@@ -17,17 +17,21 @@ DEFAULT_PROBES_PER_UNIT = 100.0
 @dataclass(frozen=True)
 class Work:
     """units(subject, config) -> the request's size (> 0); probes_per_unit: what one unit costs in calibration
-    probes (fitted with bench/fit_probes.py: a run's CPU time per unit over a probe's, side by side)."""
+    probes (fitted with bench/fit_probes.py: a run's CPU time per unit over a probe's, side by side);
+    first_run_units: what the verb's first run in a process costs beyond a warm one, in units (lazy imports,
+    data read once, kernels set up for new shapes; also fitted with bench/fit_probes.py)."""
 
     units: Callable[[Any, Any], float]
     probes_per_unit: float
+    first_run_units: float = 0.0
 
 
 _WORK: dict[tuple[str, str], Work] = {}
 
 
-def declare_work(feature: str, action: str, units: Callable[[Any, Any], float], probes_per_unit: float) -> None:
-    _WORK[(feature, action)] = Work(units, probes_per_unit)
+def declare_work(feature: str, action: str, units: Callable[[Any, Any], float], probes_per_unit: float,
+                 first_run_units: float = 0.0) -> None:
+    _WORK[(feature, action)] = Work(units, probes_per_unit, first_run_units)
 
 
 def _one(subject: Any, config: Any) -> float:

@@ -7,8 +7,12 @@ from backend.mt.heads import HeadsConfig
 
 
 # what a map costs beside its prompts: 1 prompt of 1 shot took 2.2 s, 3 prompts 6.1 s (one torch thread, load ~2,
-# bench/fit_probes.py); 2.2 s and 4.2 s with two threads on an idle machine (bench/estimates.py)
-FIXED_UNITS = 0.5
+# bench/fit_probes.py); 1.9 s and 5.5 s of CPU in a later run (load ~2.5)
+FIXED_UNITS = 0.25
+# a first map in a process imports captum (and scipy.stats, unless another verb did) and sets up the kernels of
+# its shapes: 0.8 units more than a warm map (bench/fit_probes.py, load ~2.5); an idle bench/estimates.py run's
+# first map took 1.54x its calibrated estimate without it
+FIRST_RUN_UNITS = 0.8
 
 
 def head_map_units(subject, config: HeadsConfig) -> float:
@@ -16,4 +20,4 @@ def head_map_units(subject, config: HeadsConfig) -> float:
 
 
 # .venv/bin/python bench/fit_probes.py (CPU times, one torch thread, SmolLM2-135M, load ~8): 6.6-9.3 in 6 runs
-declare_work("mt", "heads", head_map_units, probes_per_unit=6.9)
+declare_work("mt", "heads", head_map_units, probes_per_unit=6.9, first_run_units=FIRST_RUN_UNITS)

@@ -9,8 +9,9 @@ from backend.watermark.methods import METHODS
 
 BATCH_ROW_SHARE = 0.25  # what each extra row of a batched step adds to a one-row step (a small model on a CPU)
 # each sentence re-reads a context grown by the ones before it: 3 sentences took 3.4-3.8x one with one torch thread
-# (bench/fit_probes.py, load ~2), 4.7x in an earlier bench/estimates.py run (sentence lengths vary with the sampling)
-CONTEXT_SHARE = 0.1
+# (bench/fit_probes.py, load ~2), 4.7x in an earlier bench/estimates.py run, 2.9-3.2x at four loads in a later one and
+# 3.0x in a later fit (sentence lengths vary with the sampling): 3.3x between them
+CONTEXT_SHARE = 0.05
 
 
 def generation_units(subject, request: GenerateRequest) -> float:

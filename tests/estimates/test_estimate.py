@@ -133,3 +133,22 @@ def test_a_run_on_free_cores_with_two_threads_predicts_one_thread_on_crowded_one
     monkeypatch.setattr(estimate_module, "current_load", lambda nice=None: CpuLoad(0.25, 1, 2, 0, 3.0))
     crowded = estimate(COUNT, handle, Count(10))
     assert crowded.seconds == pytest.approx(5.0 * load_module.ONE_THREAD_COST * 4)  # one thread, a quarter core
+
+
+WARMING = Verb("estimates-demo", "warming", Count, count_up, "counts up, with one-off costs on its first run")
+declare_work("estimates-demo", "warming", units_of, probes_per_unit=3.0, first_run_units=5.0)
+
+
+def test_a_verbs_first_run_in_the_process_counts_its_one_off_costs_and_later_runs_do_not(fresh_store, handle, at_load,
+                                                                                        monkeypatch):
+    monkeypatch.setattr(estimate_module, "_WARM", set())  # this process has not run it yet
+    # another process's warm run: 0.5 s a unit
+    record_timing(Timing("estimates-demo", "warming", handle.fingerprint, 10, 5.0, 1.0, 1, 1, 0))
+    assert estimate(WARMING, handle, Count(10)).seconds == pytest.approx(0.5 * (10 + 5))
+    WARMING(handle, Count(1000))  # the first run here: its timing counts the one-off costs as work done
+    wait_until(lambda: len(recent_timings("estimates-demo", "warming", handle.fingerprint)) == 2, 60,
+               "the first run's timing")
+    assert recent_timings("estimates-demo", "warming", handle.fingerprint)[0].work == 1000 + 5
+    warm = estimate(WARMING, handle, Count(10))
+    both = recent_timings("estimates-demo", "warming", handle.fingerprint)
+    assert warm.seconds == pytest.approx(10 * estimate_module.idle_seconds_per_unit(both))  # no one-off costs now
