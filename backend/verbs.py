@@ -26,6 +26,7 @@ import hashlib
 import importlib
 import inspect
 import textwrap
+import threading
 import time
 import types
 from collections.abc import Callable, Sequence
@@ -55,6 +56,12 @@ def source_digest(parts: Sequence[Any]) -> str:
     return digest.hexdigest()[:12]
 
 
+# one parse at a time: CPython 3.11 shares the parser's AST-building state between threads, and two page sessions
+# (or a page and a background job) may derive code versions at once (Streamlit's own page parse, its "magic", is
+# off: .streamlit/config.toml)
+_PARSING = threading.Lock()
+
+
 def _syntax_of(part: Any) -> str:
     target = inspect.unwrap(part) if callable(part) and not isinstance(part, type) else part
     try:
@@ -62,7 +69,8 @@ def _syntax_of(part: Any) -> str:
     except (OSError, TypeError) as err:
         raise TypeError(f"a verb's code version needs the source of {part!r}: declare named functions, classes or "
                         "modules (not lambdas made at run time or built-ins)") from err
-    tree = ast.parse(textwrap.dedent(source))
+    with _PARSING:
+        tree = ast.parse(textwrap.dedent(source))
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if (isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
@@ -173,10 +181,9 @@ def register(verb: Verb) -> Verb:
 
 
 def settle_code_versions() -> None:
-    """Derive the code version of every verb registered so far, in the calling thread. Call it before starting a
-    thread that runs verbs: deriving one parses source, and CPython 3.11's parser state is shared between threads
-    (two parses at once raise SystemError "AST constructor recursion depth mismatch"), so a background thread must
-    not parse while the page's thread does (Streamlit parses each page script it runs)."""
+    """Derive the code version of every verb registered so far, in the calling thread. Called before starting a
+    thread that runs verbs, so the thread finds them derived (deriving parses source, one parse at a time in the
+    process: `_PARSING`)."""
     while pending := [verb for verb in _VERBS.values() if "code_version" not in vars(verb)]:
         for verb in pending:  # a verb with variants imports every feature first: more verbs may register
             verb.code_version  # noqa: B018 - a cached_property: derived once, kept

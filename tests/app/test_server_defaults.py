@@ -43,3 +43,28 @@ def test_a_started_app_listens_on_loopback_only():
     with running_app(start_timeout_s=120) as (url, _):
         port = int(url.rsplit(":", 1)[1])
         assert _listening_addresses(port) == {"0100007F"}  # 127.0.0.1, little-endian hex; no 0.0.0.0 or ::
+
+
+def _bare_values(path: Path) -> list[int]:
+    """Lines of `path` holding a value on its own (what Streamlit's magic would write to the page): not a call,
+    not a docstring."""
+    import ast
+
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        body = getattr(node, "body", None)
+        for i, statement in enumerate(body if isinstance(body, list) else []):
+            value = getattr(statement, "value", None)
+            docstring = (i == 0 and isinstance(value, ast.Constant) and isinstance(value.value, str)
+                         and isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)))
+            if isinstance(statement, ast.Expr) and not isinstance(value, ast.Call) and not docstring:
+                lines.append(statement.lineno)
+    return lines
+
+
+def test_page_scripts_are_not_parsed_for_magic_and_none_needs_it():
+    # Streamlit's magic parses each page script with ast.parse, whose state CPython 3.11 shares between threads:
+    # beside another parse it raised SystemError "AST constructor recursion depth mismatch" in a page
+    assert CONFIG["runner"]["magicEnabled"] is False
+    scripts = [ROOT / "app" / "main.py", *sorted((ROOT / "pages").glob("*.py"))]
+    assert {str(p.relative_to(ROOT)): _bare_values(p) for p in scripts if _bare_values(p)} == {}
