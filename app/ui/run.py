@@ -431,7 +431,7 @@ def start_in_background(key: str, label: str, call: Call, *, kept: str) -> Backg
     keeps (e.g. the shards already finished)."""
     run = BackgroundRun(label, kept)
     st.session_state.setdefault(_BACKGROUND, {})[key] = run
-    settle_code_versions()  # the thread must not parse source beside this one (see settle_code_versions)
+    settle_code_versions()  # derived here, so the thread finds its verbs' code versions ready
     threading.Thread(target=run.work, args=(call,), name=f"background-{label}", daemon=True).start()
     return run
 
