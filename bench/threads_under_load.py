@@ -18,7 +18,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.ui.priority import background_priority  # noqa: E402
+from bench.estimates import _in_page_thread  # noqa: E402
 from bench.output import write_result  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "threads_under_load.json"
@@ -41,24 +40,13 @@ def _timed_in_page_thread(threads: int, call) -> float:
     keeps the count per OS thread once set there)."""
     import torch
 
-    out: dict[str, Any] = {}
+    def timed() -> float:
+        torch.set_num_threads(threads)
+        began = time.perf_counter()
+        call()
+        return time.perf_counter() - began
 
-    def body() -> None:
-        try:
-            with background_priority():
-                torch.set_num_threads(threads)
-                began = time.perf_counter()
-                call()
-                out["seconds"] = time.perf_counter() - began
-        except BaseException as err:  # noqa: BLE001 - re-raised in the caller
-            out["error"] = err
-
-    worker = threading.Thread(target=body)
-    worker.start()
-    worker.join()
-    if "error" in out:
-        raise out["error"]
-    return out["seconds"]
+    return _in_page_thread(timed)
 
 
 def _work(handle) -> dict[str, Any]:
