@@ -212,7 +212,7 @@ def intervene_tab() -> None:
     expected_time(sweep, pair, sweep_config)
     shown = None
     if clicked_for(sweep_config, "Run the sweep", "dis-sweep", disabled=not rates):
-        done = run_verb(sweep, pair, sweep_config, label="Budget sweep")
+        done = run_verb(sweep, pair, sweep_config, label="Budget sweep", partial=partial_sweep)
         shown = None if done is None else done.value
     else:  # before a run: the latest stored sweep of this pair (e.g. the benchmark's 100 problems)
         stored = guarded(lambda: latest_sweep(pair))
@@ -234,6 +234,12 @@ def intervene_tab() -> None:
                    "the same budget, and the exact McNemar p on them. The random control takes over as many "
                    "tokens per problem as guided, so for guided and earliest the comparison is at equal count.")
         table_downloads(points, "disagreement-sweep", key="dis-sweep-export")
+
+
+def partial_sweep(so_far) -> None:
+    """The sweep over the problems finished so far, while it runs (and under a Stop's notice)."""
+    st.plotly_chart(figs.sweep_figure(so_far), width="stretch", key=f"dis-sweep-fig-{so_far.n_problems}")
+    st.dataframe(figs.sweep_table(so_far), hide_index=True, width="stretch")
 
 
 # ---------------------------------------------------------------- EOPD

@@ -178,6 +178,12 @@ def outputs_frame(experiment) -> pd.DataFrame:
                          for s, o, d, r in zip(c.sources, c.outputs, c.detected, c.references)])
 
 
+def partial_experiment(experiment) -> None:
+    """An experiment while it runs (and under a Stop's notice): its conditions so far, each line as it is written."""
+    st.dataframe(pd.DataFrame(experiment.table()), hide_index=True, width="stretch")
+    st.dataframe(outputs_frame(experiment), hide_index=True, width="stretch")
+
+
 def remembered(name: str, label: str) -> bool:
     """A button whose click survives reruns (so results stay on screen while other widgets change)."""
     if st.button(label, key=f"mt-btn-{name}"):
@@ -189,7 +195,8 @@ def remembered(name: str, label: str) -> bool:
 def steer_tab() -> None:
     if remembered("steer", "Run steering on the chosen sentences") and chosen_rows:
         config = dataclasses.replace(base, rows=tuple(chosen_rows))
-        out = run_verb(lambda p: run_experiment(handle, "steer", config, data, progress=p), label="Steering")
+        out = run_verb(lambda p: run_experiment(handle, "steer", config, data, progress=p), label="Steering",
+                       partial=partial_experiment)
         if out is not None:
             steering_headline(out.value)
             free, steered, few, instr = out.value.conditions
@@ -205,7 +212,8 @@ def ablate_tab() -> None:
                       persist_state="session")
     if remembered("ablate", f"Ablate the selected {head_type} heads vs random heads"):
         config = dataclasses.replace(base, n_sentences=n_abl)
-        out = run_verb(lambda p: run_experiment(handle, "ablate", config, data, progress=p), label="Ablation")
+        out = run_verb(lambda p: run_experiment(handle, "ablate", config, data, progress=p), label="Ablation",
+                       partial=partial_experiment)
         if out is not None:
             ablation_headline(out.value)
             st.plotly_chart(ablation_chart(ablation_rows(out.value.conditions, head_type)), width="stretch",
@@ -224,7 +232,8 @@ def eval_tab() -> None:
                "language / translation heads zeroed, and few-shot with random heads zeroed. Uses both head maps.")
     if remembered("eval", "Run the evaluation"):
         config = dataclasses.replace(base, n_sentences=n_eval)
-        out = run_verb(lambda p: run_experiment(handle, "evaluate", config, data, progress=p), label="Evaluation")
+        out = run_verb(lambda p: run_experiment(handle, "evaluate", config, data, progress=p), label="Evaluation",
+                       partial=partial_experiment)
         if out is not None:
             steering_headline(out.value)
             ablation_headline(out.value)

@@ -117,8 +117,16 @@ def _open_nag_job(job_id: str) -> None:
 
 corpus_jobs_panel("nag-features", lambda corpus, progress: feature_job(handle, corpus, config, progress=progress),
                   key="nag-jobs", open_job=_open_nag_job)
+def partial_ranking(so_far) -> None:
+    """The documents ranked so far, while the pool is scored (and under a Stop's notice)."""
+    st.caption("Partial ranking: the documents scored so far, ranked among themselves (the budget is a share of "
+               "their tokens); the whole pool's ranking replaces it.")
+    st.dataframe(so_far.to_frame(), hide_index=True, width="stretch",
+                 column_config={"preview": st.column_config.TextColumn(width="large")})
+
+
 computed = run_verb(lambda progress: rank(handle, pool, target_sets, config, pool_name, progress),
-                    label="Ranking the pool", when=ASK)
+                    label="Ranking the pool", when=ASK, partial=partial_ranking)
 if computed is None:
     st.stop()
 ranking = computed.value
@@ -212,13 +220,19 @@ def graph_tab() -> None:
                              shown=list(zip(graph.layers.tolist(), graph.neurons.tolist())))
 
 
+def partial_comparison(so_far) -> None:
+    """The methods compared so far, while the others rank the pool (and under a Stop's notice)."""
+    st.dataframe(so_far.rows(), hide_index=True, width="stretch")
+
+
 def baselines_tab() -> None:
     if not ranking.labelled or not set(ranking.target_names) & set(ranking.domains):
         st.info("Precision@k needs a pool with 'domain' labels that match the target set names "
                 "(e.g. the sample pool with sample domains).")
     elif st.button("Compare NAG vs random vs embedding", key="nag-compare"):
         computed = run_verb(lambda progress: compare(handle, pool, target_sets, config, pool_name=pool_name,
-                                                     progress=progress), label="NAG vs random vs embedding")
+                                                     progress=progress), label="NAG vs random vs embedding",
+                            partial=partial_comparison)
         if computed is not None:
             comparison = computed.value
             st.plotly_chart(precision_figure(comparison), width="stretch", key="nag-precision")

@@ -8,6 +8,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow as pa
 import streamlit as st
 
 from app.ui.guarded import guarded
@@ -17,8 +18,10 @@ from backend.corpus import jobs
 from backend.corpus.capped import MAX_SHARDS, SHARD_UPLOAD, check_shard_set, check_upload
 from backend.corpus.shards import SHARD_SUFFIXES
 from backend.corpus.uploads import save_upload_set
+from backend.progress import Partial
 
 MAX_DOWNLOAD_ROWS = 200_000  # larger jobs: export on the server (the path is shown)
+PREVIEW_ROWS = 200  # rows of a job's output shown on the page (running or opened)
 KEPT_ON_STOP = "the shards finished before it are stored (a re-run skips them)"
 
 
@@ -29,10 +32,30 @@ def _launch(key: str, corpus: str, launch: Callable) -> None:
 
 def _progress_view(key: str) -> None:
     run = background_progress(key)
+    if run is not None and run.running and run.so_far is not None:
+        _rows_so_far(run.so_far)
     if run is not None and not run.running and run.result is not None:
         job = run.result
         st.success(f"Job {job.job_id}: {job.rows:,} rows, {job.processed} shard(s) run, {job.skipped} already done, "
                    f"{len(job.failed)} failed.")
+
+
+def _rows_so_far(so_far: Partial) -> None:
+    """While a job runs: the rows its finished shards wrote (the first PREVIEW_ROWS), read back from the store."""
+    rows = guarded(lambda: _first_rows(so_far.value))
+    if rows is None or rows.num_rows == 0:
+        return
+    st.caption(f"So far: {so_far.line()} finished; the first {rows.num_rows:,} rows of their output (the job goes on).")
+    st.dataframe(rows.to_pandas(), hide_index=True, width="stretch")
+
+
+def _first_rows(job_id: str) -> pa.Table:
+    taken: list[pa.Table] = []
+    for table in jobs.iter_tables(job_id):
+        taken.append(table)
+        if sum(t.num_rows for t in taken) >= PREVIEW_ROWS:
+            break
+    return pa.concat_tables(taken).slice(0, PREVIEW_ROWS) if taken else pa.table({})
 
 
 def corpus_jobs_panel(kind: str, launch: Callable, key: str, open_job: Callable[[str], None] | None = None) -> None:
@@ -107,7 +130,7 @@ def _jobs_table(kind: str, key: str, open_job: Callable[[str], None] | None) -> 
     else:
         first = next(iter(guarded(lambda: list(jobs.iter_tables(chosen))) or []), None)
         if first is not None:
-            st.dataframe(first.slice(0, 200).to_pandas(), hide_index=True, width="stretch")
+            st.dataframe(first.slice(0, PREVIEW_ROWS).to_pandas(), hide_index=True, width="stretch")
     _export(chosen, int(frame.loc[frame["job_id"] == chosen, "rows"].iloc[0]), key)
 
 

@@ -4,8 +4,10 @@ It draws a status box with the progress bar, the time left and Stop, shows an er
 the result where it came from ('cached' / 'computed in N s'). `when=` says whether to compute now (`NOW`), to serve a
 stored result first and ask before long work (`ASK`, the page's automatic computations; `STORED_FIRST`), to show a
 stored result only (`STORED_ONLY`), or to wait for a compute button on a miss (`AfterClick`). A Stop ends the work
-at its next progress step, keeps nothing partial and ends with one notice (`stopped_message`), also for work in a
-background thread (`start_in_background`, corpus jobs), whose state is kept per browser session.
+at its next progress step, stores nothing partial and ends with one notice (`stopped_message`), also for work in a
+background thread (`start_in_background`, corpus jobs), whose state is kept per browser session. `partial=render`:
+the partial results the computation reports (backend.progress.report_partial) are drawn with `render` under the
+status box while it runs, and kept on screen under a Stop's notice, marked partial (app/ui/partials.py).
 """
 from __future__ import annotations
 
@@ -19,11 +21,12 @@ from typing import Any
 import streamlit as st
 
 from app.ui.guarded import failure_message, guarded, show_provenance
+from app.ui.partials import PartialView, Render, Watching, show_kept
 from app.ui.priority import BACKGROUND_NICE_STEP, background_priority
 from app.ui.text import literal
 from backend.estimates import Estimate, estimate, from_history
 from backend.estimates.load import thread_nice
-from backend.progress import Progress, Stopped, silent
+from backend.progress import Partial, Progress, Stopped, silent
 from backend.store import Computed, NotStored, stored_only, while_waiting
 from backend.verbs import Verb, settle_code_versions
 
@@ -105,6 +108,7 @@ def _stopped_notice(label: str) -> None:
     st.session_state.setdefault(_NOTED, set()).add(label)
     seconds = st.session_state.get(_STOPPED_AFTER, {}).get(label)
     st.warning(stopped_message(label, seconds), icon=":material/stop_circle:")
+    show_kept(label)
 
 
 def unclaimed_stop_notices() -> None:
@@ -185,25 +189,26 @@ Call = Callable[[Progress], Any]
 
 
 def run_verb(verb: Verb | Call, subject: Any = None, config: Any = None, *, label: str | None = None,
-             when: When = NOW) -> Computed | None:
+             when: When = NOW, partial: Render | None = None) -> Computed | None:
     """The one way a page computes: `verb(subject, config, progress)` — or, for a computation not declared as a
     `Verb` yet, `verb(progress)` — in a status box with its progress bar, time left and Stop, an error shown as one
     message, and 'cached' / 'computed in N s' under the result. None when there is nothing to show (an error, a
     Stop, or a miss that waits for its button).
 
     label: the status box's title and the key of its Stop (default: the verb's help). `when`: see `Now`, `Ask`,
-    `StoredOnly`, `AfterClick`. A call returning a plain value (not `Computed`) gets one, timed here."""
+    `StoredOnly`, `AfterClick`. A call returning a plain value (not `Computed`) gets one, timed here. `partial`:
+    draws the computation's partial value (what `render` of its finished value would take) while it runs."""
     call, label = _as_call(verb, subject, config, label)
     if isinstance(when, StoredOnly):  # computes nothing, so nothing for a Stop to end
         found = _stored(call)
         return None if isinstance(found, NotStored) else found
     if isinstance(when, AfterClick):
-        return _after_click(label, call, when, verb, subject, config)
+        return _after_click(label, call, when, verb, subject, config, partial)
     if _stopped_here(label):
         return None
     button_key = f"compute-now-{label}"
     if isinstance(when, Now) or (isinstance(when, Ask) and st.session_state.get(button_key)):
-        return _run(label, call, _lazy_estimate(verb, subject, config))
+        return _run(label, call, _lazy_estimate(verb, subject, config), partial)
     found = _stored(call)
     if not isinstance(found, NotStored):
         if found is not None:
@@ -221,7 +226,7 @@ def run_verb(verb: Verb | Call, subject: Any = None, config: Any = None, *, labe
                 "the result is stored, so it is instant next time.")
         st.button(f"Compute ({duration(stated.seconds)})", key=button_key, type="primary")
         return None
-    return _run(label, call, lambda: stated)
+    return _run(label, call, lambda: stated, partial)
 
 
 def _estimate_of_miss(miss: NotStored, verb: Verb | Call, subject: Any, config: Any,
@@ -242,7 +247,7 @@ def _lazy_estimate(verb: Verb | Call, subject: Any, config: Any) -> Callable[[],
 
 
 def _after_click(label: str, call: Call, when: AfterClick, verb: Verb | Call, subject: Any,
-                 config: Any) -> Computed | None:
+                 config: Any, partial: Render | None) -> Computed | None:
     found = _stored(call)
     if not isinstance(found, NotStored):
         if found is not None:
@@ -255,7 +260,7 @@ def _after_click(label: str, call: Call, when: AfterClick, verb: Verb | Call, su
     # after a Stop the button is disarmed and says so under it (clicked_for) until it is clicked again
     if not clicked_for(when.settings, when.button, when.key, disabled=when.disabled) or _stopped_here(label):
         return None
-    return _run(label, call, lambda: stated)
+    return _run(label, call, lambda: stated, partial)
 
 
 def _stopped_here(label: str) -> bool:
@@ -341,10 +346,14 @@ def with_time_left(message: str, fraction: float, elapsed_s: float, estimate_s: 
     return f"{message} · {duration(left)} left" if left is not None and left >= 1 else message
 
 
-def _run(label: str, call: Call, stated: Callable[[], Estimate | None] = lambda: None) -> Computed | None:
-    """`call` in the status box; `stated()`: its estimate, asked at the first progress report."""
+def _run(label: str, call: Call, stated: Callable[[], Estimate | None] = lambda: None,
+         partial: Render | None = None) -> Computed | None:
+    """`call` in the status box; `stated()`: its estimate, asked at the first progress report; its partial results
+    drawn with `partial` under the box."""
     # Open while it runs: the progress bar, the time left and Stop are seen without a click; closed when done.
-    with st.status(label, expanded=True) as box:
+    box = st.status(label, expanded=True)
+    so_far = None if partial is None else PartialView(label, partial, st.empty())
+    with box:
         bar = st.progress(0.0, text=label)
         stop_slot = st.empty()  # a Stop button for as long as the work runs
         stop_slot.button("Stop", key=f"stop-{label}", on_click=_stop, args=(label,),
@@ -360,7 +369,7 @@ def _run(label: str, call: Call, stated: Callable[[], Estimate | None] = lambda:
             bar.progress(min(max(float(fraction), 0.0), 1.0),
                          text=with_time_left(message, fraction, time.monotonic() - started, estimated[0]))
 
-        progress = throttled(draw)
+        progress = throttled(draw) if so_far is None else Watching(throttled(draw), so_far)
 
         def waiting() -> None:  # drawn at once: it says why nothing moves
             bar.progress(0.0, text="Waiting: the same computation is running for another session; its result is shown "
@@ -370,6 +379,8 @@ def _run(label: str, call: Call, stated: Callable[[], Estimate | None] = lambda:
             result = guarded(lambda: _computed(call, progress))
         stop_slot.empty()
         st.session_state.get(_STARTED, {}).pop(label, None)
+        if so_far is not None:
+            so_far.finished()
         if result is None:
             box.update(label=f"{label}: failed", state="error", expanded=True)
             return None
@@ -398,21 +409,26 @@ class BackgroundRun:
     result: Any = None
     error: str = ""  # ready for st.error (failure_message)
     stopped: str = ""  # the Stop notice
+    so_far: Partial | None = None  # the latest partial result the work reported (the page draws it)
     stop: threading.Event = field(default_factory=threading.Event)
     ended: threading.Event = field(default_factory=threading.Event)
+    watches_partials = True  # it is the work's progress (`__call__`), and keeps its partials
 
     @property
     def running(self) -> bool:
         return not self.ended.is_set()
 
-    def progress(self, fraction: float, message: str) -> None:
+    def __call__(self, fraction: float, message: str) -> None:
         if self.stop.is_set():  # the Stop button: end at this progress step
             raise Stopped
         self.fraction, self.message = min(max(float(fraction), 0.0), 1.0), message
 
+    def partial(self, partial: Partial) -> None:
+        self.so_far = partial
+
     def work(self, call: Call) -> None:
         try:
-            self.result = call(self.progress)
+            self.result = call(self)
         except Stopped:
             self.stopped = stopped_message(self.label, time.monotonic() - self.started, self.kept)
         except Exception as err:  # noqa: BLE001 - shown as a failure; a bug's details go to the server log

@@ -25,7 +25,7 @@ from backend.corpus.engine import EngineConfig, ShardTask
 from backend.corpus.output import DONE, EMPTY, FAILED, ShardResult, file_checksum, shard_file
 from backend.corpus.shards import Shard, list_shards
 from backend.errors import UserError
-from backend.progress import Progress, silent
+from backend.progress import Partial, Progress, report_partial, silent
 from backend.store.corpus_tables import JobRow, Staleness, corpus_tables
 from backend.store.db import store_path
 
@@ -136,6 +136,8 @@ def _run_pending(job_id, task, pending, out_dir, engine, shards, n_done, failed,
         if result.status == FAILED:
             failed.append((result.path, result.error))
         notices += [f"{Path(result.path).name}: {text}" for text in result.notices]
+        # the job's id: its finished shards' rows are in the store now, for a page to show while it runs
+        report_partial(progress, Partial(job_id, n_done + n, len(shards), "shards"))
         progress((n_done + n) / len(shards), f"{n_done + n} of {len(shards)} shards ({Path(result.path).name}:"
                                                  f" {result.status})")
 

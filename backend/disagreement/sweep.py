@@ -22,7 +22,7 @@ from backend.disagreement.policies import MATCHED_TO, POLICIES, policy_for, swee
 from backend.disagreement.rollout import ProblemSet, answer_correct, decode_tokens, prompt_ids
 from backend.disagreement.scoring import RolloutConfig, fitting, rollouts
 from backend.params import Config, param, require, same_as
-from backend.progress import Progress, scaled, silent
+from backend.progress import Partial, Progress, report_partial, scaled, silent
 from backend.store import Stored
 from backend.tasks.arithmetic import Problem
 from backend.verbs import Verb
@@ -161,7 +161,8 @@ def aggregate(records: list[SweepRecord], policy: str, budget: float, threshold)
 
 
 def compute_sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) -> SweepResult:
-    """Reference accuracies (base and reasoning alone) and every (policy, budget) cell."""
+    """Reference accuracies (base and reasoning alone) and every (policy, budget) cell; the sweep over the problems
+    finished so far is handed to the progress's watcher after each problem (the page's curve grows)."""
     refs = [rollouts(pair, RolloutConfig(config.problems, source, config.max_new_tokens),
                      scaled(progress, 0.1 * i, 0.1 * (i + 1))).value for i, source in enumerate(("base", "reasoning"))]
     cal = calibration(pair, config.calibration, scaled(progress, 0.2, 0.3))
@@ -176,17 +177,24 @@ def compute_sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) 
                              calibration=config.calibration, max_new_tokens=config.max_new_tokens,
                              seed=config.seed, index=i)
         records.extend(problem_cells(pair, cells, cal))
+        report_partial(progress, Partial(_swept(config, policies, cal, refs, records, i + 1, fit.skipped),
+                                         i + 1, len(problems), "problems"))
+    progress(1.0, "sweep done")
+    return _swept(config, policies, cal, refs, records, len(problems), fit.skipped)
+
+
+def _swept(config: SweepConfig, policies: tuple[str, ...], cal: Calibration, refs: list, records: list[SweepRecord],
+           n_problems: int, skipped: tuple[str, ...]) -> SweepResult:
+    """The sweep over the records of the first `n_problems` problems."""
     points = []
     for budget in config.rates:
         for policy in policies:
             threshold = getattr(policy_for(policy, config.gate, cal, budget), "threshold", None)
             points.append(aggregate(records, policy, budget, threshold))
-    progress(1.0, "sweep done")
     differs = np.concatenate([r.signals["differs"] for r in refs[1].rollouts])
-    return SweepResult(n_problems=len(problems), base_accuracy=refs[0].accuracy,
+    return SweepResult(n_problems=n_problems, base_accuracy=refs[0].accuracy,
                        reasoning_accuracy=refs[1].accuracy, points=tuple(points), records=tuple(records),
-                       skipped=fit.skipped,
-                       reasoning_differs=float(differs.mean()) if differs.size else float("nan"))
+                       skipped=skipped, reasoning_differs=float(differs.mean()) if differs.size else float("nan"))
 
 
 sweep: Verb[SweepConfig, SweepResult] = pair_verb(

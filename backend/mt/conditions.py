@@ -23,7 +23,7 @@ from backend.mt.selection import Head, random_heads
 from backend.mt.selection import top_heads_in
 from backend.mt.steering import STEER_LAYERS, STEER_MODES, STEER_POSITIONS, Intervention, generate_line
 from backend.params import Config, param, require
-from backend.progress import Progress, scaled, silent
+from backend.progress import Partial, Progress, report_partial, scaled, silent, wants_partials
 from backend.mt.subject import OnData, model_of
 from backend.store import Computed
 from backend.verbs import Verb, register
@@ -132,6 +132,8 @@ def _intervention(handle: ModelHandle, config: ConditionConfig, data: ParallelSe
 
 def compute_condition(handle: ModelHandle, config: ConditionConfig, data: ParallelSet,
                       progress: Progress = silent) -> ConditionResult:
+    """The condition's outputs and scores; the condition scored on the sentences so far is handed to the
+    progress's watcher after each sentence (the page's table grows line by line)."""
     rows = _rows(config, data)
     intervention, used = _intervention(handle, config, data, scaled(progress, 0.0, 0.3))
     sources = [data.text(config.src, r) for r in rows]
@@ -144,9 +146,20 @@ def compute_condition(handle: ModelHandle, config: ConditionConfig, data: Parall
         budget = min(config.max_new_tokens, 2 * len(encode_answer(handle, " " + references[i])) + 8)
         outputs.append(generate_line(handle.model, handle.tokenizer, prompt_ids(handle, config, data, row), budget,
                                      intervention))
+        if wants_partials(progress):
+            report_partial(progress, Partial(_scored(config, rows, sources, references, outputs, candidates, used),
+                                             i + 1, len(rows), "sentences"))
         progress(0.3 + 0.7 * (i + 1) / len(rows), f"{label(config)}: {i + 1}/{len(rows)} sentences")
+    return _scored(config, rows, sources, references, outputs, candidates, used)
+
+
+def _scored(config: ConditionConfig, rows: list[int], sources: list[str], references: list[str], outputs: list[str],
+            candidates, used: tuple[Head, ...]) -> ConditionResult:
+    """The condition on its first len(outputs) sentences."""
+    n = len(outputs)
+    references = references[:n]
     detected = [metrics.identify(o, candidates) for o in outputs]
-    return ConditionResult(label=label(config), config=config, rows=tuple(rows), sources=tuple(sources),
+    return ConditionResult(label=label(config), config=config, rows=tuple(rows[:n]), sources=tuple(sources[:n]),
                            references=tuple(references), outputs=tuple(outputs), detected=tuple(detected),
                            sentence_chrf=np.array([metrics.sentence_chrf_pp(o, r)
                                                    for o, r in zip(outputs, references)]),

@@ -20,7 +20,7 @@ from backend.mt.heads import HeadsConfig
 from backend.mt.prompts import HEAD_TYPES
 from backend.mt.steering import STEER_MODES
 from backend.params import Config, param, require
-from backend.progress import Progress, scaled, silent
+from backend.progress import Partial, Progress, SubProgress, report_partial, silent
 from backend.mt.subject import OnData, model_of
 from backend.store import Computed
 from backend.variants import Registry, Variant
@@ -173,13 +173,25 @@ def plan(config: ExperimentConfig, kind: str) -> list[ConditionConfig]:
 def _experiment_verb(kind: Variant) -> Verb:
     """The experiment `kind` as a verb: its conditions in display order, each cached on its own."""
     def run_conditions(subject: OnData, config: ExperimentConfig, progress: Progress) -> Experiment:
+        """The conditions in turn; the experiment so far (the finished conditions and the running one's sentences
+        so far) is handed to the progress's watcher as each sentence ends."""
         conditions = plan(config, kind.name)
-        results = []
+        results: list[ConditionResult] = []
+
+        def so_far(running: tuple[ConditionResult, ...]) -> Experiment:
+            return Experiment(model=subject.handle.display_name, kind=kind.name, config=config,
+                              conditions=(*results, *running))
+
+        def with_the_others(partial: Partial) -> Partial | None:  # a condition's sentences so far
+            if not isinstance(partial.value, ConditionResult):
+                return None  # a head map's, say: not a row of this table
+            return Partial(so_far((partial.value,)), len(results), len(conditions), "conditions")
+
         for i, cond in enumerate(conditions):
-            part = scaled(progress, i / len(conditions), (i + 1) / len(conditions))
+            part = SubProgress(progress, i / len(conditions), (i + 1) / len(conditions), convert=with_the_others)
             results.append(run_condition(subject.handle, cond, subject.data, part).value)
-        return Experiment(model=subject.handle.display_name, kind=kind.name, config=config,
-                          conditions=tuple(results))
+            report_partial(progress, Partial(so_far(()), len(results), len(conditions), "conditions"))
+        return so_far(())
 
     return register(Verb("mt", kind.name, ExperimentConfig, run_conditions, kind.help,
                          reads=(sys.modules[__name__], *CONDITION_READS), ref=model_of))

@@ -22,7 +22,7 @@ from backend.nag.scorers import SCORERS
 from backend.nag.select import precision_at_k
 from backend.nag.subject import OnModel
 from backend.nag.targets import TargetSet, target_profiles
-from backend.progress import Progress, scaled, silent
+from backend.progress import Partial, Progress, SubProgress, report_partial, scaled, silent, unshown
 from backend.store import Computed
 from backend.verbs import Verb, register
 
@@ -64,13 +64,20 @@ def compare(handle: ModelHandle, pool: Source, target_sets: list[TargetSet], con
     """Rank with each method (default: every registered scorer; each cached on its own), report precision@k."""
     methods = SCORERS.names() if methods is None else tuple(methods)
     rows, relevant = [], 0
+
+    def so_far() -> Comparison:
+        return Comparison(model=handle.display_name, targets=tuple(t.name for t in target_sets),
+                          methods=tuple(methods[:len(rows)]), ks=tuple(ks), precision=np.asarray(rows),
+                          relevant=relevant)
+
     for i, method in enumerate(methods):
+        # a method's partial ranking has no precision yet: the comparison grows method by method
         ranking = rank(handle, pool, target_sets, replace(config, method=method), pool_name,
-                       scaled(progress, i / len(methods), (i + 1) / len(methods))).value
+                       SubProgress(progress, i / len(methods), (i + 1) / len(methods), convert=unshown)).value
         rows.append([precision_curve(ranking, ks)[k] for k in ks])
         relevant = int(relevance(ranking).sum())
-    return Comparison(model=handle.display_name, targets=tuple(t.name for t in target_sets), methods=tuple(methods),
-                      ks=tuple(ks), precision=np.asarray(rows), relevant=relevant)
+        report_partial(progress, Partial(so_far(), len(rows), len(methods), "methods"))
+    return so_far()
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from backend.models.hooks import capture
 from backend.models.loading import ModelHandle
 from backend.nag.impact import IMPACTS
 from backend.params import Config, param, same_as
-from backend.progress import Progress, silent
+from backend.progress import Partial, Progress, report_partial, silent
 
 STORE_K = 32  # neurons kept per layer in the cache: any top_k up to this reuses the stored features
 
@@ -137,7 +137,9 @@ def extract_batched(handle: ModelHandle, texts: Sequence[str], config: ExtractCo
         top = top_neurons(method.run(handle.model, ids, mask), config.stored_k)
         for row, i in enumerate(rows):
             out[i] = DocFeatures(top=top[row], n_tokens=encoded[i][1], used_tokens=len(encoded[i][0]))
-        progress((b + 1) / len(batches), f"impact of {sum(map(len, batches[:b + 1]))}/{len(texts)} documents")
+        done = sum(map(len, batches[:b + 1]))
+        report_partial(progress, Partial(tuple(out), done, len(texts), "documents"))  # None: not extracted yet
+        progress((b + 1) / len(batches), f"impact of {done}/{len(texts)} documents")
     return out  # type: ignore[return-value]
 
 

@@ -19,7 +19,7 @@ import backend.nag.extract as extract
 import backend.nag.impact as impact
 from backend.nag.extract import DocFeatures, ExtractConfig, effective_max_length, extract_batched
 from backend.params import require
-from backend.progress import Progress, silent
+from backend.progress import Partial, Progress, SubProgress, silent
 from backend.nag.subject import OnModel
 from backend.verbs import Verb, register
 
@@ -72,6 +72,14 @@ doc_features = register(Verb("nag", "doc-features", DocKey, _extract_one, "one d
                              "(stored per document, read a slice at a time)", reads=FEATURE_READS, ref=OnModel.model))
 
 
+def _in_slice(partial: Partial, keys: list[DocKey], missing: list[DocKey]) -> Partial:
+    """The features extracted so far of the slice's missing documents -> the slice's, in its order (None: not known
+    yet; a stored document's comes with the whole slice)."""
+    extracted = dict(zip(missing, partial.value))
+    value = tuple(extracted.get(key) for key in keys)
+    return Partial(value, sum(f is not None for f in value), len(keys), "documents")
+
+
 def features_for(handle: ModelHandle, docs: list[Document], config: ExtractConfig,
                  progress: Progress = silent) -> FeatureBatch:
     width = handle.info.intermediate_size  # every path to a model's features passes here
@@ -79,6 +87,7 @@ def features_for(handle: ModelHandle, docs: list[Document], config: ExtractConfi
     keys = [doc_key(handle, doc, config) for doc in docs]
     texts = {key: doc.text for key, doc in zip(keys, docs)}  # the same text twice is extracted once
     slice_ = DocumentSlice(handle, config, texts)
-    done = doc_features.many(slice_, keys, lambda missing: _extract_slice(slice_, missing, progress))
+    done = doc_features.many(slice_, keys, lambda missing: _extract_slice(
+        slice_, missing, SubProgress(progress, convert=lambda partial: _in_slice(partial, keys, missing))))
     progress(1.0, f"features of {len(docs)} documents ({len(docs) - done.computed} cached)")
     return FeatureBatch(features=done.values, hits=len(docs) - done.computed)

@@ -22,11 +22,11 @@ import backend.nag.select as selection
 import backend.nag.targets as targets
 from backend.nag.extract import ReadsFeatures, effective_max_length
 from backend.nag.featurecache import FEATURE_READS
-from backend.nag.scorers import SCORERS
+from backend.nag.scorers import SCORERS, ScoredSoFar, SliceScores
 from backend.nag.select import select
 from backend.nag.targets import TargetSet
 from backend.params import param
-from backend.progress import Progress, scaled, silent
+from backend.progress import Partial, Progress, SubProgress, report_partial, silent, unshown, wants_partials
 from backend.nag.subject import OnModel
 from backend.store import Computed
 from backend.verbs import Verb, register
@@ -105,32 +105,77 @@ def count_documents(pool: Source, name: str | None = None) -> int:
     return sum(1 for _ in iter_documents(pool, name=name))
 
 
+@dataclass
+class _ScoredPool:
+    """What the pool's slices scored so far hold, per document in file order (no whole texts)."""
+
+    ids: list[str] = field(default_factory=list)
+    domains: list[str] = field(default_factory=list)
+    previews: list[str] = field(default_factory=list)
+    quality: list[float] = field(default_factory=list)
+    sims: list[np.ndarray] = field(default_factory=list)
+    tokens: list[np.ndarray] = field(default_factory=list)
+    truncated: int = 0
+    hits: int = 0
+
+    def add(self, docs: list[Document], result: SliceScores) -> None:
+        self.ids += [d.id for d in docs]
+        self.domains += [d.domain or "" for d in docs]
+        self.previews += [preview(d) for d in docs]
+        self.quality += [np.nan if d.quality is None else d.quality for d in docs]
+        self.sims.append(result.sim)
+        self.tokens.append(result.n_tokens)
+        self.truncated += result.truncated
+        self.hits += result.cache_hits
+
+    def plus(self, docs: list[Document], result: SliceScores) -> _ScoredPool:
+        more = _ScoredPool(list(self.ids), list(self.domains), list(self.previews), list(self.quality),
+                           list(self.sims), list(self.tokens), self.truncated, self.hits)
+        more.add(docs, result)
+        return more
+
+    def ranking(self, handle: ModelHandle, config: RankConfig, target_sets: list[TargetSet], notices: list[str],
+                progress: Progress = silent) -> Ranking:
+        return assemble(handle.display_name, config, target_sets, self.ids, self.domains, self.previews,
+                        self.quality, np.concatenate(self.sims, axis=1), np.concatenate(self.tokens), self.truncated,
+                        self.hits, notices, progress, read_tokens=effective_max_length(handle, config.extract))
+
+
 def _compute(handle: ModelHandle, pool: Source, name: str | None, target_sets: list[TargetSet],
              config: RankConfig, progress: Progress) -> Ranking:
+    """The whole pool scored slice by slice, then ranked; the ranking of the documents scored so far is handed to
+    the progress's watcher as the scorer reports them (the page's table grows batch by batch)."""
     total = count_documents(pool, name)
     if total == 0:
         raise UserError("The candidate pool has no non-empty document.")
     scorer = SCORERS.get(config.method)
-    state = scorer.prepare(handle, target_sets, config.extract, scaled(progress, 0.0, 0.1))
+    state = scorer.prepare(handle, target_sets, config.extract, SubProgress(progress, 0.0, 0.1, convert=unshown))
     reader_notices = Notices()
-    ids, domains, previews, quality, sims, tokens = [], [], [], [], [], []
-    truncated = hits = done = 0
+    scored = _ScoredPool()
+
+    def ranked(so_far: _ScoredPool) -> Partial | None:
+        """The documents scored so far, ranked (with a budget of their tokens: the selection is not final)."""
+        try:
+            ranking = so_far.ranking(handle, config, target_sets, [])
+        except UserError:  # e.g. no quality field in the documents so far: nothing to show yet
+            return None
+        return Partial(ranking, len(ranking.ids), total, "documents")
+
+    def with_the_slices_before(part: list[Document], partial: Partial) -> Partial | None:
+        if not isinstance(partial.value, ScoredSoFar):
+            return None
+        return ranked(scored.plus([part[i] for i in partial.value.positions], partial.value.scores))
+
     for part in chunks(iter_documents(pool, name=name, notices=reader_notices), SLICE_DOCS):
-        result = scorer.run(state, handle, part, config.extract, config.seed,
-                       scaled(progress, 0.1 + 0.85 * done / total, 0.1 + 0.85 * (done + len(part)) / total))
-        ids += [d.id for d in part]
-        domains += [d.domain or "" for d in part]
-        previews += [preview(d) for d in part]
-        quality += [np.nan if d.quality is None else d.quality for d in part]
-        sims.append(result.sim)
-        tokens.append(result.n_tokens)
-        truncated += result.truncated
-        hits += result.cache_hits
-        done += len(part)
+        done = len(scored.ids)
+        share = SubProgress(progress, 0.1 + 0.85 * done / total, 0.1 + 0.85 * (done + len(part)) / total,
+                            convert=lambda partial, part=part: with_the_slices_before(part, partial))
+        scored.add(part, scorer.run(state, handle, part, config.extract, config.seed, share))
+        so_far = ranked(scored) if len(scored.ids) < total and wants_partials(progress) else None
+        if so_far is not None:
+            report_partial(progress, so_far)
     notices = list(getattr(state, "notices", ())) + reader_notices.messages("pool")
-    return assemble(handle.display_name, config, target_sets, ids, domains, previews, quality,
-                    np.concatenate(sims, axis=1), np.concatenate(tokens), truncated, hits, notices, progress,
-                    read_tokens=effective_max_length(handle, config.extract))
+    return scored.ranking(handle, config, target_sets, notices, progress)
 
 
 def assemble(model: str, config: RankConfig, target_sets: list[TargetSet], ids: list[str], domains: list[str],

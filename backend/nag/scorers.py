@@ -15,11 +15,11 @@ import numpy as np
 
 from backend.corpus.documents import Document
 from backend.models.loading import ModelHandle
-from backend.nag.extract import ExtractConfig
+from backend.nag.extract import DocFeatures, ExtractConfig
 from backend.nag.featurecache import features_for
 from backend.nag.profile import similarity
 from backend.nag.targets import TargetSet, target_profiles
-from backend.progress import Progress
+from backend.progress import Partial, Progress, SubProgress
 from backend.variants import Registry, Variant
 
 
@@ -43,12 +43,31 @@ def _nag_prepare(handle, target_sets, extract: ExtractConfig, progress):
     return target_profiles(handle, target_sets, extract, progress)
 
 
-def _nag_score(state, handle, docs, extract: ExtractConfig, seed, progress) -> SliceScores:
-    batch = features_for(handle, docs, extract, progress)
-    tops = np.stack([f.top[:, :extract.top_k] for f in batch.features])
+@dataclass(frozen=True)
+class ScoredSoFar:
+    """A slice's partial scores: the documents scored so far (their positions in the slice) and their scores."""
+
+    positions: tuple[int, ...]
+    scores: SliceScores
+
+
+def _nag_scores(state, features: list[DocFeatures], extract: ExtractConfig, hits: int = 0) -> SliceScores:
+    tops = np.stack([f.top[:, :extract.top_k] for f in features])
     sim = np.stack([similarity(tops, weights) for weights in state.weights])
-    return SliceScores(sim=sim, n_tokens=np.array([f.n_tokens for f in batch.features], dtype=np.int64),
-                       truncated=sum(f.used_tokens < f.n_tokens for f in batch.features), cache_hits=batch.hits)
+    return SliceScores(sim=sim, n_tokens=np.array([f.n_tokens for f in features], dtype=np.int64),
+                       truncated=sum(f.used_tokens < f.n_tokens for f in features), cache_hits=hits)
+
+
+def _nag_score(state, handle, docs, extract: ExtractConfig, seed, progress) -> SliceScores:
+    def scored(partial: Partial) -> Partial | None:  # the slice's features so far -> their scores
+        positions = tuple(i for i, f in enumerate(partial.value) if f is not None)
+        if not positions:
+            return None
+        scores = _nag_scores(state, [partial.value[i] for i in positions], extract)
+        return Partial(ScoredSoFar(positions, scores), partial.done, partial.total, partial.unit)
+
+    batch = features_for(handle, docs, extract, SubProgress(progress, convert=scored))
+    return _nag_scores(state, batch.features, extract, batch.hits)
 
 
 def _embedding_prepare(handle, target_sets, extract, progress):

@@ -47,3 +47,15 @@ def waiting_job(corpus: str, progress, started: threading.Event, go_on: threadin
     progress(0.5, "shard 2 of 2")
     return JobSummary(job_id="job-1", kind="demo", out_dir="", shards=2, processed=2, skipped=0, rows=10,
                       checksum="", status="done", seconds=0.0)
+
+
+def job_then_wait(corpus: str, progress, task, started: threading.Event, go_on: threading.Event) -> JobSummary:
+    """A real corpus job of `task`, then a wait for `go_on` before it ends: the page watches it still running with
+    its shards done."""
+    from backend.corpus.jobs import run_job
+
+    summary = run_job("count", task, corpus, progress=progress)
+    started.set()
+    if not go_on.wait(60):
+        raise AssertionError("the test never let the job end")
+    return summary

@@ -69,3 +69,26 @@ def stop_background_runs(timeout_s: float = 120) -> None:
         run.stop.set()
     for run in _background_runs():
         run.ended.wait(timeout_s)
+
+
+def stop_after_first_partial(monkeypatch) -> None:
+    """End a page's computation right after its first partial result is drawn, the way Streamlit ends it for the
+    rerun a Stop click requests: what the page shows then is what a user saw while the work ran."""
+    import streamlit as st
+
+    from app.ui import partials
+
+    draw = partials.PartialView.flush
+
+    def flush_then_stop(view) -> None:
+        before = view.drawn_at
+        draw(view)
+        if view.drawn_at != before:
+            st.stop()
+
+    monkeypatch.setattr(partials.PartialView, "flush", flush_then_stop)
+
+
+def so_far_captions(at: AppTest) -> list[str]:
+    """The "So far: N of M ..." lines drawn above a running computation's partial result."""
+    return [c.value for c in at.caption if c.value.startswith("So far: ")]

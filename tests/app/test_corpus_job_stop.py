@@ -94,3 +94,36 @@ def test_two_sessions_corpus_jobs_do_not_share_a_slot():
     assert [w.value for w in first.warning if "Corpus job: stopped after" in w.value] and not first.success
     assert [s.value for s in second.success] == ["Job job-1: 10 rows, 2 shard(s) run, 0 already done, 0 failed."]
     assert not second.warning
+
+
+def _counting_page():
+    """The panel's launch and progress view, with a real job that waits before it ends."""
+    import streamlit as st
+
+    from app.ui.corpus_jobs import _launch, _progress_view
+    from tests.app.demo_work import job_then_wait
+
+    started, go_on, task = st.session_state["started"], st.session_state["go-on"], st.session_state["task"]
+    if st.button("Run local job", key="count-jobs-run"):
+        _launch("count-jobs", st.session_state["corpus"],
+                lambda corpus, progress: job_then_wait(corpus, progress, task, started, go_on))
+    _progress_view("count-jobs")
+
+
+def test_the_rows_of_a_running_jobs_finished_shards_are_shown(tmp_path, fresh_store):
+    from tests.corpus.support import CountTask, write_corpus
+
+    at = AppTest.from_function(_counting_page, default_timeout=60)
+    started, go_on = threading.Event(), threading.Event()
+    at.session_state["started"], at.session_state["go-on"] = started, go_on
+    at.session_state["task"], at.session_state["corpus"] = CountTask(tmp_path), str(write_corpus(tmp_path / "c", 60, 3))
+    at.run()
+    at.button(key="count-jobs-run").click().run()
+    assert started.wait(30)
+    at.run()
+    assert at.session_state["background-runs"]["count-jobs"].running
+    assert any(c.value.startswith("So far: 3 of 3 shards finished; the first 60 rows") for c in at.caption), [
+        c.value for c in at.caption]
+    assert len(at.dataframe[0].value) == 60 and "s0-d0" in set(at.dataframe[0].value["id"])
+    go_on.set()
+    assert at.session_state["background-runs"]["count-jobs"].ended.wait(30)

@@ -92,3 +92,30 @@ def test_learnability_waits_for_its_button_then_shows_the_clustered_heatmap():
     assert len(at.dataframe[-1].value) == 3
     at.text_input(key="dis-learn-layers").set_value("last").run()
     assert any("layers" in text for text in error_texts(at))
+
+
+def test_the_sweep_curve_grows_problem_by_problem_and_a_stop_keeps_it_marked_partial(monkeypatch):
+    from tests.app.helpers import so_far_captions, stop_after_first_partial
+
+    at = open_tab(run_page("disagreement.py", state=FITS), "dis-tab", "Intervention")
+    at.slider(key="dis-max-new").set_value(16).run()
+    at.number_input(key="dis-sweep-n").set_value(3)
+    at.number_input(key="dis-cal-n").set_value(2)
+    at.multiselect(key="dis-sweep-rates").set_value([0.02])  # a budget no other test sweeps: computed here
+    stop_after_first_partial(monkeypatch)
+    _button(at, "dis-sweep-run").click()
+    at.run()
+    assert so_far_captions(at) == ["So far: 1 of 3 problems (partial; updated as the work runs)"], \
+        [c.value for c in at.caption]
+    assert "dis-sweep-fig-1" in [c.key for c in plotly_charts(at)] and "dis-sweep-fig" not in [
+        c.key for c in plotly_charts(at)]
+    points = at.dataframe[-1].value
+    assert set(points["right"].str.split("/").str[1]) == {"1"}, "each cell scored on the one problem done"
+    _button(at, "stop-Budget sweep").click()
+    at.run()
+    assert not at.exception
+    kept = [w.value for w in at.warning if w.value.startswith("Partial result: ")]
+    assert kept == ["Partial result: 1 of 3 problems finished before it was stopped, shown as it was; nothing was "
+                    "stored as the result. Run it again for the whole."]
+    assert any(df.value.equals(points) for df in at.dataframe) and "dis-sweep-fig-1" in [
+        c.key for c in plotly_charts(at)]

@@ -56,3 +56,21 @@ def test_the_graph_opens_small_and_a_slider_shows_more_or_fewer():
     more = nodes(at)
     at.slider(key="nag-graph-max").set_value(10).run()
     assert not at.exception and not at.error and more > 10 and nodes(at) == 10
+
+
+def test_the_ranking_table_grows_while_the_pool_is_scored_and_a_stop_keeps_it_marked_partial(monkeypatch):
+    from tests.app.helpers import so_far_captions, stop_after_first_partial
+
+    stop_after_first_partial(monkeypatch)
+    # a read length no other test uses: the documents' features are extracted here, batch by batch
+    at = run_page("nag.py", state={"nag-maxlen": 40})
+    assert so_far_captions(at) and " of 250 documents" in so_far_captions(at)[0], [c.value for c in at.caption]
+    ranked = next(df.value for df in at.dataframe if "preview" in df.value.columns)
+    assert 0 < len(ranked) < 250 and list(ranked["rank"]) == list(range(1, len(ranked) + 1))
+    assert not any(m.label == "Selected documents" for m in at.metric), "the finished ranking is not drawn yet"
+    at.button(key="stop-Ranking the pool").click().run()
+    assert not at.exception
+    kept = [w.value for w in at.warning if w.value.startswith("Partial result: ")]
+    assert kept and f"{len(ranked)} of 250 documents finished before it was stopped" in kept[0]
+    assert "nothing was stored" in kept[0]
+    assert any(df.value.equals(ranked) for df in at.dataframe), "the rows seen while it ran stay on screen"

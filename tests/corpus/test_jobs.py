@@ -135,3 +135,12 @@ def test_a_live_job_keeps_its_heartbeat(tmp_path, fresh_store, monkeypatch):
         gate.set()
         worker.join()
     assert seen == jobs.RUNNING
+
+
+def test_a_job_hands_its_id_to_a_watcher_as_each_shard_ends(tmp_path, fresh_store):
+    from tests.support.partials import PartialsSeen
+
+    seen = PartialsSeen()
+    summary = run_job("count", CountTask(tmp_path), str(write_corpus(tmp_path / "c", 60, 3)), progress=seen)
+    assert seen.done() == [1, 2, 3] and {(p.value, p.total, p.unit) for p in seen.partials} == {
+        (summary.job_id, 3, "shards")}

@@ -122,3 +122,14 @@ def test_the_verbs_are_keyed_on_the_pair_and_a_rollout_on_its_rollout_key(pair, 
                            canonical_params(RolloutKey.of(problem, config, i)), one_rollout.code_version)
         stored = lookup(key)
         assert stored is not None and stored[0].token_ids == batch.rollouts[i].token_ids
+
+
+def test_the_sweep_hands_its_curve_so_far_to_a_watcher_problem_by_problem(pair, fresh_store):
+    from tests.support.partials import PartialsSeen
+
+    seen = PartialsSeen()
+    done = sweep(pair, SweepConfig(SMALL, (0.3,), policies=("guided",), calibration=CAL, max_new_tokens=8), seen)
+    assert not done.cached and seen.done() == [1, 2, 3] and {p.total for p in seen.partials} == {3}
+    assert [p.value.n_problems for p in seen.partials] == [1, 2, 3]
+    assert [len(p.value.records) for p in seen.partials] == [1, 2, 3]  # one guided cell per problem
+    assert seen.partials[-1].value.points == done.value.points  # the last one is the whole sweep

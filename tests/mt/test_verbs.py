@@ -111,3 +111,17 @@ def test_the_maps_the_drill_down_the_conditions_and_the_experiments_are_register
 def test_unedited_code_keeps_its_version_in_another_process():
     here = {name: v.code_version for name, v in verbs_of("mt").items()}
     assert versions_in_a_fresh_process("mt") == here
+
+
+def test_an_experiment_hands_its_table_so_far_to_a_watcher_line_by_line(handle, tiny_data, fresh_store):
+    from backend.mt import run_experiment
+    from tests.support.partials import PartialsSeen
+
+    seen = PartialsSeen()
+    done = run_experiment(handle, "steer", EXP, tiny_data, seen).value
+    sentences = [[len(c.outputs) for c in p.value.conditions] for p in seen.partials]
+    # each condition's sentences as they are written, then the condition finished; four conditions of two sentences
+    assert sentences[:3] == [[1], [2], [2]] and sentences[-1] == [2, 2, 2, 2]
+    assert [p.done for p in seen.partials if p.done == len(p.value.conditions)] == [1, 2, 3, 4]
+    assert all(p.total == 4 and p.unit == "conditions" for p in seen.partials)
+    assert seen.partials[-1].value.table() == done.table()

@@ -139,3 +139,23 @@ def test_document_embeddings_are_stored_once_per_text(fresh_store):
     again, hits = document_embeddings(docs[::-1])
     assert hits == 3
     np.testing.assert_array_equal(again, first[::-1])
+
+
+def test_a_ranking_hands_the_documents_ranked_so_far_to_a_watcher_batch_by_batch(tmp_path, fresh_store,
+                                                                                   monkeypatch):
+    import importlib
+
+    from tests.support.partials import PartialsSeen
+
+    monkeypatch.setattr(extract_module, "length_batches", lambda lengths, batch_tokens: [[i] for i in
+                                                                                         range(len(lengths))])
+    # the module, not the function `rank` the package exports under its name
+    monkeypatch.setattr(importlib.import_module("backend.nag.rank"), "SLICE_DOCS", 4)  # two slices of the eight documents
+    seen = PartialsSeen()
+    done = rank(load("tiny-llama"), _pool(tmp_path), _targets("science"), RankConfig(top_k=8, max_length=48),
+                progress=seen).value
+    # one extraction batch per document (the targets' profile's batches are not the pool's: not shown)
+    assert seen.done() == [1, 2, 3, 4, 4, 5, 6, 7, 8] and {p.total for p in seen.partials} == {8}
+    assert [len(p.value.to_frame()) for p in seen.partials] == seen.done()
+    assert seen.partials[-1].value.ids == done.ids
+    assert np.array_equal(seen.partials[-1].value.similarity, done.similarity)
