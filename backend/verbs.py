@@ -61,8 +61,23 @@ def source_digest(parts: Sequence[Any]) -> str:
 # off: .streamlit/config.toml)
 _PARSING = threading.Lock()
 
+# Per part, as first read in this process: many verbs read the same modules (backend.models.kernel, a feature's
+# shared helpers), and parsing and dumping one is most of a verb's first call on a tiny model. A changed file is a
+# new part only once it is imported again (a new module object), as the code that runs is.
+_SYNTAX: dict[Any, str] = {}
+
 
 def _syntax_of(part: Any) -> str:
+    try:
+        return _SYNTAX[part]
+    except KeyError:
+        syntax = _SYNTAX[part] = _parsed_syntax_of(part)
+        return syntax
+    except TypeError:  # an unhashable part: read each time
+        return _parsed_syntax_of(part)
+
+
+def _parsed_syntax_of(part: Any) -> str:
     target = inspect.unwrap(part) if callable(part) and not isinstance(part, type) else part
     try:
         source = inspect.getsource(target)
