@@ -50,6 +50,7 @@ class PatientBrowser:
     def new_page(self, **options):
         page = self._browser.new_page(**options)
         page.set_default_timeout(PAGE_TIMEOUT_S * 1000)
+        server.count_script_runs(page)  # rerun_after sees every rerun, however quick (else it waits 20 s)
         return page
 
     def __getattr__(self, name):
