@@ -135,7 +135,11 @@ def _script_runs_counter() -> str:
         let i = 0;
         const varint = () => {
             let value = 0, scale = 1, byte;
-            do { byte = bytes[i++]; value += (byte & 0x7f) * scale; scale *= 128; } while (byte & 0x80 && i < bytes.length);
+            do {
+                byte = bytes[i++];
+                value += (byte & 0x7f) * scale;
+                scale *= 128;
+            } while (byte & 0x80 && i < bytes.length);
             return value;
         };
         while (i < bytes.length) {
