@@ -8,6 +8,7 @@ A name that is really dead is deleted, not listed here; a function only tests ca
 # The browser harness (app/server.py) is the tests' and benches' own: tests/e2e and bench/ call these.
 visit_by_sidebar
 click_chart_point
+count_script_runs
 
 # Settings written on other libraries' objects, read by those libraries.
 _.enable_progress_bars  # Ray Data's DataContext (backend/corpus/ray_engine.py)

@@ -95,11 +95,14 @@ def wait_until_idle(page, timeout_s: float) -> None:
 
 # Armed before an action: notes whether the app's script state has left "notRunning" since (a rerun started),
 # however quickly it came back: each change of the attribute is a record, with the value it replaced. The whole
-# document is watched, so a rerun that replaces the app's element (React remounting it) is seen too.
+# document is watched, so a rerun that replaces the app's element (React remounting it) is seen too. On a page that
+# counts the script runs it is sent (`count_script_runs`), a run that ended after the arming counts as well: a short
+# rerun's states can be drawn in one commit, leaving the attribute at "notRunning" throughout.
 WATCH_FOR_RERUN = """() => {
     const first = document.querySelector('[data-testid="stApp"]');
     if (window.__dashRerunWatch) window.__dashRerunWatch.disconnect();
     window.__dashRerunStarted = false;
+    window.__dashRunsArmedAt = window.__dashRunsReceived;
     window.__dashRerunWatch = new MutationObserver(records => {
         const app = document.querySelector('[data-testid="stApp"]');
         if (app !== first || app.dataset.testScriptState !== 'notRunning'
@@ -109,9 +112,68 @@ WATCH_FOR_RERUN = """() => {
     window.__dashRerunWatch.observe(document.documentElement, {subtree: true, childList: true, attributes: true,
         attributeOldValue: true, attributeFilter: ['data-test-script-state']});
 }"""
-# How long an action may take to start its rerun before the wait falls back to "idle again" alone: a rerun that
-# left no trace in the DOM (started and ended between two of React's commits) must not hang a test.
+# How long an action may take to start its rerun before the wait falls back to "idle again" alone. On a page that
+# counts its script runs this is only spent by an action that caused none; elsewhere also by a rerun that left no
+# trace in the DOM (a quick one: in the browser tests under load, now and then, 20 s lost each time).
 RERUN_START_S = 20
+
+
+def _script_runs_counter() -> str:
+    """The page script of `count_script_runs`: the ForwardMsg field and values are read from Streamlit's own
+    protocol (streamlit/proto/ForwardMsg.proto), so a renumbering cannot silently stop the count."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    field = ForwardMsg.DESCRIPTOR.fields_by_name["script_finished"].number
+    whole_run = [ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR]  # not a fragment's
+    return """(() => {
+    const Native = window.WebSocket;
+    if (!Native || window.__dashRunsReceived !== undefined) return;
+    window.__dashRunsReceived = 0;
+    const FIELD = %d, WHOLE_RUN = %s;
+    // the script_finished value of a ForwardMsg (its top-level protobuf fields read in turn), or -1
+    const finished = bytes => {
+        let i = 0;
+        const varint = () => {
+            let value = 0, scale = 1, byte;
+            do {
+                byte = bytes[i++];
+                value += (byte & 0x7f) * scale;
+                scale *= 128;
+            } while (byte & 0x80 && i < bytes.length);
+            return value;
+        };
+        while (i < bytes.length) {
+            const tag = varint(), field = Math.floor(tag / 8), wire = tag %% 8;
+            if (wire === 0) { const value = varint(); if (field === FIELD) return value; }
+            else if (wire === 2) { const length = varint(); i += length; }  // (i += varint() adds to the old i)
+            else if (wire === 1) i += 8;
+            else if (wire === 5) i += 4;
+            else return -1;
+        }
+        return -1;
+    };
+    window.WebSocket = class extends Native {
+        constructor(...args) {
+            super(...args);
+            this.addEventListener("message", event => {
+                if (!(event.data instanceof ArrayBuffer) || !WHOLE_RUN.includes(finished(new Uint8Array(event.data))))
+                    return;
+                const run = ++window.__dashRunsReceived;
+                // noted once the app has drawn it (its handler, React's commit and a frame come first), and only
+                // for a run that ended after the watch was armed (WATCH_FOR_RERUN)
+                setTimeout(() => requestAnimationFrame(() => setTimeout(() => {
+                    if (run > window.__dashRunsArmedAt) window.__dashRerunStarted = true;
+                })));
+            });
+        }
+    };
+})();""" % (field, list(whole_run))
+
+
+def count_script_runs(page) -> None:
+    """Before a page's first navigation: it counts the app's finished script runs from the websocket's messages,
+    which `rerun_after` then waits on (the DOM alone misses a rerun drawn in one commit)."""
+    page.add_init_script(_script_runs_counter())
 
 
 def rerun_after(page, action: Callable[[], object], timeout_s: float) -> None:

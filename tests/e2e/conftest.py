@@ -50,6 +50,7 @@ class PatientBrowser:
     def new_page(self, **options):
         page = self._browser.new_page(**options)
         page.set_default_timeout(PAGE_TIMEOUT_S * 1000)
+        server.count_script_runs(page)  # rerun_after sees every rerun, however quick (else it waits 20 s)
         return page
 
     def __getattr__(self, name):
@@ -103,19 +104,32 @@ def open_tab(page, name: str, timeout_s: float = PAGE_TIMEOUT_S) -> None:
         rerun_after(page, tab.click, timeout_s)
 
 
-def click_stop(page) -> bool:
-    """Click the running work's Stop through the DOM, if it is shown; whether it was. (The running box redraws its
-    Stop with every progress report, so Playwright's wait for a stable element can outlast the run.)"""
-    # the page's running work first (app.ui.run's Stop, key "stop-<label>"): a drill-down preparation running in the
-    # background beside it has a Stop of its own, which may come first on the page
-    return page.evaluate("""() => {
-        const stops = [...document.querySelectorAll("button")].filter(b => b.innerText.trim() === "Stop");
-        const work = stops.find(b => [...(b.closest('[class*="st-key-stop-"]')?.classList || [])]
-            .some(c => c.startsWith("st-key-stop-")));
-        const stop = work || stops[0];
-        if (stop) stop.click();
-        return Boolean(stop);
-    }""")
+# Clicks the Stop of the running work whose label starts with `prefix` (app.ui.run's Stop, keyed "stop-<label>":
+# Streamlit gives its element the class "st-key-" + the key with every character outside [a-zA-Z0-9_-] as "-"), in
+# the same tick as it finds it; "absent" once the script has ended without showing it. No other Stop ever: a
+# drill-down preparation's (keyed "<key>-stop") may be the first on the page, and its click ends other work.
+CLICK_WORK_STOP = """prefix => {
+    const wanted = "st-key-stop-" + prefix.trim().replaceAll(/[^a-zA-Z0-9_-]/g, "-");
+    const holder = [...document.querySelectorAll('[class*="st-key-stop-"]')]
+        .find(el => [...el.classList].some(c => c.startsWith(wanted)));
+    const stop = holder && [...holder.querySelectorAll("button")].find(b => b.innerText.trim() === "Stop");
+    if (stop && !stop.disabled) {
+        stop.click();
+        return "clicked";
+    }
+    const idle = document.querySelector('[data-testid="stApp"][data-test-script-state="notRunning"]')
+        && !document.querySelector('[data-stale="true"]');
+    return idle ? "absent" : false;
+}"""
+
+
+def click_stop(page, label: str, timeout_s: float = PAGE_TIMEOUT_S) -> bool:
+    """Click the Stop of the running work labelled `label` (its start is enough: a label may end with an estimate)
+    as soon as it is shown; whether it was (False: the page's script ended first, the work with it). Clicked through
+    the DOM: the running box redraws with every progress report, so Playwright's wait for a stable element can
+    outlast the run."""
+    return page.wait_for_function(CLICK_WORK_STOP, arg=label, timeout=timeout_s * 1000,
+                                  polling=50).json_value() == "clicked"
 
 
 def start_long_batch(app_url: str, browser, width: int, height: int):

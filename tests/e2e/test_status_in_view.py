@@ -28,6 +28,6 @@ def test_stop_is_in_the_viewport_right_after_the_click(app_url, browser):
         progress.wait_for(state="visible", timeout=60_000)
         assert _inside(progress.bounding_box(), width, height), (width, height, progress.bounding_box())
     # through the DOM: the running box redraws Stop with each progress report
-    assert click_stop(page), "the batch ended before both windows were checked"
+    assert click_stop(page, "Batch"), "the batch ended before both windows were checked"
     page.get_by_text("Batch: stopped after").wait_for(state="visible", timeout=PAGE_TIMEOUT_S * 1000)
     page.close()

@@ -17,7 +17,7 @@ def test_a_batch_shows_progress_and_stop_and_says_it_stopped(app_url, browser):
     # Stop once the batch itself is under way, its bar past zero
     page.locator('[data-testid="stProgress"]').first.wait_for(state="visible", timeout=30_000)
     page.wait_for_function(UNDER_WAY, timeout=PAGE_TIMEOUT_S * 1000, polling=50)
-    assert click_stop(page)  # through the DOM: the running box redraws Stop with each progress report
+    assert click_stop(page, "Batch")  # the batch's own Stop, through the DOM (it is redrawn with each report)
     notice = page.get_by_text("Batch: stopped after")
     notice.wait_for(state="visible", timeout=PAGE_TIMEOUT_S * 1000)
     assert "nothing was stored" in notice.inner_text()

@@ -39,7 +39,7 @@ def test_sentences_show_as_they_are_chosen_and_a_stop_keeps_them(app_url, browse
     page.get_by_role("button", name="Generate").click()
     seen = page.wait_for_function(STREAMED_SENTENCE, timeout=PAGE_TIMEOUT_S * 1000).json_value()
     assert seen == {"stop": True}, "the sentences came only at the end of the generation"
-    if click_stop(page):  # still running: a Stop keeps the sentences shown, marked partial
+    if click_stop(page, "Generating ("):  # still running: its Stop keeps the sentences shown, marked partial
         ended = page.wait_for_function("""() => {
             const text = document.body.innerText;
             return (text.includes("Partial text:") && "partial")
