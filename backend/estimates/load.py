@@ -36,6 +36,10 @@ from pathlib import Path
 import torch
 
 SPIN_S = 0.2  # long enough for a few scheduler slices at a share of a few percent
+# The first measurement, with none before it to average with, is longer: with 2 busy loops beside it on this 2-core
+# machine a 0.2 s spin measured 0.85 of a core where the runs that followed got 0.58-0.77 (the scheduler moves
+# three runnable threads between two cores at its own pace), and the estimate it made was 1.6x short
+FIRST_SPIN_S = 0.6
 SAMPLE_S = 0.02  # how often the spinner reads the kernel's count of runnable threads
 FRESH_S = 5.0  # a measured share is reused this long (pages ask for estimates at every rerun)
 WINDOW_S = 60.0  # the measurements an expected share is averaged over (`recent`)...
@@ -126,7 +130,7 @@ def _runnable() -> int | None:
         return None
 
 
-def _spin(nice: int, out: list[tuple[float, float]]) -> None:
+def _spin(nice: int, seconds: float, out: list[tuple[float, float]]) -> None:
     try:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
     except (AttributeError, OSError):
@@ -134,7 +138,7 @@ def _spin(nice: int, out: list[tuple[float, float]]) -> None:
     wall, cpu = time.perf_counter(), time.thread_time()
     counts: list[int] = []
     next_sample = wall
-    while (now := time.perf_counter()) - wall < SPIN_S:
+    while (now := time.perf_counter()) - wall < seconds:
         if now >= next_sample:
             found = _runnable()
             if found is not None:
@@ -144,11 +148,11 @@ def _spin(nice: int, out: list[tuple[float, float]]) -> None:
     out.append(((time.thread_time() - cpu) / (time.perf_counter() - wall), max(others, 0.0)))
 
 
-def measure(nice: int) -> tuple[float, float]:
+def measure(nice: int, seconds: float = SPIN_S) -> tuple[float, float]:
     """(the share of a core one thread at `nice` gets right now, the other threads runnable meanwhile), measured
-    over SPIN_S in a thread of its own."""
+    over `seconds` in a thread of its own."""
     out: list[tuple[float, float]] = []
-    spinner = threading.Thread(target=_spin, args=(nice, out), name="cpu-share", daemon=True)
+    spinner = threading.Thread(target=_spin, args=(nice, seconds, out), name="cpu-share", daemon=True)
     spinner.start()
     spinner.join()
     return (min(out[0][0], 1.0), out[0][1]) if out else (1.0, 0.0)
@@ -183,7 +187,8 @@ def current_load(nice: int | None = None) -> CpuLoad:
         samples = list(_history.get(nice, ()))
     now = time.monotonic()
     if not samples or now - samples[-1][0] > FRESH_S:
-        samples.append((time.monotonic(), *measure(nice)))
+        alone = not any(now - sample[0] <= WINDOW_S for sample in samples)  # nothing to average it with
+        samples.append((time.monotonic(), *measure(nice, FIRST_SPIN_S if alone else SPIN_S)))
         now = time.monotonic()
         samples = [sample for sample in samples if now - sample[0] <= WINDOW_S]
         with _history_lock:

@@ -53,10 +53,13 @@ def test_the_share_of_a_core_is_measured_at_the_nice_asked_and_kept_a_while():
 def test_a_fresh_measurement_is_reused_and_older_ones_weigh_in_less_the_older_they_are(monkeypatch):
     measured = []
     monkeypatch.setattr(load_module, "_history", {})
-    monkeypatch.setattr(load_module, "measure", lambda nice: measured.append(nice) or (0.5, 0.0))
+    monkeypatch.setattr(load_module, "measure", lambda nice, seconds: measured.append((nice, seconds)) or (0.5, 0.0))
     current_load(nice=7)
     current_load(nice=7)
-    assert measured == [7]  # measured once, reused while fresh
+    assert measured == [(7, load_module.FIRST_SPIN_S)]  # measured once, reused while fresh; longer, being alone
+    monkeypatch.setattr(load_module, "FRESH_S", -1.0)  # stale at once: measured again, averaged with the first
+    current_load(nice=7)
+    assert measured[1:] == [(7, load_module.SPIN_S)] and load_module.SPIN_S < load_module.FIRST_SPIN_S
     now = 1000.0
     assert load_module.recent([(now - 1, 0.8, 2.0)], now) == pytest.approx((0.8, 2.0))
     half_life = load_module.HALF_LIFE_S
@@ -72,7 +75,7 @@ def test_a_one_thread_run_knows_the_share_it_got_from_its_own_cpu_time():
 
 def test_the_threads_of_the_load_are_chosen_from_what_was_measured(monkeypatch):
     monkeypatch.setattr(load_module, "_history", {})
-    monkeypatch.setattr(load_module, "measure", lambda nice: (0.3, 4.0))
+    monkeypatch.setattr(load_module, "measure", lambda nice, seconds: (0.3, 4.0))
     assert current_load(nice=5).threads == 1
 
 
@@ -107,7 +110,7 @@ def test_a_thread_pinned_to_fewer_threads_keeps_them():
 def test_a_share_a_computation_measured_itself_counts_as_a_fresh_measurement(monkeypatch):
     measured = []
     monkeypatch.setattr(load_module, "_history", {})
-    monkeypatch.setattr(load_module, "measure", lambda nice: measured.append(nice) or (0.9, 2.0))
+    monkeypatch.setattr(load_module, "measure", lambda nice, seconds: measured.append(nice) or (0.9, 2.0))
     current_load(nice=4)
     load_module.remember_share(4, 0.3)
     now = current_load(nice=4)
