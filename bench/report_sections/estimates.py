@@ -64,13 +64,17 @@ def fit_probes(ctx: Ctx) -> Body:
     r = ctx.load("fit_probes.json")
     rows = [[f["case"], f["declared"], f["fitted"],
              f"{min(x['probes_per_unit'] for x in f['runs']):.2f}–{max(x['probes_per_unit'] for x in f['runs']):.2f}",
-             f"{f['large_over_small']:.2f}"] for f in r["fits"]]
+             f"{f['large_over_small']:.2f}",
+             f"{f['first_run_units']:.2f} ({f['first_run_units_declared']})" if "first_run_units" in f else "–"]
+            for f in r["fits"]]
     lines = [f"{r['model']}, load average {r['loadavg'][0]:.1f}–{r['loadavg'][1]:.1f}. What one unit of a verb's "
              "declared work costs in calibration probes (one 16-token forward): each case's small and large request "
              f"timed {r['turns']} times beside a probe, on CPU times with one torch thread (the machine's other work "
              "does not lengthen them). \"declared\" is the constant in backend/<feature>/work.py when the fit ran; "
-             "large / small near 1 says the work units scale right.", ""]
-    header = ["case", "declared", "fitted (median)", "range", "large / small"]
+             "large / small near 1 says the work units scale right. \"first run\" is what a verb's first run in the "
+             "process cost beyond a warm small one, in units (declared then in brackets): imports and kernels set up "
+             "once.", ""]
+    header = ["case", "declared", "fitted (median)", "range", "large / small", "first run (units more)"]
     return Body(lines + table(header, rows), [f"{PY} bench/fit_probes.py"])
 
 
