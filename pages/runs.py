@@ -64,8 +64,11 @@ st.dataframe(runs, hide_index=True, width="stretch",
              column_config={"params": st.column_config.TextColumn(width="large")})
 table_downloads(runs, "runs", key="runs-export")
 
-if not runs.empty:
-    st.subheader("Reopen a run")
+st.subheader("Reopen a run")  # always there: the page reads the same with or without runs yet
+if runs.empty:
+    st.caption("Nothing to reopen yet: the runs of this session that match the filters above appear here once a "
+               "page has computed or read a result.")
+else:
     by_id = runs.set_index("run_id")
     # Nothing is reopened until a run is picked: reading and drawing a full result on every visit of the page
     # cost every user's view of it.

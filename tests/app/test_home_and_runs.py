@@ -136,3 +136,14 @@ def test_a_model_outside_the_allowlist_shows_an_error_not_a_traceback():
     at.run()
     assert not at.exception
     assert any("Allowlisted models" in text for text in error_texts(at))
+
+
+def test_a_session_without_runs_sees_the_same_headings_and_says_there_is_nothing_to_reopen():
+    # the README's screenshot outline of Runs must not depend on whether the session computed anything before
+    at = run_page()
+    theirs = _run_in_scope("someone-else", 3)  # another session's run is not this one's to reopen
+    at.switch_page(str(ROOT / "pages" / "runs.py")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert [s.value for s in at.subheader] == ["Reopen a run"]
+    assert any("Nothing to reopen yet" in c.value for c in at.caption)
+    assert theirs not in "".join(c.value for c in at.caption)
