@@ -16,7 +16,7 @@ from typing import Any
 
 from backend.estimates.calibrate import probe, probe_model
 from backend.estimates.load import CpuLoad, cores, current_load, remember_share, slowdown
-from backend.estimates.work import work_of
+from backend.estimates.work import Work, work_of
 from backend.store.db import StoreUnavailable, store_path
 from backend.store.timings import PROBE, Timing, recent_timings, record_timing
 
@@ -27,10 +27,10 @@ RECENT_RUNS = 5  # the newest runs the rate is the median of: a machine's speed 
 _WARM: set[tuple[str, str, str]] = set()
 
 
-def request_units(verb, subject: Any, config: Any, fingerprint: str) -> float:
-    """The request's work in the verb's units, with the one-off costs of the verb's first run in this process
-    when it has not run here yet (a first MT head map also imports captum and scipy and sets up its kernels)."""
-    work = work_of(verb.feature, verb.name)
+def request_units(verb, work: Work, subject: Any, config: Any, fingerprint: str) -> float:
+    """The request's work (`work`: the verb's declared one) in its units, with the one-off costs of the verb's first
+    run in this process when it has not run here yet (a first MT head map also imports captum and scipy and sets up
+    its kernels)."""
     first = (verb.feature, verb.name, fingerprint) not in _WARM
     return float(work.units(subject, config)) + (work.first_run_units if first else 0.0)
 
@@ -74,7 +74,7 @@ def estimate(verb, subject: Any, config: Any, nice: int | None = None, calibrate
     now = current_load(nice)
     fingerprint = verb.ref(subject).fingerprint
     work = work_of(verb.feature, verb.name)
-    units = request_units(verb, subject, config, fingerprint)
+    units = request_units(verb, work, subject, config, fingerprint)
     try:
         runs = recent_timings(verb.feature, verb.name, fingerprint, limit=RECENT_RUNS)
         if runs:
@@ -114,7 +114,8 @@ def record_finished(verb, subject: Any, config: Any, seconds: float, nice: int, 
     share measured now (the conditions it ended in, without its own work). Recorded in a thread of its own, so the
     run's result does not wait; best effort: the result is what matters."""
     fingerprint, path = verb.ref(subject).fingerprint, store_path()
-    units = request_units(verb, subject, config, fingerprint)  # a first run's rate counts its one-off costs
+    # a first run's rate counts its one-off costs
+    units = request_units(verb, work_of(verb.feature, verb.name), subject, config, fingerprint)
     _WARM.add((verb.feature, verb.name, fingerprint))
     if share is not None:
         # No measurement of its own: a spinner started as the run ends would compete with the work that follows
