@@ -42,13 +42,22 @@ def app_url():
 
 class PatientBrowser:
     """The session's Chromium, whose pages wait for an element or an action as long as a page may take to run
-    (Playwright's default of 30 s failed an upload on the MT page with other jobs on the machine)."""
+    (Playwright's default of 30 s failed an upload on the MT page with other jobs on the machine).
+
+    Every page opens in one browser context, as a user's tabs do: Playwright's `browser.new_page` makes a fresh
+    context each time, with an empty HTTP and compiled-code cache, so every page fetched and compiled Streamlit's
+    and Plotly's scripts again (3-4 s of Chromium CPU a page, against under 1.5 s once cached; the browser tests'
+    largest cost). Each page is still its own app session (its own websocket): the app keeps nothing in cookies or
+    browser storage."""
 
     def __init__(self, browser):
         self._browser = browser
+        self._context = browser.new_context()
 
-    def new_page(self, **options):
-        page = self._browser.new_page(**options)
+    def new_page(self, viewport: dict | None = None):
+        page = self._context.new_page()
+        if viewport:
+            page.set_viewport_size(viewport)
         page.set_default_timeout(PAGE_TIMEOUT_S * 1000)
         server.count_script_runs(page)  # rerun_after sees every rerun, however quick (else it waits 20 s)
         return page
