@@ -15,9 +15,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
-from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from backend.config import settings
 from backend.errors import UserError
@@ -27,6 +28,10 @@ from backend.models.fingerprint import fingerprint_dir
 from backend.models.locks import in_use
 from backend.models.allowlist import EMBEDDED_PREFIX, ModelSpec, get_spec
 from backend.models.residency import Residency, model_bytes
+
+if TYPE_CHECKING:  # annotations only: importing PreTrainedModel costs every process ~2 s of CPU (modeling_utils pulls
+    # torch.distributed.tensor), though only a process that loads a model needs it, and from_pretrained imports it then
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 Progress = Callable[[float, str], None]
 
