@@ -15,8 +15,8 @@ under the threshold, keep what still reaches x[L] at the chosen position.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 import torch
 
@@ -24,6 +24,9 @@ from backend.internals.flow import Contributions, contributions_both
 from backend.internals.graph_config import GraphConfig
 from backend.internals.prompt import encode, position_index
 from backend.progress import Progress, silent
+
+if TYPE_CHECKING:  # imported where a graph is built: networkx costs ~0.3 s in every process loading the verbs
+    import networkx as nx
 
 
 
@@ -73,6 +76,8 @@ def strong_graph(shares: Contributions, upto: int, threshold: float,
     """Every edge of at least `threshold` between the states of positions 0..upto (later ones cannot reach it).
     Filtering before networkx sees an edge keeps it at most 1 / threshold edges per state. `by_head` `[L, T, T, H]`:
     per-head shares attached to per-source attention edges (which heads carry them)."""
+    import networkx as nx
+
     graph = nx.MultiDiGraph()
     per_head = shares.attn.ndim == 4
 
@@ -97,6 +102,8 @@ def strong_graph(shares: Contributions, upto: int, threshold: float,
 
 def prune(graph: nx.MultiDiGraph, root: GraphNode) -> nx.MultiDiGraph:
     """The states from which the graph's edges reach `root`, with the edges among them."""
+    import networkx as nx
+
     if root not in graph:
         graph.add_node(root)
     return graph.subgraph(nx.ancestors(graph, root) | {root}).copy()
