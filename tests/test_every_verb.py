@@ -143,6 +143,11 @@ def every_verb(tmp_path_factory):
         # defaults read from the settings, which this fixture fixes above), about half of a stored command's time
         parser = backend_main.build_parser()
         patch.setattr(backend_main, "build_parser", lambda: parser)
+        # `main` closes the store after each command, to hand the file to other processes; here no other process
+        # waits, and closing (a checkpoint) then reopening for the next of ~110 commands was a third of the fixture's
+        # CPU. The release still runs in every other test calling `main` (tests/test_cli.py); handing the store
+        # between processes is tests/store/test_held_store.py's subject
+        patch.setattr(backend_main, "release_store", lambda: None)
         record = Forwards()
         for model_id in MODELS:
             model = load(model_id).model
