@@ -2,6 +2,7 @@ import pytest
 import torch
 
 from backend.models.hooks import HeadEdit, Hooks, OutputAdd, capture
+from backend.models.speculative import _PASSIVE_HOOKS
 
 
 def _ids(handle, text="The cat sat on the mat."):
@@ -38,7 +39,7 @@ def test_attention_probabilities_are_distributions(tiny_handle):
 def _own_hooks(model) -> int:
     """Forward hooks on `model`, leaving out transformers' output recorders: it installs them the first time a forward
     of the model asks for attentions, which depends on what ran before in this process."""
-    return sum(getattr(hook, "__name__", "") != "output_capturing_hook"
+    return sum(getattr(hook, "__name__", "") not in _PASSIVE_HOOKS
                for m in model.modules() for hook in m._forward_hooks.values())
 
 
