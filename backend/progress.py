@@ -89,4 +89,3 @@ class SubProgress:
 def scaled(progress: Progress, start: float, end: float) -> Progress:
     """A sub-task's progress mapped into [start, end] of its parent's (its partials passed through)."""
     return SubProgress(progress, start, end)
-

@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # imported where a graph is built: networkx costs ~0.3 s in e
     import networkx as nx
 
 
-
 @dataclass(frozen=True)
 class GraphNode:
     layer: int
