@@ -22,7 +22,7 @@ from backend.disagreement.policies import MATCHED_TO, POLICIES, policy_for, swee
 from backend.disagreement.rollout import ProblemSet, answer_correct, decode_tokens, prompt_ids
 from backend.disagreement.scoring import RolloutConfig, fitting, rollouts
 from backend.params import Config, param, require, same_as
-from backend.progress import Partial, Progress, report_partial, scaled, silent
+from backend.progress import Partial, Progress, report_partial, scaled, silent, wants_partials
 from backend.store import Stored
 from backend.tasks.arithmetic import Problem
 from backend.verbs import Verb
@@ -177,8 +177,9 @@ def compute_sweep(pair: Pair, config: SweepConfig, progress: Progress = silent) 
                              calibration=config.calibration, max_new_tokens=config.max_new_tokens,
                              seed=config.seed, index=i)
         records.extend(problem_cells(pair, cells, cal))
-        report_partial(progress, Partial(_swept(config, policies, cal, refs, records, i + 1, fit.skipped),
-                                         i + 1, len(problems), "problems"))
+        if wants_partials(progress):  # the aggregate over every cell so far: only for a watcher
+            report_partial(progress, Partial(_swept(config, policies, cal, refs, records, i + 1, fit.skipped),
+                                             i + 1, len(problems), "problems"))
     progress(1.0, "sweep done")
     return _swept(config, policies, cal, refs, records, len(problems), fit.skipped)
 
