@@ -128,7 +128,7 @@ def _jobs_table(kind: str, key: str, open_job: Callable[[str], None] | None) -> 
     if open_job is not None:
         open_job(chosen)
     else:
-        first = next(iter(guarded(lambda: list(jobs.iter_tables(chosen))) or []), None)
+        first = guarded(lambda: next(jobs.iter_tables(chosen), None))  # the first shard's file only
         if first is not None:
             st.dataframe(first.slice(0, PREVIEW_ROWS).to_pandas(), hide_index=True, width="stretch")
     _export(chosen, int(frame.loc[frame["job_id"] == chosen, "rows"].iloc[0]), key)
