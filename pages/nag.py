@@ -117,6 +117,8 @@ def _open_nag_job(job_id: str) -> None:
 
 corpus_jobs_panel("nag-features", lambda corpus, progress: feature_job(handle, corpus, config, progress=progress),
                   key="nag-jobs", open_job=_open_nag_job)
+
+
 def partial_ranking(so_far) -> None:
     """The documents ranked so far, while the pool is scored (and under a Stop's notice)."""
     st.caption("Partial ranking: the documents scored so far, ranked among themselves (the budget is a share of "

@@ -46,9 +46,9 @@ class PatientBrowser:
 
     Every page opens in one browser context, as a user's tabs do: Playwright's `browser.new_page` makes a fresh
     context each time, with an empty HTTP and compiled-code cache, so every page fetched and compiled Streamlit's
-    and Plotly's scripts again (3-4 s of Chromium CPU a page, against under 1.5 s once cached; the browser tests'
-    largest cost). Each page is still its own app session (its own websocket): the app keeps nothing in cookies or
-    browser storage."""
+    and Plotly's scripts again (tests/e2e alone on an idle machine: 94-96 s so, 85 s in one context; Chromium's
+    rendering of the pages remains most of its CPU). Each page is still its own app session (its own websocket):
+    the app keeps nothing in cookies or browser storage."""
 
     def __init__(self, browser):
         self._browser = browser
