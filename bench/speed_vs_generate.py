@@ -11,8 +11,8 @@ Per torch thread count, interleaved (every rep runs each contestant once, in tur
   and each contestant's share of its bandwidth bound (bench/bandwidth.py: measured bandwidth / weight bytes a step
   reads); the fp32 rows must write generate's tokens exactly.
 - sampling, 8 sequences of exactly --tokens tokens from softmax(logits) (temperature 1, no top-k/top-p):
-  `generate(num_return_sequences=8)` against the kernel (prefill once, 8 rows), fp32 and int8, and the kernel's
-  speculative sampling (backend/models/speculative_sampling.py: int8 draft, exact rejection, so fp32's
+  `generate(num_return_sequences=8)` against the kernel (prefill once, 8 rows), fp32, fp32 with the weights packed
+  for 8 rows (the same distribution, sums in another order), and int8, and the kernel's speculative sampling (backend/models/speculative_sampling.py: int8 draft, exact rejection, so fp32's
   distribution; its acceptance rate is recorded).
 Then, once, the drift of the reduced-precision copies over --agreement-prompts prompts: the fp32 greedy
 continuation (generate's) teacher-forced through each copy, top-1 agreement and the largest logit difference,
@@ -171,7 +171,7 @@ def sampling_x8(handle, prompt, tokens: int, reps: int, rows: int = 8) -> dict:
         decoder = kernel.start(model, prompt, rows, tokens)
         return sample_in_chunks(decoder, tokens, torch.Generator().manual_seed(0))
 
-    runs = {"generate": gen, "kernel": ours(), "kernel int8": ours("int8")}
+    runs = {"generate": gen, "kernel": ours(), "kernel packed": ours("packed"), "kernel int8": ours("int8")}
     if eligible(kernel.start(model, prompt, rows, tokens)):  # not a sliding-window model (Gemma 3)
         runs["kernel speculative (int8 draft)"] = speculative
     seconds, returned = _race(runs, reps)

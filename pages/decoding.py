@@ -150,8 +150,13 @@ with st.expander("Parameters and budgets", expanded=False):  # ranges and help f
     values["seed"] = number_for(Cfg, "seed", "Seed", min_value=0, max_value=2**31 - 1, container=c1, key="dec-seed")
     values["precision"] = select_for(Cfg, "precision", "Weights", container=c2, key="dec-precision",
                                      labels={"reference": "reference (the model's own)", "int8": "int8 copy (faster)",
-                                             "bf16": "bf16 copy (faster)"})
-    if values["precision"] != "reference":
+                                             "bf16": "bf16 copy (faster)",
+                                             "packed": "reference, packed for several rows (faster)"})
+    if values["precision"] == "packed":
+        c2.caption("The model's own weights, laid out for multiplying several rows at once: the same distribution, "
+                   "but sums in another order, so a seed's tokens can differ where two tokens are nearly tied. "
+                   "One-row strategies decode as the reference.")
+    elif values["precision"] != "reference":
         c2.caption("A reduced-precision copy rounds the weights: its tokens can differ from the model's own "
                    "(greedy text typically diverges after a few dozen tokens), so compare strategies on one setting.")
     values["block_size"] = min(values["block_size"], values["max_new_tokens"])

@@ -263,7 +263,7 @@ def generate_tab() -> None:
                                      help="Write the same prompt without a watermark beside it (doubles the time).")
             precision = select_for(SamplingConfig, "precision", "Weights", container=c4, key="wm-gen-precision",
                                    labels={"reference": "reference", "int8": "int8 copy (faster)",
-                                           "bf16": "bf16 copy (faster)"})
+                                           "bf16": "bf16 copy (faster)", "packed": "reference, packed (faster)"})
             gsettings = method_settings("wm-gen")
             go_button = st.form_submit_button("Generate", type="primary")
         st.caption("Length each method needs for its own detector to flag the text at the first try (embedded model): "

@@ -39,8 +39,9 @@ class DecodeConfig(Config):
     strategy: str = param("asmc", "registry name (see `decode list`)")
     max_new_tokens: int = param(96, "new tokens per sequence, including the stop token", ge=1, le=MAX_NEW_TOKENS)
     seed: int = param(0, "random seed, mixed with the prompt (each prompt of a batch has its own stream)")
-    precision: str = param("reference", "weights every strategy decodes with: reference (the model's own), or "
-                                        "an int8 / bf16 copy (about 2x faster on a CPU; tokens can differ)",
+    precision: str = param("reference", "weights every strategy decodes with: reference (the model's own), an "
+                                        "int8 / bf16 copy (faster on a CPU; tokens can differ), or packed (the "
+                                        "model's own, faster over several rows on a CPU; sums in another order)",
                            choices=PRECISIONS, keyed_when_set=True)
     temperature: float = param(1.0, "sampling temperature (sampling, best_of_n)", gt=0, le=10,
                                hint="(use the greedy strategy for temperature 0)")

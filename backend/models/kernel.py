@@ -108,8 +108,9 @@ def start(model: nn.Module, prompt_ids: torch.Tensor, n: int = 1, max_new_tokens
           resample: str = "reorder", precision: str = "reference") -> IncrementalDecoder:
     """A decoder with `prompt_ids` `[1, T]` prefilled and broadcast to n rows; refuses (before any forward) a
     prompt that leaves no room for max_new_tokens. precision "int8"/"bf16" decodes on the model's
-    reduced-precision copy (backend/models/reduced.py: generation-only features, opt-in)."""
-    decoder = IncrementalDecoder(reduced_copy(model, precision), resample=resample, lock_model=model)
+    reduced-precision copy, "packed" on its weights packed for n rows (backend/models/reduced.py: generation-only
+    features, opt-in)."""
+    decoder = IncrementalDecoder(reduced_copy(model, precision, rows=n), resample=resample, lock_model=model)
     decoder.prefill(prompt_ids, n=n, max_new_tokens=max_new_tokens)
     return decoder
 
@@ -118,7 +119,7 @@ def start_many(model: nn.Module, prompts: Sequence[torch.Tensor], max_new_tokens
                pad_id: int = 0, precision: str = "reference") -> IncrementalDecoder:
     """A decoder with one row per prompt (each `[1, T_i]`), left-padded to the longest (many problems decoded
     side by side: on CPU a step over a few rows costs little more than over one)."""
-    decoder = IncrementalDecoder(reduced_copy(model, precision), lock_model=model)
+    decoder = IncrementalDecoder(reduced_copy(model, precision, rows=len(prompts)), lock_model=model)
     decoder.prefill_many(list(prompts), max_new_tokens=max_new_tokens, pad_id=pad_id)
     return decoder
 

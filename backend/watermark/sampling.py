@@ -47,7 +47,8 @@ class SamplingConfig(Config):
     seed: int = param(0, "random seed of the sampler")
     chat: bool = param(True, "wrap the prompt in the model's chat template")
     precision: str = param("reference", "weights the candidates are sampled with: reference (the model's own), or "
-                                        "an int8 / bf16 copy (faster on a CPU; detection always scores the text alone)",
+                                        "an int8 / bf16 copy or packed weights (faster on a CPU; detection always "
+                                        "scores the text alone)",
                            choices=PRECISIONS, keyed_when_set=True)
 
 

@@ -72,3 +72,62 @@ def test_the_packed_head_computes_the_head():
     for shape in [(1, 64), (1, 1, 64), (3, 64)]:
         x = torch.randn(*shape)
         torch.testing.assert_close(packed(x), linear(x), atol=1e-4, rtol=1e-4)
+
+
+def _mkl_or_skip():
+    if not torch._C.has_mkl:
+        pytest.skip("no MKL in this torch build")
+
+
+def test_a_packed_linear_packs_its_own_row_count_and_leaves_the_rest_to_the_reference():
+    from backend.models.reduced import PackedLinear
+
+    _mkl_or_skip()
+    torch.manual_seed(0)
+    linear = nn.Linear(64, 300, bias=True)
+    packed = PackedLinear(linear.weight, linear.bias, rows=4)
+    for shape in [(4, 64), (4, 1, 64), (2, 2, 64)]:  # 4 rows however the batch is shaped
+        x = torch.randn(*shape)
+        torch.testing.assert_close(packed(x), linear(x), atol=1e-5, rtol=1e-5)
+    for shape in [(1, 64), (3, 64), (4, 5, 64)]:  # other row counts: the reference product itself
+        x = torch.randn(*shape)
+        assert torch.equal(packed(x), linear(x))
+    assert packed.weight is linear.weight
+
+
+def test_a_packed_copy_is_kept_per_model_for_one_row_count(tiny_handle):
+    from backend.models.reduced import PackedLinear
+
+    _mkl_or_skip()
+    model = tiny_handle.model
+    assert reduced_copy(model, "packed", rows=1) is model  # one row: nothing to gain
+    four = reduced_copy(model, "packed", rows=4)
+    assert four is not model and four is reduced_copy(model, "packed", rows=4)
+    packed = [m for m in four.modules() if isinstance(m, PackedLinear)]
+    assert packed and all(m.rows == 4 for m in packed)
+    assert not any(_linear_parts(m) for m in four.modules())  # every linear layer, the head included
+    assert four.get_input_embeddings().weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
+    assert not any(isinstance(m, PackedLinear) for m in model.modules())
+    eight = reduced_copy(model, "packed", rows=8)
+    assert all(m.rows == 8 for m in eight.modules() if isinstance(m, PackedLinear))
+    assert reduced_copy(model, "packed", rows=8) is eight  # the 4-row packing was let go
+
+
+def test_decoding_on_packed_weights_keeps_the_reference_distribution(tiny_handle):
+    """Rows decoded on the packed copy see the reference model's logits up to the order of the sums: the same
+    distribution (a seed's draws agree unless two tokens are within that rounding)."""
+    _mkl_or_skip()
+    model, prompt = tiny_handle.model, _prompt(tiny_handle)
+    runs = {}
+    for precision in ("reference", "packed"):
+        decoder = kernel.start(model, prompt, 4, 6, precision=precision)
+        assert (decoder.model is model) == (precision == "reference")
+        seen = []
+
+        def policy(step, scores, seen=seen):
+            seen.append(scores.clone())
+            return kernel.greedy_policy(step, scores)
+        kernel.decode(decoder, policy, 6, stop_at_eos=False)
+        runs[precision] = seen
+    for reference, packed in zip(runs["reference"], runs["packed"], strict=True):
+        torch.testing.assert_close(packed, reference, atol=1e-4, rtol=1e-4)
