@@ -183,6 +183,11 @@ def main() -> None:
     result = {"bench": "int8_matmul", "torch": torch.__version__, "bandwidth_gb_per_s":
               {str(n): b / 1e9 for n, b in bandwidth.items()}, "footprint_mb": args.footprint_mb,
               "rounds": args.rounds, "load_average_start": load_start, "load_average_end": os.getloadavg()[0],
+              "command": ".venv/bin/python -m bench.int8_matmul " + " ".join(
+                  f"{k} {' '.join(repr(x) if ' ' in str(x) else str(x) for x in v) if isinstance(v, list) else v}"
+                  for k, v in (("--shapes", args.shapes), ("--rows", args.rows), ("--threads", args.threads),
+                               ("--footprint-mb", args.footprint_mb), ("--rounds", args.rounds)))
+              + (" --compile" if args.compile else "") + f" --out {args.out}",
               "results": rows}
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
