@@ -18,10 +18,12 @@ import contextlib
 import json
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 
 @contextlib.contextmanager
