@@ -1,9 +1,10 @@
 """A weight-only int8 matrix product built for this CPU (backend/models/int8_linear.cpp), for the int8 copy's layers.
 
-PyTorch's `_weight_int8pack_mm` reaches about a third of the memory bandwidth at one to eight rows (it widens the
-weights slowly; bench/int8_matmul.py), so a decode step of the int8 copy spends most of its time there rather than
+PyTorch's `_weight_int8pack_mm` is far from the memory bandwidth at one to eight rows and slower per row the more
+rows it gets (bench/int8_matmul.py), so a decode step of the int8 copy spends most of its time there rather than
 reading weights. The C++ kernel widens each int8 weight row to fp32 once per block of four input rows and multiplies
-in fp32 (AVX-512), which reads the weights near the bandwidth bound. It is compiled once per machine on first use
+in fp32 (AVX-512), with the next weight tiles prefetched: faster than PyTorch's op at one row and about twice as
+fast at eight (docs/RESULTS.md, "The int8 copy's matrix product"), though still compute-bound at one row. It is compiled once per machine on first use
 (torch's cpp_extension, cached under TORCH_EXTENSIONS_DIR); where the CPU lacks AVX-512 or the build fails, `kernel()`
 returns None and callers keep PyTorch's op.
 """

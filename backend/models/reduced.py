@@ -3,10 +3,9 @@
 Naive dynamic int8 (`quantize_dynamic`: weights *and* activations rounded to int8 per tensor) loses
 the argmax at the first token on SmolLM2: the activations entering `down_proj` carry outliers a single
 per-tensor scale cannot hold. Here only the weights are rounded, one scale per output channel, and the
-activations stay in fp32: on an AVX-512 CPU the product is backend/models/int8_native.py's kernel (reads a
-quarter of the bytes of fp32, near the memory bandwidth); elsewhere, or where it cannot be built, PyTorch's
-int8-weight kernel `_weight_int8pack_mm` with the activations in bf16 (about 1.5-2x slower per layer at 1-8 rows,
-bench/int8_matmul.py). The residual stream, the norms and the embeddings stay in the model's
+activations stay in fp32: on an AVX-512 CPU the product is backend/models/int8_native.py's kernel (it reads a
+quarter of the bytes of fp32); elsewhere, or where it cannot be built, PyTorch's int8-weight kernel
+`_weight_int8pack_mm` with the activations in bf16 (slower, most at several rows: bench/int8_matmul.py). The residual stream, the norms and the embeddings stay in the model's
 dtype; `lm_head` stays too unless asked (a draft model rounds it as well: its guesses are checked).
 
 `bf16` keeps the same tensors in fp32 and stores the Linear weights in bf16 instead (half the bytes; the
