@@ -61,3 +61,17 @@ def test_the_decode_race_keeps_fp32_tokens_in_checked_chunks_and_renders(tmp_pat
     section = report.render(tmp_path).split("## The int8 copy's matrix product")[1].split("\n## ")[0]
     assert "(1.50×)" in section and "checked chunks, native int8 draft" in section
     assert "bench/int8_decode.py" in section
+
+
+def test_a_cell_slower_with_more_threads_is_marked_as_hit_by_load():
+    from bench.report_sections.int8 import _kernel_rows
+
+    def at(threads, current_us, native_us):
+        return [{"shape": s, "kernel": k, "rows": 1, "threads": threads, "us_per_call": us, "relative_error": 1e-3}
+                for s in SHAPES for k, us in ((CURRENT, current_us), (NATIVE, native_us))]
+
+    rows, header = _kernel_rows({"results": at(1, 30.0, 20.0) + at(2, 20.0, 12.0)})
+    assert header[1:3] == ["1 row(s), 1 thread(s)", "1 row(s), 2 thread(s)"]
+    assert not any("†" in str(cell) for row in rows for cell in row)
+    rows, _ = _kernel_rows({"results": at(1, 30.0, 20.0) + at(2, 90.0, 12.0)})  # the current op hit at 2 threads
+    assert all(row[2].endswith("†") and not row[1].endswith("†") for row in rows)
