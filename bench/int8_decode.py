@@ -8,8 +8,10 @@ Interleaved reps, greedy batch 1, the same prompts (chat-template ids) and --tok
 - checked chunks (backend/models/speculative.py) with each int8 copy (head rounded too) as the draft: tokens/s, the
   share of the draft's guesses kept, and whether the fp32 tokens came out (they must: the draft only guesses);
 - speculative sampling ×8 (backend/models/speculative_sampling.py) with each draft, and plain fp32 sampling ×8.
-The torch-op copies are built with the native kernel switched off, and swapped into reduced.py's per-model cache
-for their rows, so every contestant runs the project's own code paths.
+The native kernel is a trial kept in bench/ (bench/int8_native.py): the app's int8 copy runs PyTorch's op. For the
+native rows this bench builds copies whose Linear layers run on it (bench.int8_native.native_int8_copy) and swaps
+them into reduced.py's per-model cache for those rows only, restoring the app's copies after each, so every
+contestant runs the project's own decoding code paths.
 """
 from __future__ import annotations
 
@@ -40,24 +42,18 @@ def _copies_on(model, copies: dict):
         reduced._copies[model].update(kept)
 
 
-def _torch_op_copies(model) -> dict:
-    """The int8 copies (head kept, head rounded) as they were before the native kernel: on `_weight_int8pack_mm`."""
-    from backend.models import int8_native, reduced
+def _native_copies(model) -> dict:
+    """The int8 copies (head kept, head rounded) with their Linear layers on the trial native kernel."""
+    from bench.int8_native import native_int8_copy
 
-    native = int8_native.kernel
-    int8_native.kernel = lambda: None
-    try:
-        return {("int8", False): reduced._rounded_copy(model, "int8", False),
-                ("int8", True): reduced._rounded_copy(model, "int8", True)}
-    finally:
-        int8_native.kernel = native
+    return {("int8", round_head): native_int8_copy(model, round_head) for round_head in (False, True)}
 
 
 def run(model_name: str, threads: int, tokens: int, reps: int, n_prompts: int, sample_tokens: int) -> dict:
     import torch
 
     from backend.features import load_all
-    from backend.models import int8_native, kernel, load, speculative
+    from backend.models import kernel, load, speculative
     from backend.models.generate import encode_prompt
     from backend.models.reduced import reduced_copy
     from backend.models.speculative_sampling import sample_in_chunks
@@ -69,12 +65,11 @@ def run(model_name: str, threads: int, tokens: int, reps: int, n_prompts: int, s
     load_all()
     handle = load(model_name)
     model = handle.model
-    assert int8_native.kernel() is not None, "no native int8 kernel on this machine: nothing to compare"
     stops = sorted(stop_ids(handle))
     encoded = [encode_prompt(handle, p) for p in PROMPTS]
     prompts = encoded[::max(1, len(encoded) // n_prompts)][:n_prompts]  # bench/speed_vs_generate.py's choice
-    old = _torch_op_copies(model)
-    new = {key: reduced_copy(model, *key) for key in old}
+    new = _native_copies(model)  # raises where the trial kernel cannot be built: nothing to compare
+    old = {key: reduced_copy(model, *key) for key in new}  # the app's: PyTorch's op
     checks: dict[str, speculative.Checks] = {}
 
     def greedy(precision="reference", chunks=False, name=""):

@@ -8,7 +8,8 @@ more for wider formats) that the product reads memory, as a decode step does, no
 interleaved within each round, and the figure is the median of --rounds rounds.
 
 Every candidate computes from the same per-row int8 weight (int4 rounds it further); its numbers are checked
-against the dequantized fp32 product (largest absolute error, relative to the largest output).
+against the dequantized fp32 product (largest absolute error, relative to the largest output). The native candidate
+is the trial kernel kept in bench/ (bench/int8_native.py, not used by the app), measured where it builds.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from dataclasses import asdict, dataclass
 SHAPES = {"q/o 576->576": (576, 576), "k/v 576->192": (192, 576), "gate/up 576->1536": (1536, 576),
           "down 1536->576": (576, 1536), "head 576->49152": (49152, 576)}  # name -> (out, in)
 INT4_GROUP = 64
+NATIVE = "native int8 (fp32 x, bench/int8_linear.cpp)"  # the trial kernel (bench/int8_native.py)
 
 
 @dataclass
@@ -87,12 +89,11 @@ def candidates(weight, compile_int8: bool) -> dict[str, Kernel]:
         kernels[f"int4pack_mm g{INT4_GROUP} (bf16 x)"] = Kernel(
             lambda x: torch.ops.aten._weight_int4pack_mm_for_cpu(x, packed4, INT4_GROUP, scale_zeros_bf16),
             packed4.numel() + scale_zeros_bf16.numel() * 2, torch.bfloat16)
-    from backend.models.int8_native import kernel
+    from bench.int8_native import kernel
 
     native = kernel()
     if native is not None:
-        kernels["native int8 (fp32 x, backend/models/int8_linear.cpp)"] = Kernel(
-            lambda x: native(x, q, scale), q.numel() + 4 * out_features, torch.float32)
+        kernels[NATIVE] = Kernel(lambda x: native(x, q, scale), q.numel() + 4 * out_features, torch.float32)
     if compile_int8:
         def dequant_matmul(x, w, s):  # the weight-only int8 pattern inductor matches on CPU
             return F.linear(x, w.to(x.dtype)) * s

@@ -3,9 +3,8 @@
 Naive dynamic int8 (`quantize_dynamic`: weights *and* activations rounded to int8 per tensor) loses
 the argmax at the first token on SmolLM2: the activations entering `down_proj` carry outliers a single
 per-tensor scale cannot hold. Here only the weights are rounded, one scale per output channel, and the
-activations stay in fp32: on an AVX-512 CPU the product is backend/models/int8_native.py's kernel (it reads a
-quarter of the bytes of fp32); elsewhere, or where it cannot be built, PyTorch's int8-weight kernel
-`_weight_int8pack_mm` with the activations in bf16 (slower, most at several rows: bench/int8_matmul.py). The residual stream, the norms and the embeddings stay in the model's
+activations enter the matmul in bf16 (`_weight_int8pack_mm`, PyTorch's int8-weight kernel, which reads
+a quarter of the bytes of fp32). The residual stream, the norms and the embeddings stay in the model's
 dtype; `lm_head` stays too unless asked (a draft model rounds it as well: its guesses are checked).
 
 `bf16` keeps the same tensors in fp32 and stores the Linear weights in bf16 instead (half the bytes; the
@@ -24,7 +23,6 @@ import weakref
 import torch
 from torch import nn
 
-from backend.models import int8_native
 from backend.models.architecture import is_linear, weight_out_in
 
 
@@ -37,18 +35,13 @@ class Int8Linear(nn.Module):
         scale = weight.abs().amax(dim=1).clamp(min=1e-12) / 127.0
         self.register_buffer("weight_int8", torch.round(weight / scale[:, None]).clamp(-127, 127)
                              .to(torch.int8).contiguous())
-        self.native = weight.device.type == "cpu" and int8_native.kernel() is not None
-        # the native kernel takes an fp32 scale, PyTorch's op one in the activations' dtype (bf16)
-        self.register_buffer("scale", scale.to(torch.float32 if self.native else torch.bfloat16).contiguous())
+        self.register_buffer("scale", scale.to(torch.bfloat16).contiguous())
         self.bias = bias  # shared, not rounded
         self.out_features, self.in_features = weight.shape
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        flat = x.reshape(-1, self.in_features)
-        if self.native:
-            y = int8_native.kernel()(flat.float(), self.weight_int8, self.scale)
-        else:
-            y = torch.ops.aten._weight_int8pack_mm(flat.to(torch.bfloat16), self.weight_int8, self.scale)
+        flat = x.reshape(-1, self.in_features).to(torch.bfloat16)
+        y = torch.ops.aten._weight_int8pack_mm(flat, self.weight_int8, self.scale)
         y = y.to(x.dtype).reshape(*x.shape[:-1], self.out_features)
         return y if self.bias is None else y + self.bias
 

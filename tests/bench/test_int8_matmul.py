@@ -5,8 +5,7 @@ import json
 import pytest
 import torch
 
-from backend.models import int8_native
-from bench import report
+from bench import int8_native, report
 from bench.int8_matmul import SHAPES, candidates
 from bench.report_sections.int8 import CURRENT, LAYERS, NATIVE, STEP, _step_us
 
@@ -37,7 +36,7 @@ def test_a_step_sums_every_layer_product_and_keeps_the_head_apart():
 
 def test_the_decode_race_keeps_fp32_tokens_in_checked_chunks_and_renders(tmp_path, monkeypatch):
     if int8_native.kernel() is None:
-        pytest.skip("no native int8 kernel here: nothing to race")
+        pytest.skip("the trial int8 kernel cannot be built here (AVX-512, a C++ compiler and ninja): nothing to race")
     from backend.models import speculative
     from bench.int8_decode import run
 

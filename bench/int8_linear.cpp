@@ -1,4 +1,5 @@
-// Weight-only int8 matrix product for the int8 copy (backend/models/int8_native.py explains why it exists):
+// Weight-only int8 matrix product for the int8 copy: a trial kept in bench/, not used by the app (bench/int8_native.py
+// says why it was built and why it was not shipped):
 // y[m, n] = scale[n] * sum_k x[m, k] * w[n, k]; x fp32 [M, K], w int8 [N, K], scale fp32 [N], y fp32 [M, N].
 // A tile of NB weight rows x MB input rows keeps NB * MB independent fp32 accumulators (so the FMA latency is
 // hidden), widens each 16 int8 weights to fp32 once for all MB input rows, and reads every weight once per call.
