@@ -70,6 +70,21 @@ def _verdicts(r: dict) -> list[str]:
     return out
 
 
+def _int8_trial(d: dict | None) -> str:
+    """One sentence on the native int8 kernel trial (bench/int8_decode.py's end-to-end run), or none without it."""
+    if d is None:
+        return ""
+    c = d["contestants"]
+    native, op = c["kernel int8, native kernel"], c["kernel int8, torch _weight_int8pack_mm"]
+    share, speedup = native["share_of_bandwidth_bound"], native["tokens_per_s"] / op["tokens_per_s"]
+    verdict = "meets" if share >= TARGETS["int8_bound_share"] else "still misses"
+    return (f"A native AVX-512 int8 kernel, tried for issue 57 and kept in bench/ only (not used by the app: \"The "
+            f"int8 copy's matrix product\" says why), made the int8 step {times(speedup)} PyTorch's op end to end "
+            f"({native['tokens_per_s']:.1f} against {op['tokens_per_s']:.1f} tokens/s, {d['threads']} threads); at "
+            f"{pct(share, 0)} of its bandwidth bound it {verdict} the §4 target of "
+            f"{pct(TARGETS['int8_bound_share'], 0)}. ")
+
+
 def speed(ctx: Ctx) -> Body:
     lines, cmds = [], []
     for path in ctx.glob("speed_vs_generate_*.json"):
@@ -137,9 +152,11 @@ def speed(ctx: Ctx) -> Body:
               "tokens. The int8 draft keeps most guesses (its row's last column), yet at 8 rows an int8 draft step "
               "costs well over half an fp32 step (about 0.6, measured under load) and checking k+1 positions more "
               "than one (about 1.4 at k = 3), so k draft steps and one check barely beat the k+1 plain steps they "
-              "replace; a cheaper draft step (the int8 kernel nearer its bandwidth bound) is what it waits for. Drafts "
-              "that skip layers of the int8 copy kept under 30 % of the guesses.", ""]
+              "replace; a cheaper draft step (the int8 kernel nearer its bandwidth bound) is what it waits for. "
+              + _int8_trial(ctx.load("int8_decode.json"))
+              + "Drafts that skip layers of the int8 copy kept under 30 % of the guesses.", ""]
     return Body(lines, cmds)
 
 
-SECTIONS = [Section("Generation speed against transformers.generate", ("speed_vs_generate_*.json",), speed)]
+SECTIONS = [Section("Generation speed against transformers.generate", ("speed_vs_generate_*.json",), speed,
+                    also=("int8_decode.json",))]
