@@ -29,6 +29,17 @@ SOURCE = Path(__file__).with_name("int8_linear.cpp")
 log = logging.getLogger(__name__)
 
 
+NAME = "int8_linear_v1"  # the build's name under TORCH_EXTENSIONS_DIR
+
+
+def built() -> bool:
+    """Whether this machine has compiled the kernel already (a bench run did): loading it then takes a second, where
+    the first build takes 20-60 s."""
+    from torch.utils.cpp_extension import _get_build_directory
+
+    return (Path(_get_build_directory(NAME, False)) / f"{NAME}.so").exists()
+
+
 @functools.cache
 def kernel() -> Callable | None:
     """`int8_linear(x fp32 [M, K], w int8 [N, K], scale fp32 [N]) -> fp32 [M, N]`, or None where unavailable."""
@@ -37,7 +48,7 @@ def kernel() -> Callable | None:
     try:
         from torch.utils.cpp_extension import load
 
-        module = load("int8_linear_v1", [str(SOURCE)], extra_cflags=["-O3", "-mavx512f", "-mavx512bw", "-fopenmp"],
+        module = load(NAME, [str(SOURCE)], extra_cflags=["-O3", "-mavx512f", "-mavx512bw", "-fopenmp"],
                       verbose=False)
     except Exception as exc:  # no compiler, no ninja, a failed build: the bench rows on it are left out
         log.warning("trial int8 kernel unavailable: %s", exc)
