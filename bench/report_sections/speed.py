@@ -5,6 +5,7 @@ from bench.report import Body, Ctx, Section, clean_command, num, pct, table, tim
 
 TARGETS = {"greedy": 1.5, "sampling": 1.2, "reduced": 2.0, "agreement": 0.95, "int8_bound_share": 0.6}
 SPECULATIVE = "kernel speculative (int8 draft)"  # the sampling row that also records its acceptance rate
+PACKED = "kernel packed"  # the fp32 weights packed for the rows (opt-in): fp32's distribution, sums in another order
 SPREAD = 1.15  # reps further apart than this are reported as a range, not one figure
 
 
@@ -54,6 +55,9 @@ def _verdicts(r: dict) -> list[str]:
         sampled = t["sampling_x8"]["contestants"]
         out.append(_verdict(f"{threads} thread(s): sampling ×8", sampled["kernel"]["speed_vs_generate"],
                             TARGETS["sampling"]))
+        if PACKED in sampled:
+            out.append(_verdict(f"{threads} thread(s): sampling ×8 on the packed weights (same distribution)",
+                                sampled[PACKED]["speed_vs_generate"], TARGETS["sampling"]))
         if SPECULATIVE in sampled:
             out.append(_verdict(f"{threads} thread(s): sampling ×8, speculative (same distribution)",
                                 sampled[SPECULATIVE]["speed_vs_generate"], TARGETS["sampling"]))
@@ -139,15 +143,17 @@ def speed(ctx: Ctx) -> Body:
         cmds.append(clean_command(r["command"], ctx.root))
     lines += ["What was tried, beside the rows above: transformers' static cache (its row: no faster on CPU); "
               "`torch.compile` of the forward (compiling SmolLM2's had not finished after 10 minutes on this 2-core "
-              "machine, so it cannot pay for a page's run here); MKL's packed weight layout for the fp32 step "
-              "(identical numbers at 8 rows but a few percent per matrix there; at 1 row it is kept for the reduced "
-              "copies' fp32 head only, as its numbers differ in the last bits); dynamic int8 with rounded activations "
+              "machine, so it cannot pay for a page's run here); MKL's packed weight layout: at 1 row it is kept for the "
+              "reduced copies' fp32 head only (no faster for the fp32 body, and its numbers differ in the last bits, "
+              "which greedy at fp32 must not), and at 8 rows it is the opt-in `packed` weights of the sampling table "
+              "(a plain product over a few rows repacks the whole weight on every call: the packed one was about 2× "
+              "faster per SmolLM2 matrix at 8 rows); dynamic int8 with rounded activations "
               "(fast, but the greedy text diverged within a few tokens; fbgemm's per-channel dynamic int8, tried again "
               "for issue 57 as a faster int8 matrix product, kept the teacher-forced top-1 below 85 % even with "
               "`down_proj` left weight-only, against about 97 % for the weight-only copy, so neither the int8 path "
               "nor the draft takes it). At 8 sampled rows the step is MKL's small-M "
-              "fp32 matrix product, which no loop change reaches; the kernel's saving there is the single prefill "
-              "broadcast to the rows. Speculative sampling (its row; opt-in, `generate_text(speculative=True)`) keeps "
+              "fp32 matrix product, which no loop change reaches; the plain kernel's saving there is the single "
+              "prefill broadcast to the rows, the packed weights' the product itself. Speculative sampling (its row; opt-in, `generate_text(speculative=True)`) keeps "
               "the distribution exactly (rejection sampling; tested by χ² against plain sampling) but not the seeded "
               "tokens. The int8 draft keeps most guesses (its row's last column), yet at 8 rows an int8 draft step "
               "costs well over half an fp32 step (about 0.6, measured under load) and checking k+1 positions more "
