@@ -33,11 +33,14 @@ NAME = "int8_linear_v1"  # the build's name under TORCH_EXTENSIONS_DIR
 
 
 def built() -> bool:
-    """Whether this machine has compiled the kernel already (a bench run did): loading it then takes a second, where
-    the first build takes 20-60 s."""
+    """Whether this machine has compiled the kernel from this checkout's source already (a bench run did): loading it
+    then takes a second, where a build takes 20-60 s. A build from another checkout does not count: cpp_extension
+    rebuilds when the source's path changes."""
     from torch.utils.cpp_extension import _get_build_directory
 
-    return (Path(_get_build_directory(NAME, False)) / f"{NAME}.so").exists()
+    folder = Path(_get_build_directory(NAME, False))
+    recipe = folder / "build.ninja"
+    return (folder / f"{NAME}.so").exists() and recipe.exists() and f" {SOURCE}\n" in recipe.read_text()
 
 
 @functools.cache

@@ -110,3 +110,17 @@ def test_a_machine_without_ninja_or_a_compiler_gets_no_native_kernel(monkeypatch
             native_int8_copy(nn.Sequential(nn.Linear(4, 4)), round_head=False)
     finally:
         int8_native.kernel.cache_clear()
+
+
+def test_only_a_build_from_this_checkouts_source_counts_as_built(tmp_path, monkeypatch):
+    """A build from another checkout would be rebuilt on load (its recipe names another source path): the tests skip
+    there rather than spend the build inside `make test`."""
+    from torch.utils import cpp_extension
+
+    monkeypatch.setattr(cpp_extension, "_get_build_directory", lambda name, verbose: str(tmp_path))
+    assert not int8_native.built()
+    (tmp_path / f"{int8_native.NAME}.so").write_bytes(b"")
+    (tmp_path / "build.ninja").write_text("build int8_linear.o: compile /elsewhere/bench/int8_linear.cpp\n")
+    assert not int8_native.built()
+    (tmp_path / "build.ninja").write_text(f"build int8_linear.o: compile {int8_native.SOURCE}\n")
+    assert int8_native.built()
