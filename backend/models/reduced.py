@@ -63,38 +63,24 @@ class Bf16Linear(nn.Module):
         return y if self.bias is None else y + self.bias
 
 
-class PackedHead(nn.Module):
-    """The fp32 `lm_head` of a reduced copy, its weight also held in MKL's packed layout for one-row products:
-    at batch 1 the head is a matrix-vector product bound by reading the weight, and the packed layout reads it
-    about 1.4x faster (the numbers differ from `F.linear` in the last bits, as any reduced copy's do)."""
-
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None):
-        super().__init__()
-        self.weight, self.bias = weight, bias  # shared with the reference model
-        self.register_buffer("packed", torch.ops.mkl._mkl_reorder_linear_weight(weight.detach(), 1))
-
-    @staticmethod
-    def available(weight: torch.Tensor) -> bool:
-        return torch._C.has_mkl and weight.device.type == "cpu" and weight.dtype == torch.float32
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.dtype == torch.float32 and x.shape[:-1].numel() == 1:
-            return torch.ops.mkl._mkl_linear(x, self.packed, self.weight, self.bias, 1)
-        return nn.functional.linear(x, self.weight, self.bias)
-
-
 class PackedLinear(nn.Module):
-    """An fp32 `nn.Linear` whose weight is also held in MKL's packed layout for one number of rows (a batch's
-    decode step: N rows of one token each). A plain product over a few rows repacks the whole weight on every
-    call, so at 8 rows the packed one is about 2x faster per matrix and an 8-row SmolLM2 step about 1.25x
-    (bench/speed_vs_generate.py); other row counts (the prefill) take `F.linear`. The sums run in another order,
-    so the numbers differ from the reference in the last bits: the same distribution, and seeded tokens that
-    can differ where two candidates are that close."""
+    """An fp32 `nn.Linear` whose weight is also held in MKL's packed layout for one number of rows; other row counts
+    (a prefill) take `F.linear`. The sums run in another order, so the numbers differ from the reference in the
+    last bits: the same distribution, and seeded tokens that can differ where two candidates are that close.
+    - 1 row: a reduced copy's fp32 head, a matrix-vector product bound by reading the weight, which the packed
+      layout reads about 1.4x faster.
+    - N rows (the `packed` copy: a batch's decode step, N rows of one token each): a plain product over a few rows
+      repacks the whole weight on every call, so at 8 rows the packed one is about 2x faster per matrix and an
+      8-row SmolLM2 step about 1.25x (bench/speed_vs_generate.py)."""
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, rows: int):
         super().__init__()
         self.weight, self.bias, self.rows = weight, bias, rows  # shared with the reference model
         self.register_buffer("packed", torch.ops.mkl._mkl_reorder_linear_weight(weight.detach().contiguous(), rows))
+
+    @staticmethod
+    def available(weight: torch.Tensor) -> bool:
+        return torch._C.has_mkl and weight.device.type == "cpu" and weight.dtype == torch.float32
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dtype != torch.float32 or x.shape[:-1].numel() != self.rows:
@@ -109,9 +95,8 @@ _LINEAR = {"int8": Int8Linear, "bf16": Bf16Linear}
 
 def packs(model: nn.Module, rows: int) -> bool:
     """Whether a `packed` copy pays for `model` at `rows` rows: MKL, fp32 weights on the CPU, and more than one row
-    (one row is a matrix-vector product, which MKL's plain path already reads at full speed)."""
-    weight = next(model.parameters())
-    return rows > 1 and torch._C.has_mkl and weight.device.type == "cpu" and weight.dtype == torch.float32
+    (at one row the body's products gained nothing from packing, so the copy would only change the last bits)."""
+    return rows > 1 and PackedLinear.available(next(model.parameters()))
 
 
 def supported(model: nn.Module) -> bool:
@@ -143,8 +128,8 @@ def _rounded_copy(model: nn.Module, precision: str, round_head: bool, rows: int 
                 setattr(module, name, PackedLinear(*parts, rows))
             elif parts is not None and (child is not head or round_head):
                 setattr(module, name, _LINEAR[precision](*parts))
-            elif child is head and parts is not None and PackedHead.available(parts[0]):
-                setattr(module, name, PackedHead(*parts))
+            elif child is head and parts is not None and PackedLinear.available(parts[0]):
+                setattr(module, name, PackedLinear(*parts, 1))
     return clone.eval()
 
 
@@ -159,7 +144,7 @@ def reduced_copy(model: nn.Module, precision: str, round_head: bool = False, row
     rows: one is kept per model (a copy for other rows replaces it, as each holds a second copy of the weights)."""
     if precision == "reference" or (precision == "packed" and not packs(model, rows)):
         return model
-    if precision not in _LINEAR and precision != "packed":
+    if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
     with _guard:
         if precision == "packed":

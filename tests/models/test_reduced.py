@@ -62,13 +62,13 @@ def test_kernel_decodes_on_the_copy_under_the_reference_lock(tiny_handle, precis
 
 
 def test_the_packed_head_computes_the_head():
-    from backend.models.reduced import PackedHead
+    from backend.models.reduced import PackedLinear
 
     torch.manual_seed(0)
     linear = nn.Linear(64, 300, bias=False)
-    if not PackedHead.available(linear.weight):
+    if not PackedLinear.available(linear.weight):
         pytest.skip("no MKL in this torch build")
-    packed = PackedHead(linear.weight, None)
+    packed = PackedLinear(linear.weight, None, rows=1)
     for shape in [(1, 64), (1, 1, 64), (3, 64)]:
         x = torch.randn(*shape)
         torch.testing.assert_close(packed(x), linear(x), atol=1e-4, rtol=1e-4)
