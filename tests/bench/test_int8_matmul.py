@@ -1,7 +1,6 @@
 """bench/int8_matmul.py (candidate int8 products, side by side) and bench/int8_decode.py (the native kernel against
 PyTorch's op end to end), on small shapes and the tiny model, and the report section they feed."""
 import json
-import os
 
 import pytest
 import torch
@@ -9,14 +8,14 @@ import torch
 from bench import int8_native, report
 from bench.int8_matmul import SHAPES, candidates
 from bench.report_sections.int8 import CURRENT, LAYERS, NATIVE, STEP, _step_us
+from tests.support.trial_kernel import trial_kernel_allowed
 
 
 @pytest.fixture(autouse=True)
 def no_trial_build(monkeypatch):
-    """The trial kernel takes part only where this checkout has built it (or DASH_BUILD_TRIAL_KERNEL=1; see
-    tests/bench/test_int8_native.py): elsewhere these tests take the benches' own path for a machine that cannot
-    build it, rather than spend the 20-60 s build inside `make test`."""
-    if not (int8_native.built() or os.environ.get("DASH_BUILD_TRIAL_KERNEL") == "1"):
+    """Where the trial kernel may not take part (tests/support/trial_kernel.py), these tests take the benches' own
+    path for a machine that cannot build it."""
+    if not trial_kernel_allowed():
         monkeypatch.setattr(int8_native, "kernel", lambda: None)
 
 

@@ -1,7 +1,5 @@
 """bench/int8_native.py: the trial int8 kernel (bench-only; the app's int8 copy keeps PyTorch's op). Where it cannot be
 built (no AVX-512, no C++ compiler or no ninja, as in a clean install) its tests skip."""
-import os
-
 import pytest
 import torch
 from torch import nn
@@ -10,6 +8,7 @@ from backend.models import reduced
 from backend.models.reduced import Int8Linear
 from bench import int8_native
 from bench.int8_native import NativeInt8Linear, native_int8_copy
+from tests.support.trial_kernel import trial_kernel_allowed
 
 
 def _rounded(out_features, in_features, seed=0):
@@ -21,8 +20,7 @@ def _rounded(out_features, in_features, seed=0):
 
 @pytest.fixture(scope="module")
 def native():
-    # a bench-only trial: `make test` does not spend its first build (20-60 s) on a fresh machine
-    if not (int8_native.built() or os.environ.get("DASH_BUILD_TRIAL_KERNEL") == "1"):
+    if not trial_kernel_allowed():
         pytest.skip("the trial int8 kernel is not built on this machine (a bench run builds it, or "
                     "DASH_BUILD_TRIAL_KERNEL=1 lets the tests build it)")
     kernel = int8_native.kernel()
