@@ -8,6 +8,10 @@ as the library does; the verdict is its prediction (z > z_threshold) once at lea
 """
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -45,12 +49,36 @@ class HFKGWReport:
         return {**self.summary(), "tokens": [[t, g] for t, g in self.tokens]}
 
 
+_KEPT_DETECTORS = 4  # each holds the processor's table of a million int64s (8 MB)
+_detectors: OrderedDict[tuple, tuple[object, threading.Lock]] = OrderedDict()
+_detectors_lock = threading.Lock()
+
+
+@contextmanager
 def detector_for(handle: ModelHandle, cfg: HFKGWConfig):
-    """transformers' detector with the settings the text was written with (device: the model's, as at generation)."""
+    """transformers' detector with the settings the text was written with (device: the model's, as at generation),
+    held for the caller's use.
+
+    One is kept per (vocabulary, BOS, device, settings), the last few used: building one draws a permutation of a
+    million entries (about 30 ms, most of a short text's detection, paid again for every text of an evaluation or a
+    corpus scan). Its processor reseeds one shared generator per token, so one caller uses it at a time."""
     from transformers import WatermarkDetector
 
-    return WatermarkDetector(model_config=text_config(handle), device=str(handle.model.device),
-                             watermarking_config=cfg.watermarking_config())
+    config = text_config(handle)
+    device = str(handle.model.device)
+    watermarking = cfg.watermarking_config()
+    key = (config.vocab_size, config.bos_token_id, device, json.dumps(watermarking.to_dict(), sort_keys=True))
+    with _detectors_lock:
+        kept = _detectors.pop(key, None)
+        if kept is None:
+            kept = (WatermarkDetector(model_config=config, device=device, watermarking_config=watermarking),
+                    threading.Lock())
+        _detectors[key] = kept  # the most recently used last
+        while len(_detectors) > _KEPT_DETECTORS:
+            _detectors.popitem(last=False)
+    detector, in_use = kept
+    with in_use:
+        yield detector
 
 
 def green_marks(detector, ids: torch.Tensor) -> list[int]:
@@ -69,18 +97,19 @@ def green_marks(detector, ids: torch.Tensor) -> list[int]:
 
 def detect(handle: ModelHandle, text: str, cfg: HFKGWConfig = HFKGWConfig()) -> HFKGWReport:
     ids = text_ids(handle, text)
-    detector = detector_for(handle, cfg)
     tensor = torch.tensor([ids], dtype=torch.long, device=handle.model.device)
-    bos = detector.bos_token_id is not None and bool(ids) and ids[0] == detector.bos_token_id
-    body = tensor[0, 1:] if bos else tensor[0]
-    marks = ([-1] if bos else []) + green_marks(detector, body)
-    scorable = len(body) - detector.processor.context_width >= 1  # what the detector itself requires
-    if scorable:
-        out = detector(tensor, z_threshold=cfg.z_threshold, return_dict=True)
-        z, p = float(out.z_score[0]), float(out.p_value[0])
-        n, green, prediction = int(out.num_tokens_scored[0]), int(out.num_green_tokens[0]), bool(out.prediction[0])
-    else:
-        z, p, n, green, prediction = None, None, 0, 0, False
+    with detector_for(handle, cfg) as detector:
+        bos = detector.bos_token_id is not None and bool(ids) and ids[0] == detector.bos_token_id
+        body = tensor[0, 1:] if bos else tensor[0]
+        marks = ([-1] if bos else []) + green_marks(detector, body)
+        scorable = len(body) - detector.processor.context_width >= 1  # what the detector itself requires
+        if scorable:
+            out = detector(tensor, z_threshold=cfg.z_threshold, return_dict=True)
+            z, p = float(out.z_score[0]), float(out.p_value[0])
+            n, green, prediction = (int(out.num_tokens_scored[0]), int(out.num_green_tokens[0]),
+                                    bool(out.prediction[0]))
+        else:
+            z, p, n, green, prediction = None, None, 0, 0, False
     if n < max(cfg.min_tokens, 1):
         verdict = TOO_SHORT
     else:
