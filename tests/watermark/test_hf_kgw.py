@@ -86,3 +86,17 @@ def test_on_the_embedded_model_library_text_is_detected_and_scores_match():
     report = assert_same_as_library(handle, text, cfg)
     assert report.verdict == WATERMARKED, report.z
     assert_same_as_library(handle, text, HFKGWConfig(seeding_scheme="selfhash", hashing_key=99))
+
+
+def test_detections_at_once_in_threads_score_as_one_at_a_time(writer_handle):
+    """The kept detector is shared (its processor reseeds one generator per token): texts checked from several
+    threads at once (browser sessions, a scan's shards) score exactly as checked one at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cfg = HFKGWConfig()
+    texts = [run_generation(writer_handle, make_request(PROMPT, method, 0, 0, SAMPLING, *extra)).text
+             for method, extra in (("hf-kgw", (cfg,)), ("none", ()))] * 3
+    alone = [hf_detect(writer_handle, text, cfg) for text in texts]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda text: hf_detect(writer_handle, text, cfg), texts))
+    assert [(r.z, r.tokens) for r in together] == [(r.z, r.tokens) for r in alone]
