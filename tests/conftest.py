@@ -104,21 +104,12 @@ def pytest_configure(config):
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """`--dist loadgroup` hands out the longest groups first (tests/support/scheduling.py)."""
+    """`--dist loadgroup`: each test file runs whole on one worker, in its order (a module's fixtures, a local Ray or
+    a trained model, are set up once), the browser tests all on one; the longest groups are handed out first
+    (tests/support/scheduling.py)."""
     if config.getvalue("dist") == "loadgroup":
         return LongestFirstScheduling(config, log)
     return None
-
-
-@pytest.hookimpl(trylast=True)  # after tests/e2e/conftest.py has put the browser tests in one group
-def pytest_collection_modifyitems(config, items):
-    """Under xdist (`--dist loadgroup`): each test file runs whole on one worker, in its order, so a module's
-    fixtures (a local Ray, a trained model) are set up once; a test that names its group keeps it."""
-    if not _WORKER:
-        return
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 @pytest.fixture(scope="session")

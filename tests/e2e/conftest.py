@@ -20,9 +20,8 @@ def _is_browser_test(item) -> bool:
 
 
 def pytest_collection_modifyitems(items):
+    # (under xdist one worker runs them all, with one app server and one Chromium: tests/support/scheduling.py)
     browser_tests = [item for item in items if _is_browser_test(item)]
-    for item in browser_tests:  # under xdist: one worker runs them all, with one app server and one Chromium
-        item.add_marker(pytest.mark.xdist_group("browser"))
     if Path(CHROMIUM).exists() or os.environ.get("CI") == "true":
         return
     skip = pytest.mark.skip(reason="Debian chromium is not installed (CI installs it)")

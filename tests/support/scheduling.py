@@ -1,4 +1,11 @@
-"""Longest group first: the order in which `make test`'s xdist workers take their test groups.
+"""Which tests run together on one of `make test`'s xdist workers, and the order in which the workers take them:
+longest group first.
+
+A group is a test file, or all the browser tests (one app server and one Chromium for them all). pytest-xdist's
+`--dist loadgroup` would read groups from `xdist_group` marks, which its worker hook writes into each node id as an
+`@group` suffix; pytest 9 builds node ids from `Node._id` and ignores that write, so every test was a group of its own:
+files, the browser tests and the Ray module were split over both workers, each starting its own app server, Chromium
+and local Ray. The groups are named here instead, from the node ids (`group_of`).
 
 pytest-xdist's `--dist loadgroup` hands out groups (a test file, or a named group such as the browser tests)
 largest test count first. Test count is a poor proxy for time here: the load test is one test of 75 s and the
@@ -46,10 +53,23 @@ def estimated_seconds(group_nodeids: Iterable[str], rate: Callable[[str], float]
     return sum(rate(file_of(nodeid)) for nodeid in group_nodeids)
 
 
+BROWSER_TESTS = "tests/e2e/"
+
+
+def group_of(nodeid: str) -> str:
+    """The group a test runs in: the browser tests together, every other test with its file."""
+    file = file_of(nodeid)
+    return "browser" if file.startswith(BROWSER_TESTS) else file
+
+
 class LongestFirstScheduling(LoadGroupScheduling):
-    """`--dist loadgroup`, with the work queue ordered by estimated seconds instead of by test count."""
+    """`--dist loadgroup` with this module's groups, the work queue ordered by estimated seconds instead of by test
+    count."""
 
     _ordered = False
+
+    def _split_scope(self, nodeid: str) -> str:
+        return group_of(nodeid)
 
     def _assign_work_unit(self, node) -> None:
         # The parent builds the whole queue, then assigns the first units: order it just before the first one.
@@ -89,5 +109,5 @@ class FileSecondsRecorder:
 
 
 def file_of(nodeid: str) -> str:
-    """The test file of a node id (`tests/x/test_y.py::test_z[param]@group` → `tests/x/test_y.py`)."""
+    """The test file of a node id (`tests/x/test_y.py::test_z[param]` → `tests/x/test_y.py`)."""
     return nodeid.split("::", 1)[0]
