@@ -14,8 +14,8 @@ run: prepare
 	HF_HUB_OFFLINE=1 .venv/bin/python -m streamlit run app/main.py --server.port 8501 --server.address $(DASH_ADDRESS)
 
 # Two worker processes (pytest-xdist), each with its own store and temp folder; a test file stays on one
-# worker and the browser tests share one, longest groups first (tests/conftest.py, tests/e2e/conftest.py,
-# tests/support/scheduling.py). TEST_WORKERS=0: one process.
+# worker and the browser tests share one, longest groups first (tests/support/scheduling.py, named in
+# tests/conftest.py). TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
 
 test: prepare

@@ -34,20 +34,26 @@ def model_picker() -> None:
 def current_model() -> ModelHandle | None:
     """The selected model, loaded with a progress indicator; None (with an error shown) if it cannot be."""
     model_id = selected_model_id()
+    # One slot whether this run loads the model or finds it in memory: what the page draws after it keeps its place
+    # from run to run (a loading box drawn only on the run that loaded moved everything after it down one element,
+    # and Streamlit drew it afresh at the next run: an open expander shut).
+    slot = st.empty()
     if model_id in loaded_ids():
         return load(model_id)
     shown = literal(model_id)  # an id is data: a bidi override is written out, never applied
-    with st.status(f"Loading {shown} …", expanded=True) as box:
-        bar = st.progress(0.0)
+    with slot.container():
+        with st.status(f"Loading {shown} …", expanded=True) as box:
+            bar = st.progress(0.0)
 
-        def progress(fraction: float, message: str) -> None:
-            bar.progress(min(max(fraction, 0.0), 1.0), text=message)
+            def progress(fraction: float, message: str) -> None:
+                bar.progress(min(max(fraction, 0.0), 1.0), text=message)
 
-        handle = guarded(lambda: load(model_id, progress=progress))
-        box.update(label=(f"Reloaded {shown}" if handle.reloaded else f"Loaded {shown}") if handle
-                   else f"Could not load {shown}", state="complete" if handle else "error",
-                   expanded=handle is None)
-    if handle is not None and handle.reloaded:
-        st.info(f"{literal(handle.display_name)} was loaded again ({handle.load_seconds:.1f} s): it had been unloaded "
-                "to keep the server's models within its memory budget (DASH_MODEL_MEMORY_MB) while it was not in use.")
+            handle = guarded(lambda: load(model_id, progress=progress))
+            box.update(label=(f"Reloaded {shown}" if handle.reloaded else f"Loaded {shown}") if handle
+                       else f"Could not load {shown}", state="complete" if handle else "error",
+                       expanded=handle is None)
+        if handle is not None and handle.reloaded:
+            st.info(f"{literal(handle.display_name)} was loaded again ({handle.load_seconds:.1f} s): it had been "
+                    "unloaded to keep the server's models within its memory budget (DASH_MODEL_MEMORY_MB) while it "
+                    "was not in use.")
     return handle

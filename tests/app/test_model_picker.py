@@ -16,3 +16,33 @@ def test_the_picker_opens_on_the_selected_model_without_the_session_state_warnin
     at = run_page("runs.py")
     assert at.sidebar.selectbox[0].value == default_model_id()
     assert not [w for w in warned if "Session State API" in w], warned
+
+
+def test_the_page_keeps_its_layout_on_the_run_that_loads_the_model(monkeypatch):
+    """The run that loads the model draws its loading box, the next does not: in one slot either way, so what the
+    page draws after it keeps its place (moved one element down on that run, Streamlit drew an open expander afresh,
+    closed: Decoding's "Parameters and budgets" shut at the first change after a model loaded)."""
+    from streamlit.testing.v1 import AppTest
+
+    from backend.models import loading
+
+    # a residency of the test's own: the model is not in memory yet, whatever other tests loaded
+    monkeypatch.setattr(loading, "_resident", loading.Residency(lambda handle: handle.model, loading.in_use))
+
+    def page():
+        import streamlit as st
+
+        from app.ui.model_picker import current_model
+
+        current_model()
+        with st.expander("Parameters"):
+            st.number_input("Seed", key="seed")
+
+    at = AppTest.from_function(page, default_timeout=120)
+    places = []
+    for _ in range(2):  # loads the model, then finds it in memory
+        at.run()
+        assert not at.exception
+        places.append([i for i, node in enumerate(at.main.children.values()) if node.type == "expander"])
+    assert loading.loaded_ids(), "the first run loaded the model"
+    assert places[0] == places[1] != []
