@@ -28,19 +28,20 @@ def test_under_xdist_every_file_runs_whole_on_one_worker(tmp_path):
         "from tests.support.scheduling import LongestFirstScheduling\n"
         "def pytest_xdist_make_scheduler(config, log):\n"
         "    return LongestFirstScheduling(config, log)\n")
+    ran = tmp_path / "ran.txt"
     for name in ("test_a.py", "test_b.py", "test_c.py"):
         (tmp_path / name).write_text(
             "import os, pytest\n"
             "@pytest.mark.parametrize('i', range(6))\n"
             "def test_t(i):\n"
-            f"    open({str(tmp_path / 'ran.txt')!r}, 'a').write('{name} ' + os.environ['PYTEST_XDIST_WORKER'] + '\\n')\n")
+            f"    open({str(ran)!r}, 'a').write('{name} ' + os.environ['PYTEST_XDIST_WORKER'] + '\\n')\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider",
-                          "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path)], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup",
+                          "-p", "no:cacheprovider", "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path)],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     workers: dict[str, set[str]] = {}
-    for line in (tmp_path / "ran.txt").read_text().splitlines():
+    for line in ran.read_text().splitlines():
         file, worker = line.split()
         workers.setdefault(file, set()).add(worker)
     assert set(workers) == {"test_a.py", "test_b.py", "test_c.py"}
@@ -85,7 +86,8 @@ def test_the_table_is_written_only_after_a_passing_run(tmp_path):
     from types import SimpleNamespace
 
     recorder = FileSecondsRecorder(tmp_path / "seconds.json")
-    for nodeid, duration in [("tests/a.py::t1", 2.0), ("tests/a.py::t1", 0.5), ("tests/b.py::t", 1.0)]:  # setup and call reports of one test add up
+    # the setup and call reports of one test add up
+    for nodeid, duration in [("tests/a.py::t1", 2.0), ("tests/a.py::t1", 0.5), ("tests/b.py::t", 1.0)]:
         recorder.pytest_runtest_logreport(SimpleNamespace(nodeid=nodeid, duration=duration))
     recorder.pytest_sessionfinish(exitstatus=1)
     assert not recorder.path.exists()

@@ -7,9 +7,9 @@ A group is a test file, or all the browser tests (one app server and one Chromiu
 files, the browser tests and the Ray module were split over both workers, each starting its own app server, Chromium
 and local Ray. The groups are named here instead, from the node ids (`group_of`).
 
-pytest-xdist's `--dist loadgroup` hands out groups (a test file, or a named group such as the browser tests)
-largest test count first. Test count is a poor proxy for time here: the load test is one test of 75 s and the
-Ray file four tests of 80 s, so they were handed out last and one worker ran them while the other sat idle.
+pytest-xdist's `--dist loadgroup` hands out groups largest test count first. Test count is a poor proxy for time
+here: the load test is one test of 75 s and the Ray file four tests of 80 s, so they were handed out last and one
+worker ran them while the other sat idle.
 This scheduler hands out the groups by their recorded seconds instead, longest first (the classic
 longest-processing-time rule, within 4/3 of the best possible finish on two workers), so the run ends with
 short groups on both workers.
@@ -57,7 +57,8 @@ BROWSER_TESTS = "tests/e2e/"
 
 
 def group_of(nodeid: str) -> str:
-    """The group a test runs in: the browser tests together, every other test with its file."""
+    """The group a test runs in: the browser tests together, every other test with its file (node ids as `make test`
+    names them, from the repository root)."""
     file = file_of(nodeid)
     return "browser" if file.startswith(BROWSER_TESTS) else file
 
